@@ -1,0 +1,24 @@
+// Small file helpers: whole-file reads, atomic writes (temp + fsync + rename + fsync dir),
+// and private directories.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+
+#include "core/result.h"
+
+namespace tnk {
+
+Result<std::string> read_file(const std::filesystem::path& path);
+
+// Replaces `path` with `content` so that readers see the old or the new file, never a part.
+Status write_file_atomic(const std::filesystem::path& path, const std::string& content, mode_t mode = 0600);
+
+// mkdir -p; directories that it creates get `mode`. Existing ones are left as they are.
+Status make_dirs(const std::filesystem::path& path, mode_t mode = 0700);
+
+// Writes all of `data` to `fd`, retrying on EINTR and short writes.
+Status write_all(int fd, const std::string& data, const std::string& what);
+
+}  // namespace tnk
