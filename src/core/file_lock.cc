@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <thread>
@@ -10,12 +11,26 @@ namespace tnk {
 
 Result<FileLock> FileLock::acquire(const std::filesystem::path& path, std::chrono::milliseconds timeout,
                                    const std::function<void()>& on_wait) {
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-  if (!fd.valid()) return sys_error(errno, "cannot open lock " + path.string());
   auto deadline = std::chrono::steady_clock::now() + timeout;
   bool told = false;
+  UniqueFd fd;
   for (;;) {
-    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return FileLock(std::move(fd));
+    if (!fd.valid()) {
+      fd.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+      if (!fd.valid()) return sys_error(errno, "cannot open lock " + path.string());
+    }
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
+      // The holder may have deleted the directory (sandbox delete) while we waited: a lock on an
+      // unlinked file excludes nobody, so start over on the file that is there now.
+      struct stat held {
+      }, now{};
+      if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+          held.st_dev == now.st_dev) {
+        return FileLock(std::move(fd));
+      }
+      fd.reset();
+      continue;
+    }
     if (errno == EINTR) continue;
     if (errno != EWOULDBLOCK) return sys_error(errno, "cannot lock " + path.string());
     if (std::chrono::steady_clock::now() >= deadline) {

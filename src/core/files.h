@@ -2,9 +2,9 @@
 // and private directories.
 #pragma once
 
+#include <sys/types.h>
 #include <filesystem>
 #include <string>
-#include <sys/types.h>
 
 #include "core/result.h"
 

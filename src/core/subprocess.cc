@@ -24,8 +24,7 @@ Result<Pipe> make_pipe() {
 }
 
 // Reads both pipes until EOF or the deadline; returns false on timeout.
-bool drain(int out_fd, int err_fd, std::string& out, std::string& err,
-           std::chrono::steady_clock::time_point deadline) {
+bool drain(int out_fd, int err_fd, std::string& out, std::string& err, std::chrono::steady_clock::time_point deadline) {
   std::vector<pollfd> fds;
   if (out_fd >= 0) fds.push_back({out_fd, POLLIN, 0});
   if (err_fd >= 0) fds.push_back({err_fd, POLLIN, 0});
@@ -37,10 +36,16 @@ bool drain(int out_fd, int err_fd, std::string& out, std::string& err,
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n == 0 ? false : true;
     for (size_t i = 0; i < fds.size();) {
-      if (fds[i].revents == 0) { ++i; continue; }
+      if (fds[i].revents == 0) {
+        ++i;
+        continue;
+      }
       ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) { fds.erase(fds.begin() + static_cast<long>(i)); continue; }
+      if (got <= 0) {
+        fds.erase(fds.begin() + static_cast<long>(i));
+        continue;
+      }
       (fds[i].fd == out_fd ? out : err).append(buf, static_cast<size_t>(got));
       ++i;
     }
@@ -60,8 +65,12 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
   // Reports exec failure from the child: the errno travels through a CLOEXEC pipe.
   TNK_ASSIGN_OR_RETURN(Pipe exec_pipe, make_pipe());
   Pipe out_pipe, err_pipe;
-  if (options.capture_stdout) { TNK_ASSIGN_OR_RETURN(out_pipe, make_pipe()); }
-  if (options.capture_stderr) { TNK_ASSIGN_OR_RETURN(err_pipe, make_pipe()); }
+  if (options.capture_stdout) {
+    TNK_ASSIGN_OR_RETURN(out_pipe, make_pipe());
+  }
+  if (options.capture_stderr) {
+    TNK_ASSIGN_OR_RETURN(err_pipe, make_pipe());
+  }
 
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -90,7 +99,9 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
 
   int child_errno = 0;
   ssize_t got;
-  do { got = ::read(exec_pipe.read_end.get(), &child_errno, sizeof child_errno); } while (got < 0 && errno == EINTR);
+  do {
+    got = ::read(exec_pipe.read_end.get(), &child_errno, sizeof child_errno);
+  } while (got < 0 && errno == EINTR);
   if (got == sizeof child_errno) {
     int status;
     ::waitpid(pid, &status, 0);

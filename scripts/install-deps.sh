@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything tnk needs to build, test and run, from Debian's packages (apt-get only).
+# Idempotent and quick when everything is already there.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config git clang-format
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libssl-dev libseccomp-dev
+  libgtest-dev libgmock-dev
+  # tests (run with Debian's /usr/bin/python3)
+  python3 python3-pytest
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+echo "install-deps: installing ${missing[*]}"
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The whole test suite, as the README's second command and CI run it:
+#   install dependencies, build (normal and ASan/UBSan), unit tests under the sanitizers,
+#   end-to-end tests through the built binary, format check. Prints one closing line
+#   "tests: N passed, N failed, N skipped".
+# TNK_TEST_MUST_WORK=1 turns every skip into a failure (.ci/run sets it).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+bash scripts/install-deps.sh || exit 1
+
+passed=0 failed=0 skipped=0
+step() { echo; echo "=== $*"; }
+count_ctest() {  # parses "100% tests passed, 0 tests failed out of 57"
+  local log=$1 total fails
+  total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
+  fails=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$log" | tail -1)
+  passed=$((passed + ${total:-0} - ${fails:-0})); failed=$((failed + ${fails:-1}))
+}
+count_pytest() {  # parses "12 passed, 1 skipped in 3.2s" (with or without pytest's === frame)
+  local log=$1 line n
+  line=$(grep -E '[0-9]+ (passed|failed|skipped|errors?)\b.* in [0-9.]+s' "$log" | tail -1)
+  for kind in passed failed skipped error errors; do
+    n=$(echo "$line" | grep -oE "[0-9]+ $kind\b" | grep -oE '^[0-9]+' || true)
+    case $kind in
+      passed) passed=$((passed + ${n:-0})) ;;
+      skipped) skipped=$((skipped + ${n:-0})) ;;
+      *) failed=$((failed + ${n:-0})) ;;
+    esac
+  done
+  [ -n "$line" ] || failed=$((failed + 1))
+}
+
+logs=$(mktemp -d)
+step "build (RelWithDebInfo) into build/"
+if ! bash scripts/build.sh build; then echo "tests: 0 passed, 1 failed"; exit 1; fi
+
+step "build with ASan/UBSan into build-asan/"
+if ! bash scripts/build.sh build-asan -DTNK_SANITIZE=ON; then echo "tests: 0 passed, 1 failed"; exit 1; fi
+
+step "unit tests (ASan/UBSan)"
+(cd build-asan && ctest --output-on-failure -j2) 2>&1 | tee "$logs/unit.log"
+count_ctest "$logs/unit.log"
+
+step "end-to-end tests through build/tnk"
+TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rs tests/e2e 2>&1 | tee "$logs/e2e.log"
+count_pytest "$logs/e2e.log"
+
+step "format check (clang-format)"
+mapfile -t sources < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 2>/dev/null)
+if [ ${#sources[@]} -gt 0 ] && ! clang-format --dry-run --Werror "${sources[@]}" 2>"$logs/format.log"; then
+  head -20 "$logs/format.log"; echo "format: run clang-format -i on the files above"
+  failed=$((failed + 1))
+else
+  passed=$((passed + 1))
+fi
+
+if [ "${TNK_TEST_MUST_WORK:-0}" = 1 ] && [ "$skipped" -gt 0 ]; then
+  echo "TNK_TEST_MUST_WORK=1: $skipped skipped test(s) count as failures"
+  failed=$((failed + skipped)); skipped=0
+fi
+echo
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

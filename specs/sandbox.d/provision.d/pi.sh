@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# Profile "pi": installs the pi coding agent and points it at the inference endpoint tnk provides.
+# tnk runs this inside the sandbox as the sandbox user, with the TNK_* variables described in
+# docs/specs.md of the tnk repository.
+#
+# Where the software comes from:
+# - node and npm: Debian packages (nodejs, npm), from the sandbox image's Debian mirror.
+# - pi: the npm registry, pinned to PI_VERSION. Published npm versions are immutable, and npm checks
+#   every tarball against the registry's integrity hash. Installed with --ignore-scripts, as the user.
+# - pi 1.6.0 needs Node >= 22.19.0 (`npm view @earendil-works/pi-coding-agent@1.6.0 engines`).
+#   Debian 12's nodejs is 18.20, which cannot start it (its node:module has no enableCompileCache).
+#   When the Debian node is older than that, the Node.js release binary is installed from the npm
+#   registry package node-linux-<arch>, pinned to NODE_PACKAGE_VERSION. Nothing is downloaded from
+#   nodejs.org, and no curl | sh.
+set -Eeuo pipefail
+umask 077
+
+# shellcheck source=lib/provision-lib.sh
+source "$(dirname "$0")/lib/provision-lib.sh"
+
+PROFILE_REV="2026-11-29.1"
+PI_PACKAGE="@earendil-works/pi-coding-agent"
+PI_VERSION="1.6.0"
+PI_ENTRY="dist/bundle/cli.js"
+NODE_MIN_VERSION="22.19.0"
+NODE_PACKAGE_VERSION="22.23.5"
+
+LOCAL_BIN="$HOME/.local/bin"
+NODE_PREFIX="$HOME/.local/lib/tnk-node"
+PI_PREFIX="$HOME/.local/lib/tnk-pi"
+PI_WRAPPER="$LOCAL_BIN/pi"
+AGENT_DIR="$HOME/.pi/agent"
+NPM_FLAGS=(--ignore-scripts --no-audit --no-fund --no-update-notifier --loglevel=warn
+	--fetch-retries=4 --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=60000 --fetch-timeout=300000)
+
+# --- inputs (injected by tnk) ------------------------------------------------------------------------
+_lib_require_env TNK_MODEL_NAME TNK_CTX_WINDOW
+INFERENCE_URL="${TNK_INFERENCE_URL:-${TNK_OPENAI_URL:-}}"
+if [[ -z $INFERENCE_URL ]]; then
+	_lib_die "missing environment: TNK_INFERENCE_URL (tnk sets it when it provisions a sandbox)"
+fi
+MODEL_NAME="$TNK_MODEL_NAME"
+CTX_WINDOW="$TNK_CTX_WINDOW"
+WORKSPACE_MOUNT="${TNK_WORKSPACE_MOUNT:-/workspace}"
+ENGINE="${TNK_ENGINE_RUNTIME:-llama}"
+
+if [[ ! $INFERENCE_URL =~ ^https?://[^[:space:][:cntrl:]]+$ ]]; then
+	_lib_die "TNK_INFERENCE_URL must be an http(s) URL, got '${INFERENCE_URL}'"
+fi
+if [[ ! $CTX_WINDOW =~ ^[1-9][0-9]{0,8}$ ]]; then
+	_lib_die "TNK_CTX_WINDOW must be a positive whole number of tokens, got '${CTX_WINDOW}'"
+fi
+case "$ENGINE" in
+llama)
+	PROVIDER_KEY="llama-cpp"
+	API_KEY="llama"
+	;;
+*)
+	if [[ ! $ENGINE =~ ^[A-Za-z0-9_-]+$ ]]; then
+		_lib_die "unknown engine runtime '${ENGINE}'"
+	fi
+	PROVIDER_KEY="$ENGINE"
+	API_KEY="$ENGINE"
+	;;
+esac
+
+# The output budget and compaction thresholds follow the context window, so a small window still works.
+min() { if (($1 < $2)); then echo "$1"; else echo "$2"; fi; }
+MAX_TOKENS="$(min 8192 $((CTX_WINDOW / 4)))"
+RESERVE_TOKENS="$(min 16384 $((CTX_WINDOW / 4)))"
+KEEP_RECENT_TOKENS="$(min 65536 $((CTX_WINDOW / 2)))"
+
+# --- pi's configuration: rewritten on every run (cheap), so a new model or endpoint needs no reinstall.
+write_file() { # write_file PATH: stdin -> PATH, atomically
+	cat >"$1.tmp.$$"
+	chmod 600 -- "$1.tmp.$$"
+	mv -f -- "$1.tmp.$$" "$1"
+}
+
+write_pi_config() {
+	local provider url api_key model
+	provider="$(_lib_json_string "$PROVIDER_KEY")"
+	url="$(_lib_json_string "$INFERENCE_URL")"
+	api_key="$(_lib_json_string "$API_KEY")"
+	model="$(_lib_json_string "$MODEL_NAME")"
+	mkdir -p -- "$AGENT_DIR"
+	chmod 700 -- "$HOME/.pi" "$AGENT_DIR"
+	write_file "$AGENT_DIR/models.json" <<EOF
+{
+  "providers": {
+    ${provider}: {
+      "baseUrl": ${url},
+      "api": "openai-completions",
+      "apiKey": ${api_key},
+      "models": [
+        {
+          "id": ${model},
+          "name": ${model},
+          "reasoning": true,
+          "contextWindow": ${CTX_WINDOW},
+          "maxTokens": ${MAX_TOKENS}
+        }
+      ]
+    }
+  }
+}
+EOF
+	write_file "$AGENT_DIR/settings.json" <<EOF
+{
+  "defaultProvider": ${provider},
+  "defaultModel": ${model},
+  "defaultProjectTrust": "always",
+  "defaultThinkingLevel": "medium",
+  "retry": {
+    "maxRetries": 3,
+    "baseDelayMs": 2000
+  },
+  "compaction": {
+    "enabled": true,
+    "reserveTokens": ${RESERVE_TOKENS},
+    "keepRecentTokens": ${KEEP_RECENT_TOKENS}
+  },
+  "enableInstallTelemetry": false
+}
+EOF
+	_lib_info "pi configured for model '${MODEL_NAME}' at ${INFERENCE_URL} (${CTX_WINDOW} tokens)"
+}
+
+# --- node ---------------------------------------------------------------------------------------------
+# version_ge A B: true when dotted version A >= B.
+version_ge() {
+	local -a a b
+	local i x y
+	IFS=. read -r -a a <<<"$1"
+	IFS=. read -r -a b <<<"$2"
+	for i in 0 1 2; do
+		x="${a[i]:-0}"
+		y="${b[i]:-0}"
+		x="${x%%[!0-9]*}"
+		y="${y%%[!0-9]*}"
+		if ((10#${x:-0} > 10#${y:-0})); then return 0; fi
+		if ((10#${x:-0} < 10#${y:-0})); then return 1; fi
+	done
+	return 0
+}
+
+node_version() { "$1" -p 'process.versions.node' 2>/dev/null || true; }
+
+# Sets NODE_BIN to a directory whose node satisfies NODE_MIN_VERSION.
+ensure_node() {
+	local system_version arch
+	system_version="$(node_version /usr/bin/node)"
+	if [[ -n $system_version ]] && version_ge "$system_version" "$NODE_MIN_VERSION"; then
+		NODE_BIN="/usr/bin"
+		return 0
+	fi
+	NODE_BIN="$NODE_PREFIX/bin"
+	if [[ "$(node_version "$NODE_BIN/node")" == "$NODE_PACKAGE_VERSION" ]]; then
+		return 0
+	fi
+	case "$(uname -m)" in
+	x86_64) arch="x64" ;;
+	aarch64 | arm64) arch="arm64" ;;
+	*) _lib_die "no Node.js package for machine type $(uname -m)" ;;
+	esac
+	_lib_info "Debian's node ${system_version:-(none)} is older than ${NODE_MIN_VERSION}, which pi needs:" \
+		"installing node-linux-${arch}@${NODE_PACKAGE_VERSION} from the npm registry"
+	rm -rf -- "$NODE_PREFIX.new"
+	npm install -g "${NPM_FLAGS[@]}" --prefix "$NODE_PREFIX.new" "node-linux-${arch}@${NODE_PACKAGE_VERSION}"
+	if [[ "$(node_version "$NODE_PREFIX.new/bin/node")" != "$NODE_PACKAGE_VERSION" ]]; then
+		_lib_die "node-linux-${arch}@${NODE_PACKAGE_VERSION} did not install a working node"
+	fi
+	rm -rf -- "$NODE_PREFIX"
+	mv -- "$NODE_PREFIX.new" "$NODE_PREFIX"
+}
+
+# --- pi -----------------------------------------------------------------------------------------------
+pi_installed() {
+	[[ -x $PI_WRAPPER ]] && [[ "$("$PI_WRAPPER" --version 2>/dev/null || true)" == "$PI_VERSION" ]]
+}
+
+install_pi() {
+	_lib_info "installing ${PI_PACKAGE}@${PI_VERSION} into ${PI_PREFIX}"
+	rm -rf -- "$PI_PREFIX.new"
+	PATH="$NODE_BIN:$PATH" npm install -g "${NPM_FLAGS[@]}" --prefix "$PI_PREFIX.new" \
+		"${PI_PACKAGE}@${PI_VERSION}"
+	if [[ ! -f "$PI_PREFIX.new/lib/node_modules/$PI_PACKAGE/$PI_ENTRY" ]]; then
+		_lib_die "${PI_PACKAGE}@${PI_VERSION} has no ${PI_ENTRY}"
+	fi
+	rm -rf -- "$PI_PREFIX"
+	mv -- "$PI_PREFIX.new" "$PI_PREFIX"
+}
+
+# The wrapper runs pi with the node it was installed for, whatever PATH says, so `pi` also works from
+# non-login shells and from `tnk sandbox exec`.
+write_wrapper() {
+	mkdir -p -- "$LOCAL_BIN"
+	write_file "$PI_WRAPPER" <<EOF
+#!/bin/bash
+# Written by tnk's pi profile (provision.d/pi.sh): runs ${PI_PACKAGE} ${PI_VERSION} with its node.
+# The sandbox reaches only what its network policy allows, so pi's version check and telemetry are off
+# unless you set these variables yourself.
+export PI_SKIP_VERSION_CHECK="\${PI_SKIP_VERSION_CHECK:-1}"
+export PI_TELEMETRY="\${PI_TELEMETRY:-0}"
+export PATH=$(printf '%q' "$NODE_BIN"):"\$PATH"
+exec $(printf '%q' "$NODE_BIN/node") $(printf '%q' "$PI_PREFIX/lib/node_modules/$PI_PACKAGE/$PI_ENTRY") "\$@"
+EOF
+	chmod 700 -- "$PI_WRAPPER"
+}
+
+link_helpers() {
+	# Debian names fd's binary fdfind; pi looks for fd.
+	if command -v fdfind >/dev/null 2>&1 && ! command -v fd >/dev/null 2>&1; then
+		ln -sfn -- "$(command -v fdfind)" "$LOCAL_BIN/fd"
+	fi
+	# shellcheck disable=SC2016 # $HOME and $PATH are expanded by the shell that reads the file
+	local path_line='export PATH="$HOME/.local/bin:$PATH"'
+	_lib_append_once "$HOME/.bashrc" "$path_line"
+	_lib_append_once "$HOME/.profile" "$path_line"
+	# Best effort: `pi` in the default PATH of every shell, as the original specs did.
+	if ! _lib_as_root ln -sfn -- "$PI_WRAPPER" /usr/local/bin/pi 2>/dev/null; then
+		_lib_warn "could not link /usr/local/bin/pi; use ${PI_WRAPPER} or a login shell"
+	fi
+}
+
+# --- run ------------------------------------------------------------------------------------------------
+echo "[PROC] Pi coding agent environment provisioning..."
+write_pi_config
+
+if ! pi_installed; then
+	_lib_forget_provision_state pi
+fi
+_lib_init_provision_state "pi" "$PROFILE_REV" "${PI_PACKAGE}@${PI_VERSION}" "node>=${NODE_MIN_VERSION}"
+
+_lib_apt_install ca-certificates nodejs npm fd-find ripgrep
+ensure_node
+install_pi
+write_wrapper
+link_helpers
+if ! pi_installed; then
+	_lib_die "pi does not start: ${PI_WRAPPER} --version did not print ${PI_VERSION}"
+fi
+
+_lib_finalize_provision_state
+
+echo "[ OK ] Pi environment initialized successfully."
+echo ""
+echo "   Pi:           ${PI_VERSION} (node $(node_version "$NODE_BIN/node"))"
+echo "   Model:        ${MODEL_NAME}"
+echo "   Context:      ${CTX_WINDOW} tokens"
+echo "   Engine URL:   ${INFERENCE_URL}"
+echo "   Workspace:    ${WORKSPACE_MOUNT}"
+echo ""
+echo "   Start Pi with: pi"

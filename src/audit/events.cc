@@ -1,0 +1,89 @@
+#include "audit/events.h"
+
+namespace tnk::audit {
+namespace {
+
+using nlohmann::json;
+
+json event(const char* name, const std::string& container_id) {
+  return json{{"event", name}, {"container_id", container_id}};
+}
+
+}  // namespace
+
+json session_start(const std::string& container_id, const std::string& workdir, bool tty, bool requires_tty,
+                   const RuntimeEnv& runtime_env) {
+  json e = event("session_start", container_id);
+  e["workdir"] = workdir;
+  e["tty"] = tty;
+  e["requires_tty"] = requires_tty;
+  e["runtime_env"] = runtime_env;
+  return e;
+}
+
+json exec_invocation(const std::string& container_id, const std::vector<std::string>& argv, bool tty,
+                     const RuntimeEnv& runtime_env, const std::vector<std::string>& env_names) {
+  json e = event("exec_invocation", container_id);
+  e["argv"] = argv;
+  e["tty"] = tty;
+  e["runtime_env"] = runtime_env;
+  e["user_env_names"] = env_names;
+  return e;
+}
+
+json session_exit(const std::string& container_id, std::optional<int> exit_code, std::optional<int> signal) {
+  json e = event("session_exit", container_id);
+  e["exit_code"] = exit_code ? json(*exit_code) : json(nullptr);
+  if (signal) e["signal"] = *signal;
+  return e;
+}
+
+json sandbox_start(const std::string& container_id, const std::string& backend, const std::string& profile,
+                   const std::string& project_dir) {
+  json e = event("sandbox_start", container_id);
+  e["backend"] = backend;
+  e["profile"] = profile;
+  e["project_dir"] = project_dir;
+  return e;
+}
+
+json sandbox_stop(const std::string& container_id, const std::string& reason) {
+  json e = event("sandbox_stop", container_id);
+  e["reason"] = reason;
+  return e;
+}
+
+json sandbox_delete(const std::string& container_id) { return event("sandbox_delete", container_id); }
+
+json provision_start(const std::string& container_id, const std::string& profile, const std::string& fingerprint) {
+  json e = event("provision_start", container_id);
+  e["profile"] = profile;
+  e["fingerprint"] = fingerprint;
+  return e;
+}
+
+json provision_end(const std::string& container_id, const std::string& profile, int exit_code, int64_t duration_ms) {
+  json e = event("provision_end", container_id);
+  e["profile"] = profile;
+  e["exit_code"] = exit_code;
+  e["duration_ms"] = duration_ms;
+  return e;
+}
+
+json net_allow(const std::string& container_id, const std::string& destination, int port, const std::string& rule) {
+  json e = event("net_allow", container_id);
+  e["destination"] = destination;
+  e["port"] = port;
+  e["rule"] = rule;
+  return e;
+}
+
+json net_deny(const std::string& container_id, const std::string& destination, int port, const std::string& reason) {
+  json e = event("net_deny", container_id);
+  e["destination"] = destination;
+  e["port"] = port;
+  e["reason"] = reason;
+  return e;
+}
+
+}  // namespace tnk::audit

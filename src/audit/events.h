@@ -1,0 +1,46 @@
+// Builders for the audit events (docs/audit-format.md). They return the event's own fields;
+// AuditWriter adds seq, prev and ts. Names and fields of session_start, exec_invocation and
+// session_exit are the original tnk's; the others are ours.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tnk::audit {
+
+// TNK_* runtime values given to the sandbox (TNK_INFERENCE_URL, TNK_MODEL_NAME, ...). The caller
+// filters: values of user `-e` variables must NEVER be passed here (they may be secrets).
+using RuntimeEnv = std::map<std::string, std::string>;
+
+nlohmann::json session_start(const std::string& container_id, const std::string& workdir, bool tty, bool requires_tty,
+                             const RuntimeEnv& runtime_env);
+
+// `argv` is the real argv that was executed. `env_names` are the names of the user's `-e`
+// variables, never their values; written as "user_env_names".
+nlohmann::json exec_invocation(const std::string& container_id, const std::vector<std::string>& argv, bool tty,
+                               const RuntimeEnv& runtime_env, const std::vector<std::string>& env_names);
+
+// exit_code is null when the command was killed by a signal; "signal" is present when known.
+nlohmann::json session_exit(const std::string& container_id, std::optional<int> exit_code, std::optional<int> signal);
+
+nlohmann::json sandbox_start(const std::string& container_id, const std::string& backend, const std::string& profile,
+                             const std::string& project_dir);
+nlohmann::json sandbox_stop(const std::string& container_id, const std::string& reason);
+nlohmann::json sandbox_delete(const std::string& container_id);
+
+nlohmann::json provision_start(const std::string& container_id, const std::string& profile,
+                               const std::string& fingerprint);
+nlohmann::json provision_end(const std::string& container_id, const std::string& profile, int exit_code,
+                             int64_t duration_ms);
+
+// `rule` names the policy rule that allowed the connection; `reason` why it was denied.
+nlohmann::json net_allow(const std::string& container_id, const std::string& destination, int port,
+                         const std::string& rule);
+nlohmann::json net_deny(const std::string& container_id, const std::string& destination, int port,
+                        const std::string& reason);
+
+}  // namespace tnk::audit

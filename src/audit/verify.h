@@ -1,0 +1,31 @@
+// verify_log: walks an audit log line by line and reports the first record that breaks the chain
+// (docs/audit-format.md, "Verifying"). Streams the file; never holds more than one line.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/result.h"
+
+namespace tnk::audit {
+
+struct VerifyReport {
+  size_t records = 0;  // records that checked out (all of them when ok, those before bad_line when not)
+  bool ok = true;
+  size_t bad_line = 0;    // 1-based line number of the first broken record; 0 when ok
+  std::string problem;    // e.g. "record 3 missing: seq jumps from 2 to 4"; empty when ok
+  std::string last_hash;  // sha256 of the last good line (64 zeros for an empty log): keep a copy
+                          // elsewhere to detect later removal of trailing records
+};
+
+// Fails only when the file cannot be read; a damaged log is an ok Result with report.ok == false.
+// An edited record shows at the NEXT line (its prev no longer matches), unless the edit changed
+// seq or prev themselves, which shows at the edited line.
+Result<VerifyReport> verify_log(const std::filesystem::path& path);
+
+// {"bad_line": null|N, "last_hash": "...", "ok": bool, "problem": null|"...", "records": N}
+nlohmann::json to_json(const VerifyReport& report);
+
+}  // namespace tnk::audit

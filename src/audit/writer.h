@@ -1,0 +1,56 @@
+// AuditWriter: appends hash-chained NDJSON records to an audit log (docs/audit-format.md).
+// It owns the file rules (0600 regular file, no symlink, 0700 parent dirs) and the chain fields
+// `seq`, `prev` and `ts`. Several processes may append to one log: each append holds an exclusive
+// flock while it reads the last line, computes seq/prev and writes the line with one write().
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "core/unique_fd.h"
+
+namespace tnk::audit {
+
+// Returns Unix seconds; the default is time(nullptr). Tests inject a fixed clock.
+using Clock = std::function<int64_t()>;
+
+// Not thread-safe: give each thread its own writer (each open() has its own lock).
+// Safe across fork(): a child that appends through an inherited writer re-opens the file first,
+// so parent and child still exclude each other.
+class AuditWriter {
+ public:
+  // Creates missing parent dirs (0700) and the file (0600). An existing log is continued from its
+  // last record; it must be a regular file with mode 0600 that ends with a complete record.
+  // A symlink at `path` is refused.
+  static Result<AuditWriter> open(const std::filesystem::path& path, Clock now = {});
+
+  // Appends `record` (a JSON object) as one line. Sets `seq` and `prev` (overwriting any given
+  // value) and `ts` unless the caller set it. Keys are written sorted.
+  Status append(nlohmann::json record);
+
+  // fsync; called at session end.
+  Status sync();
+
+  const std::filesystem::path& path() const { return path_; }
+
+  AuditWriter(AuditWriter&&) = default;
+  AuditWriter& operator=(AuditWriter&&) = default;
+
+ private:
+  AuditWriter(UniqueFd fd, std::filesystem::path path, Clock now, dev_t dev, ino_t ino);
+  Status ensure_own_fd();
+
+  UniqueFd fd_;
+  std::filesystem::path path_;  // absolute
+  Clock now_;
+  pid_t pid_;  // the process that opened fd_ (a forked child must re-open)
+  dev_t dev_;
+  ino_t ino_;
+};
+
+}  // namespace tnk::audit

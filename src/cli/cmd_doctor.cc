@@ -1,0 +1,83 @@
+// tnk doctor: checks with a fix line each; exit 1 when a required one fails.
+#include <filesystem>
+
+#include "backend/doctor_checks.h"
+#include "backend/host_probe.h"
+#include "cli/command.h"
+#include "doctor/doctor.h"
+#include "sandbox/resolve.h"
+#include "specs/profiles.h"
+#include "workspace/workspace.h"
+
+namespace tnk::cli {
+namespace {
+
+using doctor::Outcome;
+using doctor::Status;
+
+Outcome from_error(const Error& error) { return {Status::kFail, error.message, error.hint}; }
+
+void add_core_checks(Context& ctx, doctor::Registry& registry) {
+  registry.add({"config", "configuration", true, [&ctx]() -> Outcome {
+                  auto config = ctx.config();
+                  if (!config) return from_error(config.error());
+                  if (!(*config)->file_exists) {
+                    return {Status::kInfo, "no " + ctx.paths.config_file().string() + ", using defaults",
+                            "`tnk config init` writes a commented template"};
+                  }
+                  return {Status::kOk, ctx.paths.config_file().string() + " parses", ""};
+                }});
+  registry.add({"workspace_root", "workspace root", true, [&ctx]() -> Outcome {
+                  auto config = ctx.config();
+                  if (!config) return {Status::kFail, "cannot check it: the configuration does not load", ""};
+                  auto root = workspace::check_workspace_root((*config)->workspace_root_path, ctx.paths.home);
+                  if (!root) return from_error(root.error());
+                  return {Status::kOk, root->string(), ""};
+                }});
+  registry.add({"specs", "specs", true, [&ctx]() -> Outcome {
+                  std::error_code ec;
+                  auto manifests = specs::manifests_dir(ctx.paths.config_dir);
+                  if (!std::filesystem::is_directory(manifests, ec)) {
+                    return {Status::kFail, "not installed (" + manifests.string() + " is missing)", "run `tnk init`"};
+                  }
+                  std::string list;
+                  for (const auto& p : specs::list_profiles(ctx.paths.config_dir))
+                    list += (list.empty() ? "" : ", ") + p;
+                  return {Status::kOk, "profiles: " + list, ""};
+                }});
+  registry.add({"inference", "inference endpoint", false, [&ctx]() -> Outcome {
+                  auto config = ctx.config();
+                  if (!config) return {Status::kFail, "cannot check it: the configuration does not load", ""};
+                  std::string url = host_inference_url(**config);
+                  auto info = sandbox::probe_endpoint(ctx, url);
+                  if (info.reachable && info.model_id) {
+                    std::string ctx_text =
+                        info.context_window ? ", context " + std::to_string(*info.context_window) : "";
+                    return {Status::kOk, url + " answers, model " + *info.model_id + ctx_text, ""};
+                  }
+                  return {Status::kWarn, url + ": " + info.problem,
+                          "start your inference server (llama-server, ollama, vllm ...) or set inference_url / "
+                          "server_port in tnk.toml; sandboxes still start without it"};
+                }});
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& root, CommandTable& table) {
+  auto* cmd = root.add_subcommand("doctor", "Check that tnk can work here, with a fix for each problem");
+  describe(*cmd,
+           "Check the configuration, workspace root, specs, inference endpoint and what each backend needs on "
+           "this host. Exit 1 when a required check fails.",
+           "tnk doctor -o json");
+  table.add(cmd, [](Context& ctx) -> Result<int> {
+    doctor::Registry registry;
+    add_core_checks(ctx, registry);
+    backend::add_doctor_checks(registry, backend::gather_host_facts(ctx.env));
+    auto results = doctor::run_checks(registry);
+    ctx.out.document(doctor::to_json(results),
+                     [&](std::ostream& os) { os << doctor::render_text(results, ctx.out.color()); });
+    return doctor::passed(results) ? kExitOk : kExitFailed;
+  });
+}
+
+}  // namespace tnk::cli

@@ -1,0 +1,217 @@
+// tnk sandbox stop | delete, tnk run, tnk shutdown.
+#include <algorithm>
+#include <iostream>
+
+#include "backend/backend.h"
+#include "cli/sandbox_verbs.h"
+#include "naming/naming.h"
+#include "state/liveness.h"
+#include "state/store.h"
+#include "workspace/workspace.h"
+
+namespace tnk::cli {
+namespace {
+
+// How long a sandbox gets to stop before it is killed (`shutdown --timeout` overrides it).
+constexpr unsigned kDefaultStopGraceSeconds = 30;
+
+// A sandbox named on the command line: its record, or why the record could not be read.
+struct Target {
+  std::string id;
+  std::optional<state::SandboxRecord> record;  // nullopt: the record is unreadable (corrupt)
+};
+
+// The sandboxes that exist among `ids`. An unreadable record is a target too (delete must be able
+// to remove it); a missing one is skipped, with a warning when the user named it.
+Result<std::vector<Target>> existing(Context& ctx, const std::vector<std::string>& ids, bool warn_missing) {
+  state::Store store(ctx.paths.sandboxes_dir());
+  std::vector<Target> targets;
+  for (const auto& id : ids) {
+    auto record = store.load(id);
+    if (!record) {
+      ctx.log.warn(record.error().message);
+      targets.push_back({id, std::nullopt});
+    } else if (*record) {
+      targets.push_back({id, **record});
+    } else if (warn_missing) {
+      ctx.log.warn("sandbox " + id + " does not exist");
+    }
+  }
+  return targets;
+}
+
+Result<std::vector<std::string>> all_ids(Context& ctx) { return state::Store(ctx.paths.sandboxes_dir()).list_ids(); }
+
+// Stops every target that runs; one that cannot be stopped does not keep the others running.
+Status stop_targets(Context& ctx, const std::vector<Target>& targets, bool dry_run, unsigned grace_seconds) {
+  state::Store store(ctx.paths.sandboxes_dir());
+  std::optional<Error> first_error;
+  size_t running = 0;
+  for (const auto& t : targets) {
+    if (state::live_sandbox_pids(store, t.id).empty()) {
+      ctx.log.info(t.id + " is not running");
+      continue;
+    }
+    ++running;
+    if (dry_run) {
+      ctx.log.info("dry run: would stop " + t.id + " (killed after " + std::to_string(grace_seconds) + " s)");
+      continue;
+    }
+    auto stopped = t.record ? backend_action(t.record->backend, "stop " + t.id)
+                            : Status(failed("cannot stop " + t.id + ": its record is unreadable"));
+    if (!stopped.ok()) {
+      ctx.log.warn(stopped.error().message);
+      if (!first_error) first_error = stopped.error();
+    }
+  }
+  if (running == 0 && targets.empty()) ctx.log.info("no sandbox to stop");
+  if (first_error) return *first_error;
+  return ok_status();
+}
+
+Result<std::vector<std::string>> current_project_id(Context& ctx) {
+  sandbox::ResolveOptions options;
+  options.probe_inference = false;
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, options));
+  return std::vector<std::string>{r.id};
+}
+
+// The current project's sandbox id, even when its record is corrupt (resolve() would refuse it).
+Result<std::string> current_id_for_delete(Context& ctx) {
+  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+  TNK_ASSIGN_OR_RETURN(auto project, workspace::resolve_project(config->workspace_root_path, ctx.paths.home, ctx.cwd));
+  state::Store store(ctx.paths.sandboxes_dir());
+  return naming::sandbox_id(project.name, naming::max_sandbox_id_length(store.root()));
+}
+
+struct StopFlags {
+  bool all = false;
+  std::vector<std::string> names;
+};
+
+Result<int> run_stop(Context& ctx, const StopFlags& flags) {
+  if (flags.all && !flags.names.empty()) {
+    return usage_error("--all cannot be combined with --name", "use either --all or one or more --name");
+  }
+  std::vector<std::string> ids;
+  if (flags.all) {
+    TNK_ASSIGN_OR_RETURN(ids, all_ids(ctx));
+  } else if (!flags.names.empty()) {
+    for (const auto& name : flags.names) TNK_RETURN_IF_ERROR(naming::validate_sandbox_name(name));
+    ids = flags.names;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  } else {
+    TNK_ASSIGN_OR_RETURN(ids, current_project_id(ctx));
+  }
+  TNK_ASSIGN_OR_RETURN(auto targets, existing(ctx, ids, !flags.names.empty()));
+  TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, false, kDefaultStopGraceSeconds));
+  return kExitOk;
+}
+
+struct DeleteFlags {
+  bool yes = false;
+  bool dry_run = false;
+};
+
+bool confirmed(const std::string& question) {
+  std::cerr << question << " [y/N] " << std::flush;
+  std::string answer;
+  std::getline(std::cin, answer);
+  return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+// Everything a vm or ns sandbox owns lives in its state directory, so deleting it is removing
+// that directory once nothing runs. A lima sandbox lives in Lima's directory: its backend deletes it.
+Result<int> run_delete(Context& ctx, const DeleteFlags& flags) {
+  TNK_ASSIGN_OR_RETURN(std::string id, current_id_for_delete(ctx));
+  TNK_ASSIGN_OR_RETURN(auto targets, existing(ctx, {id}, false));
+  if (targets.empty()) {
+    ctx.log.info("sandbox " + id + " does not exist; nothing to delete");
+    return kExitOk;
+  }
+  const Target& t = targets.front();
+  state::Store store(ctx.paths.sandboxes_dir());
+  std::string project = t.record ? t.record->project_dir.string() : std::string("the project directory");
+  if (flags.dry_run) {
+    ctx.log.info("dry run: would delete " + t.id + " (" + store.dir(t.id).string() + "); " + project +
+                 " is not touched");
+    return kExitOk;
+  }
+  if (!flags.yes) {
+    if (!ctx.terminal.stdin_tty || !ctx.terminal.stderr_tty) {
+      return permission_denied("refusing to delete " + t.id + " without confirmation",
+                               "run it on a terminal, or pass --yes");
+    }
+    if (!confirmed("delete sandbox " + t.id + " (its installed packages and state; not " + project + ")?")) {
+      return failed("not deleted", "");
+    }
+  }
+  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(t.id, ctx.log));
+  if (!state::live_sandbox_pids(store, t.id).empty()) {
+    return failed("sandbox " + t.id + " is running", "stop it first: `tnk sandbox stop`");
+  }
+  if (t.record && t.record->backend == "lima") {
+    TNK_RETURN_IF_ERROR(backend_action("lima", "delete " + t.id));
+  }
+  TNK_RETURN_IF_ERROR(store.remove(t.id));
+  ctx.log.info("deleted " + t.id + "; " + project + " is untouched");
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_sandbox_lifecycle_commands(CLI::App& sandbox, CommandTable& table) {
+  auto* stop = sandbox.add_subcommand("stop", "Stop the current project's sandbox, named ones, or all");
+  describe(*stop, "Stop sandboxes (graceful, then forced after a timeout). Their disks and state are kept.",
+           "tnk sandbox stop --name tnk-homepage");
+  auto stop_flags = std::make_shared<StopFlags>();
+  stop->add_flag("--all", stop_flags->all, "Stop every sandbox");
+  stop->add_option("--name", stop_flags->names, "Stop this sandbox (repeatable)");
+  table.add(stop, [stop_flags](Context& ctx) { return run_stop(ctx, *stop_flags); });
+
+  auto* del = sandbox.add_subcommand("delete", "Delete the current project's sandbox (never the project files)");
+  describe(*del,
+           "Stop and delete the current project's sandbox: its disk, installed packages and state. The project "
+           "directory is never touched. Asks on a terminal; pass --yes otherwise.",
+           "tnk sandbox delete --dry-run");
+  auto delete_flags = std::make_shared<DeleteFlags>();
+  del->add_flag("-y,--yes", delete_flags->yes, "Do not ask for confirmation");
+  del->add_flag("-n,--dry-run", delete_flags->dry_run, "Show what would be deleted, change nothing");
+  table.add(del, [delete_flags](Context& ctx) { return run_delete(ctx, *delete_flags); });
+}
+
+void add_lifecycle_commands(CLI::App& root, CommandTable& table) {
+  auto* run = root.add_subcommand("run", "Start the current project's sandbox");
+  describe(*run, "Start the current project's sandbox (the short form of `tnk sandbox start`).", "tnk run");
+  auto run_dry = std::make_shared<bool>(false);
+  run->add_flag("-n,--dry-run", *run_dry, "Show what would be started, change nothing");
+  table.add(run, [run_dry](Context& ctx) -> Result<int> {
+    sandbox::ResolveOptions options;
+    TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, options));
+    for (const auto& note : r.notes) ctx.log.note(note);
+    if (*run_dry) {
+      ctx.log.info("dry run: would start " + r.id + " (" + r.backend + " backend, profile " + r.profile + ")");
+      return kExitOk;
+    }
+    TNK_RETURN_IF_ERROR(backend_action(r.backend, "start " + r.id));
+    return kExitOk;
+  });
+
+  auto* shutdown = root.add_subcommand("shutdown", "Stop every sandbox");
+  describe(*shutdown, "Stop every running sandbox, in parallel, each with a grace period before it is killed.",
+           "tnk shutdown --timeout 10");
+  auto timeout = std::make_shared<unsigned>(kDefaultStopGraceSeconds);
+  auto shutdown_dry = std::make_shared<bool>(false);
+  shutdown->add_option("--timeout", *timeout, "Seconds each sandbox gets to stop before it is killed")
+      ->capture_default_str();
+  shutdown->add_flag("-n,--dry-run", *shutdown_dry, "Show what would be stopped, change nothing");
+  table.add(shutdown, [shutdown_dry, timeout](Context& ctx) -> Result<int> {
+    TNK_ASSIGN_OR_RETURN(auto ids, all_ids(ctx));
+    TNK_ASSIGN_OR_RETURN(auto targets, existing(ctx, ids, false));
+    TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, *shutdown_dry, *timeout));
+    return kExitOk;
+  });
+}
+
+}  // namespace tnk::cli

@@ -1,0 +1,94 @@
+// tnk sandbox start | shell | exec: enter the current project's sandbox.
+// Flags are checked before anything is resolved, and the sandbox is resolved before the
+// backend is opened, so a mistake is reported as a usage error, not as a backend failure.
+#include "backend/backend.h"
+#include "cli/sandbox_verbs.h"
+#include "naming/naming.h"
+
+namespace tnk::cli {
+namespace {
+
+struct SessionFlags {
+  SandboxFlags sandbox;
+  std::string audit_log;
+  std::vector<std::string> env;   // -e KEY=VALUE
+  std::string command;            // shell -c
+  bool no_tty = false;            // shell --no-tty
+  bool enter_shell = false;       // start --shell
+  std::vector<std::string> argv;  // exec -- ARGV
+};
+
+Status check_env_flags(const std::vector<std::string>& assignments) {
+  for (const auto& kv : assignments) {
+    std::string key, value;
+    TNK_RETURN_IF_ERROR(naming::validate_env_assignment(kv, &key, &value));
+  }
+  return ok_status();
+}
+
+bool all_tty(const Context& ctx) {
+  return ctx.terminal.stdin_tty && ctx.terminal.stdout_tty && ctx.terminal.stderr_tty;
+}
+
+Result<int> enter(Context& ctx, const SessionFlags& flags) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, flags.sandbox.resolve_options()));
+  for (const auto& note : r.notes) ctx.log.note(note);
+  if (!r.backend_weaker_note.empty()) ctx.log.note(r.backend_weaker_note);
+  TNK_RETURN_IF_ERROR(backend_action(r.backend, "open a session in " + r.id));
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_session_commands(CLI::App& sandbox, CommandTable& table) {
+  auto* start = sandbox.add_subcommand("start", "Create (on first use), start and provision the sandbox");
+  describe(*start,
+           "Create the current project's sandbox on first use, start it, and provision its profile when the "
+           "profile or runtime values changed.",
+           "tnk sandbox start --profile pi");
+  auto start_flags = std::make_shared<SessionFlags>();
+  add_sandbox_flags(*start, start_flags->sandbox, true);
+  start->add_option("--audit-log", start_flags->audit_log, "Append NDJSON audit records to this file");
+  start->add_flag("--shell,--enter", start_flags->enter_shell, "Open an interactive shell once it is ready");
+  table.add(start, [start_flags](Context& ctx) -> Result<int> {
+    if (start_flags->enter_shell && !all_tty(ctx)) {
+      return usage_error("--shell requires an interactive terminal", "run `tnk sandbox start` without --shell");
+    }
+    return enter(ctx, *start_flags);
+  });
+
+  auto* shell = sandbox.add_subcommand("shell", "Open a shell, or run one command, in the sandbox");
+  describe(*shell,
+           "Open a login shell in the sandbox, in the directory that matches your cwd, or run one command with "
+           "-c. The exit status is the command's own.",
+           "tnk sandbox shell --no-tty -c 'ls /workspace'");
+  auto shell_flags = std::make_shared<SessionFlags>();
+  add_sandbox_flags(*shell, shell_flags->sandbox, false);
+  shell->add_option("-c,--command", shell_flags->command, "Run this command with bash -lc instead of a shell");
+  shell->add_flag("--no-tty", shell_flags->no_tty, "Do not use a terminal (for scripts and pipes)");
+  shell->add_option("-e,--env", shell_flags->env, "Set KEY=VALUE in the session (repeatable; values never logged)");
+  shell->add_option("--audit-log", shell_flags->audit_log, "Append NDJSON audit records to this file");
+  table.add(shell, [shell_flags](Context& ctx) -> Result<int> {
+    TNK_RETURN_IF_ERROR(check_env_flags(shell_flags->env));
+    if (!shell_flags->no_tty && !all_tty(ctx)) {
+      return usage_error("an interactive terminal is required", "use --no-tty for non-interactive commands");
+    }
+    return enter(ctx, *shell_flags);
+  });
+
+  auto* exec = sandbox.add_subcommand("exec", "Run a program in the sandbox, without a shell");
+  describe(*exec,
+           "Run ARGV directly in the sandbox (no shell parses it), streaming stdin, stdout and stderr; the exit "
+           "status is the program's own (128+N when killed by signal N).",
+           "echo hi | tnk sandbox exec -- cat");
+  auto exec_flags = std::make_shared<SessionFlags>();
+  exec->add_option("-e,--env", exec_flags->env, "Set KEY=VALUE for the program (repeatable; values never logged)");
+  exec->add_option("--audit-log", exec_flags->audit_log, "Append NDJSON audit records to this file");
+  exec->add_option("argv", exec_flags->argv, "The program and its arguments, after --")->required();
+  table.add(exec, [exec_flags](Context& ctx) -> Result<int> {
+    TNK_RETURN_IF_ERROR(check_env_flags(exec_flags->env));
+    return enter(ctx, *exec_flags);
+  });
+}
+
+}  // namespace tnk::cli

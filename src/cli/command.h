@@ -1,0 +1,51 @@
+// How verbs plug into the command line: each verb file adds its subcommand to the CLI11 tree
+// and registers the function that runs it.
+#pragma once
+
+#include <functional>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+#include "core/result.h"
+
+namespace tnk::cli {
+
+// Returns the process exit code (0, or the sandboxed command's own status) or an Error.
+using Runner = std::function<Result<int>(Context&)>;
+
+struct Command {
+  Runner run;
+  bool needs_paths = true;  // false for commands that must work even without $HOME (version, completion)
+};
+
+class CommandTable {
+ public:
+  void add(const CLI::App* command, Runner runner, bool needs_paths = true) {
+    commands_[command] = Command{std::move(runner), needs_paths};
+  }
+  const Command* find(const CLI::App* command) const {
+    auto it = commands_.find(command);
+    return it == commands_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<const CLI::App*, Command> commands_;
+};
+
+// One function per verb file; each adds its subcommand(s) under `root`.
+void add_status_command(CLI::App& root, CommandTable& table);
+void add_init_command(CLI::App& root, CommandTable& table);
+void add_config_commands(CLI::App& root, CommandTable& table);
+void add_sandbox_commands(CLI::App& root, CommandTable& table);
+void add_lifecycle_commands(CLI::App& root, CommandTable& table);  // run, shutdown
+void add_doctor_command(CLI::App& root, CommandTable& table);
+void add_audit_commands(CLI::App& root, CommandTable& table);
+void add_completion_command(CLI::App& root, CommandTable& table);
+void add_version_command(CLI::App& root, CommandTable& table);
+
+// Adds the explanation and the example that `<command> --help` shows below the usage.
+void describe(CLI::App& command, const std::string& explanation, const std::string& example);
+
+}  // namespace tnk::cli

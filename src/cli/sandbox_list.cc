@@ -1,0 +1,47 @@
+#include "cli/sandbox_list.h"
+
+#include "output/output.h"
+#include "state/liveness.h"
+#include "state/store.h"
+
+namespace tnk::cli {
+
+Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
+  state::Store store(ctx.paths.sandboxes_dir());
+  TNK_ASSIGN_OR_RETURN(std::vector<std::string> ids, store.list_ids());
+  std::vector<SandboxRow> rows;
+  for (const auto& id : ids) {
+    auto record = store.load(id);
+    if (!record) {  // listed as broken so that `delete` can be found; the warning says why
+      ctx.log.warn(record.error().message);
+      rows.push_back({id, state::to_string(state::SandboxState::kBroken), "", "", "", ""});
+      continue;
+    }
+    if (!*record) continue;  // a directory without a record: a create that never finished
+    const auto& rec = **record;
+    rows.push_back({id, state::to_string(state::observe(store, id)), rec.backend, rec.profile, rec.mount_point,
+                    rec.project_dir.string()});
+  }
+  return rows;
+}
+
+nlohmann::json to_json(const std::vector<SandboxRow>& rows) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& r : rows) {
+    items.push_back({{"name", r.name},
+                     {"status", r.status},
+                     {"backend", r.backend},
+                     {"profile", r.profile},
+                     {"mount", r.mount},
+                     {"project", r.project}});
+  }
+  return items;
+}
+
+std::string render_table(const std::vector<SandboxRow>& rows) {
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& r : rows) cells.push_back({r.name, r.status, r.backend, r.profile, r.mount, r.project});
+  return tnk::render_table({"NAME", "STATUS", "BACKEND", "PROFILE", "MOUNT", "PROJECT"}, cells);
+}
+
+}  // namespace tnk::cli

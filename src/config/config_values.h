@@ -1,0 +1,48 @@
+// Validators shared by tnk.toml values and TNK_* variables: text in, the typed value out, or nullopt
+// when the text is not acceptable. Internal to config/.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "net/policy.h"
+
+namespace tnk::config_detail {
+
+std::optional<uint16_t> parse_port(std::string_view text);  // 1..65535
+std::optional<uint64_t> parse_uint(std::string_view text, uint64_t min, uint64_t max);
+std::optional<std::string> parse_path_text(std::string_view text);  // non-empty, printable
+// Non-empty and absolute once ~/$HOME is expanded against `home`.
+std::optional<std::string> parse_absolute_dir(std::string_view text, const std::filesystem::path& home);
+std::optional<std::string> parse_runtime_name(std::string_view text);   // [A-Za-z0-9_-]+
+std::optional<std::string> parse_profile_name(std::string_view text);   // [A-Za-z0-9_][A-Za-z0-9_.-]*
+std::optional<std::string> parse_bind_host(std::string_view text);      // name or IP, no spaces
+std::optional<std::string> parse_backend_name(std::string_view text);   // auto | vm | ns | lima
+std::optional<std::string> parse_inference_url(std::string_view text);  // http(s)://host[:port][/path]
+std::optional<std::string> parse_model_name(std::string_view text);     // non-empty, printable
+std::optional<NetworkPolicy> parse_network(std::string_view text);
+std::optional<bool> parse_bool_text(std::string_view text);      // 1 0 true false
+std::optional<uint64_t> parse_size_text(std::string_view text);  // parse_size, > 0
+
+inline constexpr uint64_t kMaxCpus = 1024;
+
+// An http(s) URL taken apart. `host` has no IPv6 brackets; `port` is empty when the URL has none.
+struct UrlParts {
+  std::string scheme;    // "http" or "https", lower case
+  std::string userinfo;  // "user:pass" or empty
+  std::string host;
+  std::string port;
+  std::string rest;  // path, query and fragment, as written ("" or "/v1")
+};
+std::optional<UrlParts> split_url(std::string_view text);
+
+// A host as it appears in a URL: IPv6 addresses get brackets.
+std::string url_host(std::string_view host);
+
+// A value quoted in a warning, with control characters replaced so it cannot rewrite the terminal.
+std::string printable(std::string_view text);
+
+}  // namespace tnk::config_detail

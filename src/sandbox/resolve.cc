@@ -1,0 +1,200 @@
+#include "sandbox/resolve.h"
+
+#include <algorithm>
+#include <ctime>
+
+#include "backend/backend.h"
+#include "backend/host_probe.h"
+#include "inference/model_cache.h"
+#include "naming/naming.h"
+#include "specs/profiles.h"
+#include "specs/revision.h"
+#include "state/layout.h"
+#include "state/store.h"
+
+namespace tnk::sandbox {
+namespace {
+
+bool profile_exists(const std::filesystem::path& config_dir, const std::string& profile) {
+  auto profiles = specs::list_profiles(config_dir);
+  return std::find(profiles.begin(), profiles.end(), profile) != profiles.end();
+}
+
+std::string available_profiles(const std::filesystem::path& config_dir) {
+  std::string list;
+  for (const auto& p : specs::list_profiles(config_dir)) list += (list.empty() ? "" : ", ") + p;
+  return list;
+}
+
+Status choose_profile(Context& ctx, const Config& config, const ResolveOptions& options, Resolved& r) {
+  const auto& config_dir = ctx.paths.config_dir;
+  if (options.profile) {
+    TNK_RETURN_IF_ERROR(specs::validate_profile_name(*options.profile));
+    if (!profile_exists(config_dir, *options.profile)) {
+      return not_found(
+          "unknown profile '" + *options.profile + "'",
+          "available profiles: " + available_profiles(config_dir) + " (`tnk init` installs the bundled ones)");
+    }
+    r.profile = *options.profile;
+    r.profile_source = "--profile";
+    return ok_status();
+  }
+  if (r.record) {
+    r.profile = r.record->profile;
+    r.profile_source = "sandbox record";
+    return ok_status();
+  }
+  const std::string& wanted = config.default_provision_profile.value;
+  if (specs::validate_profile_name(wanted).ok() && profile_exists(config_dir, wanted)) {
+    r.profile = wanted;
+    r.profile_source = "config";
+    return ok_status();
+  }
+  r.profile = "base";
+  r.profile_source = "fallback";
+  r.notes.push_back("default profile '" + wanted + "' is not installed, using 'base' (run `tnk init` to install it)");
+  return ok_status();
+}
+
+Status choose_backend(Context& ctx, const Config& config, const ResolveOptions& options, Resolved& r) {
+  std::string wanted = options.backend ? *options.backend : config.default_backend.value;
+  r.backend_source = options.backend ? "--backend" : "config";
+  TNK_RETURN_IF_ERROR(backend::validate_backend_name(wanted));
+  auto facts = backend::gather_host_facts(ctx.env);
+  auto automatic = backend::choose_auto_backend(facts);
+  if (r.record) {
+    if (options.backend && wanted != "auto" && wanted != r.record->backend) {
+      return usage_error("sandbox " + r.id + " was created with the '" + r.record->backend + "' backend",
+                         "`tnk sandbox delete` it first to recreate it with --backend " + wanted);
+    }
+    r.backend = r.record->backend;
+    r.backend_source = "sandbox record";
+    return ok_status();
+  }
+  if (wanted == "auto") {
+    r.backend = automatic.backend;
+    r.backend_source = "auto";
+    r.backend_why = automatic.why;
+    r.backend_weaker_note = automatic.weaker_note;
+  } else {
+    r.backend = wanted;
+  }
+  return ok_status();
+}
+
+void fill_runtime_env(Context& ctx, const Config& config, Resolved& r) {
+  std::string guest_url = guest_inference_url(config);
+  r.runtime_env = {
+      {"TNK_INFERENCE_URL", guest_url},
+      {"TNK_OPENAI_URL", guest_url},
+      {"TNK_MODEL_NAME", r.model.model_name},
+      {"TNK_ENGINE_RUNTIME", config.default_engine_runtime.value},
+      {"TNK_WORKSPACE_MOUNT", r.manifest.workspace_mount},
+      {"TNK_SPECS_REV", specs::specs_revision(ctx.paths.config_dir)},
+  };
+  r.runtime_env["TNK_CTX_WINDOW"] = std::to_string(r.model.context_window);
+}
+
+// tnk's own directories are never a project: sharing them would hand the sandbox its config,
+// specs and other sandboxes' state (the original mounted ~/.config/tnk read-write: its bug 5).
+Status refuse_tnk_dirs(const Context& ctx, const workspace::Project& project) {
+  for (const auto& dir : {ctx.paths.config_dir, ctx.paths.state_dir, ctx.paths.cache_dir}) {
+    std::error_code ec;
+    auto canonical = std::filesystem::weakly_canonical(dir, ec);
+    if (ec) continue;
+    if (workspace::is_within(canonical, project.dir) || workspace::is_within(project.dir, canonical)) {
+      return usage_error("project " + project.dir.string() + " overlaps tnk's own directory " + canonical.string(),
+                         "keep workspace_root apart from tnk's config, state and cache directories");
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+inference::ModelInfo probe_endpoint(Context& ctx, const std::string& url) {
+  auto cache = ctx.paths.cache_dir / state::kModelCacheFile;
+  int64_t now = std::time(nullptr);
+  if (auto cached = inference::read_cached(cache, url, now, inference::kModelCacheMaxAgeSeconds)) return *cached;
+  auto info = inference::probe_models(url);
+  inference::write_cache(cache, url, info, now);
+  return info;
+}
+
+const std::vector<std::string>& runtime_env_names() {
+  static const std::vector<std::string> names = {"TNK_INFERENCE_URL",  "TNK_OPENAI_URL", "TNK_MODEL_NAME",
+                                                 "TNK_ENGINE_RUNTIME", "TNK_CTX_WINDOW", "TNK_WORKSPACE_MOUNT",
+                                                 "TNK_SPECS_REV"};
+  return names;
+}
+
+Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
+  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+  Resolved r;
+  TNK_ASSIGN_OR_RETURN(r.project, workspace::resolve_project(config->workspace_root_path, ctx.paths.home, ctx.cwd));
+  TNK_RETURN_IF_ERROR(refuse_tnk_dirs(ctx, r.project));
+  state::Store store(ctx.paths.sandboxes_dir());
+  TNK_ASSIGN_OR_RETURN(r.id, naming::sandbox_id(r.project.name, naming::max_sandbox_id_length(store.root())));
+  TNK_ASSIGN_OR_RETURN(r.record, store.load(r.id));
+  if (r.record && r.record->project_dir != r.project.dir) {
+    return failed(
+        "sandbox " + r.id + " belongs to " + r.record->project_dir.string() + ", not " + r.project.dir.string(),
+        "two project names map to the same sandbox id; rename one of the projects");
+  }
+  TNK_RETURN_IF_ERROR(choose_profile(ctx, *config, options, r));
+  std::vector<std::string> warnings;
+  TNK_ASSIGN_OR_RETURN(r.manifest, specs::load_manifest(ctx.paths.config_dir, r.profile, &warnings));
+  for (const auto& w : warnings) r.notes.push_back(w);
+  if (!r.manifest.source.empty()) r.manifest_file = r.manifest.source;
+  // A created sandbox keeps the mount point it was created with.
+  if (r.record) r.manifest.workspace_mount = r.record->mount_point;
+  r.network = r.manifest.network.value_or(config->default_network.value);
+  TNK_ASSIGN_OR_RETURN(r.provision_script, specs::provision_script(ctx.paths.config_dir, r.profile));
+  r.guest_workdir = workspace::guest_workdir(r.project, r.manifest.workspace_mount);
+  TNK_RETURN_IF_ERROR(choose_backend(ctx, *config, options, r));
+
+  r.host_inference_url = host_inference_url(*config);
+  inference::ModelInfo info;
+  if (options.probe_inference) info = probe_endpoint(ctx, r.host_inference_url);
+  r.model = inference::resolve_runtime_model(info, config->model_name.value, config->context_window.value);
+  if (!r.model.note.empty()) r.notes.push_back(r.model.note);
+  fill_runtime_env(ctx, *config, r);
+
+  if (r.record) r.state = state::observe(store, r.id);
+  return r;
+}
+
+nlohmann::json to_json(const Resolved& r) {
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [k, v] : r.runtime_env) env[k] = v;
+  auto optional_path = [](const std::optional<std::filesystem::path>& p) {
+    return p ? nlohmann::json(p->string()) : nlohmann::json();
+  };
+  return {
+      {"id", r.id},
+      {"project",
+       {{"name", r.project.name}, {"dir", r.project.dir.string()}, {"workspace_root", r.project.root.string()}}},
+      {"profile", {{"name", r.profile}, {"source", r.profile_source}}},
+      {"manifest", optional_path(r.manifest_file)},
+      {"provision_script", optional_path(r.provision_script)},
+      {"mount", r.manifest.workspace_mount},
+      {"workdir", r.guest_workdir},
+      {"network", to_string(r.network)},
+      {"runtime_env", env},
+      {"inference",
+       {{"url", r.host_inference_url},
+        {"model", r.model.model_name},
+        {"model_source", r.model.source},
+        {"context_window", r.model.context_window},
+        {"context_source", r.model.context_source}}},
+      {"backend",
+       {{"name", r.backend},
+        {"source", r.backend_source},
+        {"why", r.backend_why},
+        {"weaker", r.backend_weaker_note.empty() ? nlohmann::json() : nlohmann::json(r.backend_weaker_note)}}},
+      {"state", state::to_string(r.state)},
+      {"notes", r.notes},
+  };
+}
+
+}  // namespace tnk::sandbox

@@ -1,0 +1,63 @@
+// Everything a sandbox command needs to know before touching a backend, worked out from the
+// cwd, tnk.toml, the specs and the host: which project, which sandbox id, which profile and
+// manifest, where the project appears in the guest, the runtime variables, and which backend.
+// Pure reading: nothing here creates or changes anything.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/context.h"
+#include "inference/model_probe.h"
+#include "inference/runtime_model.h"
+#include "specs/manifest.h"
+#include "state/liveness.h"
+#include "state/record.h"
+#include "workspace/workspace.h"
+
+namespace tnk::sandbox {
+
+struct ResolveOptions {
+  std::optional<std::string> profile;  // --profile
+  std::optional<std::string> backend;  // --backend
+  bool probe_inference = true;         // ask the endpoint for its model (<= 1 s, cached)
+};
+
+struct Resolved {
+  workspace::Project project;
+  std::string id;
+  std::string profile;
+  std::string profile_source;  // "--profile", "sandbox record", "config", "fallback"
+  specs::Manifest manifest;
+  NetworkPolicy network = NetworkPolicy::kInference;  // the manifest's, else default_network
+  std::optional<std::filesystem::path> manifest_file;
+  std::optional<std::filesystem::path> provision_script;
+  std::string guest_workdir;
+  std::string host_inference_url;  // where the host reaches the endpoint
+  inference::RuntimeModel model;
+  std::map<std::string, std::string> runtime_env;  // TNK_* variables handed into the sandbox
+  std::string backend;                             // vm | ns | lima
+  std::string backend_source;                      // "--backend", "sandbox record", "config", "auto"
+  std::string backend_why;                         // why auto chose it
+  std::string backend_weaker_note;                 // what is weaker than vm, when auto fell back
+  std::optional<state::SandboxRecord> record;      // nullopt: the sandbox does not exist yet
+  state::SandboxState state = state::SandboxState::kAbsent;
+  std::vector<std::string> notes;  // one-liners worth showing (fallbacks, a down endpoint)
+};
+
+Result<Resolved> resolve(Context& ctx, const ResolveOptions& options);
+
+// One GET /models of the endpoint (<= 1 s), answered from a 30 s cache when it is fresh.
+inference::ModelInfo probe_endpoint(Context& ctx, const std::string& url);
+
+// The runtime variable names, in the order they are documented.
+const std::vector<std::string>& runtime_env_names();
+
+nlohmann::json to_json(const Resolved& resolved);
+
+}  // namespace tnk::sandbox

@@ -1,0 +1,234 @@
+// Manifest parsing (yaml-cpp) and loading. yaml-cpp's exceptions stop here.
+#include "specs/manifest.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "config/size.h"
+#include "core/files.h"
+#include "specs/profiles.h"
+
+namespace tnk::specs {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr unsigned kMaxCpus = 1024;
+
+// Walks one document, filling `m`. Every error names <source>:<line>:<column> and the key.
+class Parser {
+ public:
+  Parser(const fs::path& source, Manifest& m) : source_(source), m_(m) {}
+
+  Status document(const YAML::Node& root) {
+    if (root.IsNull()) return ok_status();
+    if (!root.IsMap()) return error(root, "", "a manifest must be a mapping of keys", "for example `profile: pi`");
+    return each(root, "", [&](const std::string& key, const YAML::Node& value) -> Status {
+      if (key == "profile") return scalar(value, key, "for example `profile: pi`", m_.profile);
+      if (key == "resources") return section(value, key, [&](auto& k, auto& v) { return resources(k, v); });
+      if (key == "mounts") return section(value, key, [&](auto& k, auto& v) { return mounts(k, v); });
+      if (key == "security") return section(value, key, [&](auto& k, auto& v) { return security(k, v); });
+      if (key == "network") return section(value, key, [&](auto& k, auto& v) { return allow(k, v, m_.allow_domains); });
+      if (key == "provision") {
+        return section(value, key, [&](auto& k, auto& v) { return allow(k, v, m_.provision_allow_domains); });
+      }
+      return unknown(value, key);
+    });
+  }
+
+ private:
+  using Handler = std::function<Status(const std::string& key, const YAML::Node& value)>;
+
+  Error error(const YAML::Node& at, const std::string& key, const std::string& what, std::string hint) const {
+    YAML::Mark mark = at.Mark();
+    std::string where = source_.string();
+    if (!mark.is_null()) where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+    return failed(where + ": " + (key.empty() ? "" : key + ": ") + what, std::move(hint));
+  }
+
+  // Calls `handler` with the dotted key of each entry of `map`.
+  Status each(const YAML::Node& map, const std::string& prefix, const Handler& handler) {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (!it->first.IsScalar()) return error(it->first, prefix, "keys must be plain words", "");
+      std::string key = prefix.empty() ? it->first.Scalar() : prefix + "." + it->first.Scalar();
+      key_mark_ = it->first.Mark();
+      TNK_RETURN_IF_ERROR(handler(key, it->second));
+    }
+    return ok_status();
+  }
+
+  template <class F>
+  Status section(const YAML::Node& value, const std::string& key, F&& handler) {
+    if (value.IsNull()) return ok_status();
+    if (!value.IsMap())
+      return error(value, key, "must be a mapping of keys", "for example `" + key + ": {key: value}`");
+    return each(value, key, [&](const std::string& k, const YAML::Node& v) { return handler(k, v); });
+  }
+
+  Status unknown(const YAML::Node& value, const std::string& key) {
+    YAML::Mark mark = key_mark_.is_null() ? value.Mark() : key_mark_;
+    m_.unknown_keys.push_back(key + (mark.is_null() ? "" : " (line " + std::to_string(mark.line + 1) + ")"));
+    return ok_status();
+  }
+
+  Status scalar(const YAML::Node& value, const std::string& key, const std::string& hint, std::string& out) {
+    if (value.IsNull()) return ok_status();
+    if (!value.IsScalar()) return error(value, key, "must be a single value", hint);
+    out = value.Scalar();
+    return ok_status();
+  }
+
+  Status resources(const std::string& key, const YAML::Node& value) {
+    if (key == "resources.cpus") return cpus(key, value);
+    if (key == "resources.memory") return size(key, value, m_.memory_bytes);
+    if (key == "resources.disk") return size(key, value, m_.disk_bytes);
+    return unknown(value, key);
+  }
+
+  Status cpus(const std::string& key, const YAML::Node& value) {
+    if (value.IsNull()) return ok_status();
+    const std::string hint = "for example `cpus: 2` under `resources:`";
+    if (!value.IsScalar()) return error(value, key, "must be a whole number of CPUs", hint);
+    const std::string& s = value.Scalar();
+    bool digits =
+        !s.empty() && s.size() <= 4 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    unsigned n = digits ? static_cast<unsigned>(std::stoul(s)) : 0;
+    if (n < 1 || n > kMaxCpus) {
+      return error(value, key,
+                   "must be a whole number of CPUs from 1 to " + std::to_string(kMaxCpus) + ", got '" + s + "'", hint);
+    }
+    m_.cpus = n;
+    return ok_status();
+  }
+
+  Status size(const std::string& key, const YAML::Node& value, std::optional<uint64_t>& out) {
+    if (value.IsNull()) return ok_status();
+    const std::string hint = "for example `" + key.substr(key.find('.') + 1) + ": 2GiB` (or 512MiB) under `resources:`";
+    std::optional<uint64_t> bytes;
+    if (value.IsScalar()) {
+      if (Result<uint64_t> parsed = tnk::parse_size(value.Scalar()); parsed && *parsed > 0) bytes = *parsed;
+    }
+    if (!bytes) {
+      std::string got = value.IsScalar() ? ", got '" + value.Scalar() + "'" : "";
+      return error(value, key, "must be a size such as 2GiB" + got, hint);
+    }
+    out = *bytes;
+    return ok_status();
+  }
+
+  Status mounts(const std::string& key, const YAML::Node& value) {
+    if (key == "mounts.workspace") {
+      std::string path;
+      TNK_RETURN_IF_ERROR(scalar(value, key, "for example `workspace: /workspace` under `mounts:`", path));
+      if (value.IsNull()) return ok_status();
+      if (Status st = validate_workspace_mount(path); !st)
+        return error(value, key, st.error().message, st.error().hint);
+      m_.workspace_mount = path;
+      return ok_status();
+    }
+    if (key == "mounts.readonly") {
+      return list(value, key, ".git/hooks", [&](const YAML::Node& item) -> Status {
+        Result<std::string> normal = normalize_readonly_path(item.Scalar());
+        if (!normal) return error(item, key, normal.error().message, normal.error().hint);
+        add_unique(m_.readonly_paths, *normal);
+        return ok_status();
+      });
+    }
+    return unknown(value, key);
+  }
+
+  Status security(const std::string& key, const YAML::Node& value) {
+    if (key != "security.network") return unknown(value, key);
+    const std::string hint = std::string("use one of: ") + kNetworkPolicyNames;
+    if (value.IsNull()) return ok_status();
+    if (!value.IsScalar()) return error(value, key, "must be a policy name", hint);
+    std::optional<NetworkPolicy> policy = parse_network_policy(value.Scalar());
+    if (!policy) {
+      return error(value, key, "unknown network policy '" + value.Scalar() + "'",
+                   hint + (value.Scalar() == "host" ? " (`open` is the closest to the original's `host`)" : ""));
+    }
+    m_.network = policy;
+    return ok_status();
+  }
+
+  Status allow(const std::string& key, const YAML::Node& value, std::vector<std::string>& out) {
+    if (!key.ends_with(".allow")) return unknown(value, key);
+    return list(value, key, "example.com", [&](const YAML::Node& item) -> Status {
+      if (Status st = validate_domain(item.Scalar()); !st) return error(item, key, st.error().message, st.error().hint);
+      add_unique(out, item.Scalar());
+      return ok_status();
+    });
+  }
+
+  // A sequence of scalars; `each_item` checks and stores one.
+  Status list(const YAML::Node& value, const std::string& key, const std::string& example,
+              const std::function<Status(const YAML::Node&)>& each_item) {
+    if (value.IsNull()) return ok_status();
+    const std::string hint = "write a list, for example `" + key.substr(key.find('.') + 1) + ": [" + example + "]`";
+    if (!value.IsSequence()) return error(value, key, "must be a list", hint);
+    for (const YAML::Node& item : value) {
+      if (!item.IsScalar()) return error(item, key, "list items must be single values", hint);
+      TNK_RETURN_IF_ERROR(each_item(item));
+    }
+    return ok_status();
+  }
+
+  static void add_unique(std::vector<std::string>& v, const std::string& s) {
+    if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+  }
+
+  const fs::path& source_;
+  Manifest& m_;
+  YAML::Mark key_mark_ = YAML::Mark::null_mark();  // where the key being handled is written
+};
+
+}  // namespace
+
+Result<Manifest> parse_manifest(const std::string& yaml_text, const fs::path& source) {
+  Manifest manifest;
+  manifest.source = source;
+  try {
+    YAML::Node root = YAML::Load(yaml_text);
+    Parser parser(source, manifest);
+    TNK_RETURN_IF_ERROR(parser.document(root));
+  } catch (const YAML::Exception& e) {
+    std::string where = source.string();
+    if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+    return failed(where + ": invalid YAML: " + e.msg,
+                  "fix the manifest, or run `tnk init --force` to restore "
+                  "the bundled ones");
+  }
+  return manifest;
+}
+
+Result<Manifest> load_manifest(const fs::path& config_dir, std::string_view profile,
+                               std::vector<std::string>* warnings) {
+  auto warn = [&](std::string message) {
+    if (warnings) warnings->push_back(std::move(message));
+  };
+  TNK_ASSIGN_OR_RETURN(ManifestChoice choice, find_manifest(config_dir, profile));
+  if (!choice.path) {
+    warn("no manifest for profile '" + std::string(profile) + "' and no " + std::string(kBaseManifest) + " in " +
+         manifests_dir(config_dir).string() + ": using the defaults");
+    Manifest defaults;
+    defaults.profile = std::string(profile);
+    return defaults;
+  }
+  if (choice.fell_back_to_base) {
+    warn("no manifest for profile '" + std::string(profile) + "', using " + std::string(kBaseManifest));
+  }
+  TNK_ASSIGN_OR_RETURN(std::string text, read_file(*choice.path));
+  TNK_ASSIGN_OR_RETURN(Manifest manifest, parse_manifest(text, *choice.path));
+  if (!manifest.unknown_keys.empty()) {
+    std::string keys;
+    for (const auto& k : manifest.unknown_keys) keys += (keys.empty() ? "" : ", ") + k;
+    warn(choice.path->string() + ": ignoring keys tnk does not use: " + keys);
+  }
+  if (!manifest.allow_domains.empty() && manifest.network != NetworkPolicy::kAllowlist) {
+    warn(choice.path->string() + ": network.allow is only used with `security.network: allowlist`");
+  }
+  return manifest;
+}
+
+}  // namespace tnk::specs

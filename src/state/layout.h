@@ -1,0 +1,29 @@
+// Every file tnk keeps for a sandbox, by name. Documented in docs/state-layout.md; no other
+// module spells these names.
+#pragma once
+
+namespace tnk::state {
+
+// $XDG_STATE_HOME/tnk/sandboxes/<id>/...
+inline constexpr const char* kRecordFile = "sandbox.json";  // the record (atomic rewrite)
+inline constexpr const char* kLockFile = "lock";            // flock, held only while state changes
+inline constexpr const char* kSupervisorPidFile = "supervisor.pid";
+inline constexpr const char* kControlSocket = "ctl.sock";  // supervisor control socket, 0600
+inline constexpr const char* kDiskFile = "disk.qcow2";     // vm: overlay of the shared base image
+inline constexpr const char* kQemuPidFile = "qemu.pid";
+inline constexpr const char* kQmpSocket = "qmp.sock";
+inline constexpr const char* kVirtiofsdSocket = "virtiofsd.sock";
+inline constexpr const char* kAgentSocket = "agent.sock";
+inline constexpr const char* kSerialLog = "serial.log";
+inline constexpr const char* kUpperDir = "upper";       // ns: persistent overlay upper layer
+inline constexpr const char* kOverlayWorkDir = "work";  // ns: overlayfs work dir
+
+// The top-level directories (config, state/sandboxes, state/audit, cache/images) are spelled once,
+// in core/paths.h. $XDG_CACHE_HOME/tnk/...
+inline constexpr const char* kModelCacheFile = "inference.json";  // the last /v1/models answer, 30 s
+
+// The current schema of sandbox.json; records from a newer tnk are refused. (There is no older
+// schema yet; when there is, it is migrated on read.)
+inline constexpr int kRecordSchema = 1;
+
+}  // namespace tnk::state

@@ -1,0 +1,57 @@
+#include "state/store.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+#include "core/files.h"
+#include "state/layout.h"
+
+namespace tnk::state {
+namespace fs = std::filesystem;
+
+Result<std::optional<SandboxRecord>> Store::load(const std::string& id) const {
+  fs::path path = file(id, kRecordFile);
+  auto text = read_file(path);
+  if (!text) {
+    if (text.error().sys_errno == ENOENT) return std::optional<SandboxRecord>();
+    return text.error();
+  }
+  TNK_ASSIGN_OR_RETURN(SandboxRecord record, record_from_json_text(*text, path));
+  return std::optional<SandboxRecord>(std::move(record));
+}
+
+Status Store::save(const SandboxRecord& record) const {
+  TNK_RETURN_IF_ERROR(make_dirs(dir(record.id), 0700));
+  return write_file_atomic(file(record.id, kRecordFile), record_to_json(record).dump(2) + "\n", 0600);
+}
+
+Result<FileLock> Store::lock(const std::string& id, Log& log, std::chrono::milliseconds timeout) const {
+  TNK_RETURN_IF_ERROR(make_dirs(dir(id), 0700));
+  return FileLock::acquire(file(id, kLockFile), timeout,
+                           [&] { log.info("waiting for another tnk command to finish with " + id); });
+}
+
+Result<std::vector<std::string>> Store::list_ids() const {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  fs::directory_iterator it(root_, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return ids;
+    return sys_error(ec.value(), "cannot list " + root_.string());
+  }
+  for (const auto& entry : it) {
+    if (entry.is_directory(ec)) ids.push_back(entry.path().filename().string());
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+Status Store::remove(const std::string& id) const {
+  std::error_code ec;
+  fs::remove_all(dir(id), ec);
+  if (ec) return sys_error(ec.value(), "cannot remove " + dir(id).string());
+  return ok_status();
+}
+
+}  // namespace tnk::state

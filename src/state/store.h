@@ -1,0 +1,41 @@
+// The sandboxes directory: one subdirectory per sandbox id, its record and its lock.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/file_lock.h"
+#include "core/log.h"
+#include "core/result.h"
+#include "state/record.h"
+
+namespace tnk::state {
+
+class Store {
+ public:
+  explicit Store(std::filesystem::path sandboxes_dir) : root_(std::move(sandboxes_dir)) {}
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path dir(const std::string& id) const { return root_ / id; }
+  std::filesystem::path file(const std::string& id, const char* name) const { return root_ / id / name; }
+
+  // nullopt when the sandbox has no record (absent); an error when the record is unreadable or corrupt.
+  Result<std::optional<SandboxRecord>> load(const std::string& id) const;
+  // Atomic rewrite (temp + fsync + rename); creates the sandbox directory (0700).
+  Status save(const SandboxRecord& record) const;
+  // The per-sandbox flock. Hold it only while state changes, never for a whole session.
+  Result<FileLock> lock(const std::string& id, Log& log,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+  // Ids of every sandbox directory, sorted. A missing sandboxes directory is an empty list.
+  Result<std::vector<std::string>> list_ids() const;
+  // Removes the sandbox directory and everything in it.
+  Status remove(const std::string& id) const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace tnk::state

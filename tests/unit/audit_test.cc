@@ -1,0 +1,366 @@
+// AuditWriter, event builders and sha256_hex. The verifier has its own file (audit_verify_test.cc).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include "audit/chain.h"
+#include "audit/events.h"
+#include "audit/sha256.h"
+#include "audit/verify.h"
+#include "audit/writer.h"
+#include "audit_test_util.h"
+
+namespace tnk::audit {
+namespace {
+
+using nlohmann::json;
+using testing::slurp;
+using testing::split_lines;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+constexpr int64_t kT0 = 1736935867;
+Clock fixed_clock() {
+  return [] { return kT0; };
+}
+
+mode_t mode_of(const fs::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+// Restores the umask when a test changed it.
+class UmaskGuard {
+ public:
+  explicit UmaskGuard(mode_t mask) : old_(::umask(mask)) {}
+  ~UmaskGuard() { ::umask(old_); }
+
+ private:
+  mode_t old_;
+};
+
+TEST(Sha256Test, KnownVectors) {
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(AuditWriterTest, CreatesFile0600AndParentDirs0700) {
+  TempDir tmp;
+  UmaskGuard umask_022(022);
+  fs::path log = tmp.path() / "a" / "b" / "audit.ndjson";
+  auto w = AuditWriter::open(log);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_EQ(mode_of(tmp.path() / "a"), 0700u);
+  EXPECT_EQ(mode_of(tmp.path() / "a" / "b"), 0700u);
+  EXPECT_EQ(mode_of(log), 0600u);
+  EXPECT_TRUE(fs::is_regular_file(log));
+  EXPECT_EQ(w->path(), log);
+}
+
+TEST(AuditWriterTest, FileIsExactly0600WhateverTheUmask) {
+  TempDir tmp;
+  UmaskGuard umask_277(0277);  // would leave 0400 without the explicit fchmod
+  fs::path log = tmp.path() / "audit.ndjson";
+  ASSERT_TRUE(AuditWriter::open(log).ok());
+  EXPECT_EQ(mode_of(log), 0600u);
+}
+
+TEST(AuditWriterTest, RefusesSymlinkAndLeavesTargetAlone) {
+  TempDir tmp;
+  fs::path target = tmp.path() / "target";
+  { std::ofstream(target) << "precious\n"; }
+  fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink(target, tmp.path() / "link");
+  auto w = AuditWriter::open(tmp.path() / "link");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().kind, ErrorKind::kPermission);
+  EXPECT_NE(w.error().message.find("symbolic link"), std::string::npos) << w.error().message;
+  EXPECT_EQ(slurp(target), "precious\n");
+}
+
+TEST(AuditWriterTest, RefusesDanglingSymlinkWithoutCreatingItsTarget) {
+  TempDir tmp;
+  fs::create_symlink(tmp.path() / "elsewhere", tmp.path() / "link");
+  EXPECT_FALSE(AuditWriter::open(tmp.path() / "link").ok());
+  EXPECT_FALSE(fs::exists(tmp.path() / "elsewhere"));
+}
+
+TEST(AuditWriterTest, RefusesExistingLogWithWrongMode) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  { std::ofstream(log) << ""; }
+  ::chmod(log.c_str(), 0644);
+  auto w = AuditWriter::open(log);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().kind, ErrorKind::kPermission);
+  EXPECT_EQ(w.error().message, "refusing to continue audit log " + log.string() + ": its mode is 0644, expected 0600");
+  EXPECT_NE(w.error().hint.find("chmod 600"), std::string::npos);
+}
+
+TEST(AuditWriterTest, RefusesFifoWithoutBlockingAndDirectory) {
+  TempDir tmp;
+  fs::path fifo = tmp.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto w = AuditWriter::open(fifo);  // would hang here if open() blocked on the FIFO
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("not a regular file"), std::string::npos) << w.error().message;
+  fs::create_directory(tmp.path() / "dir");
+  EXPECT_FALSE(AuditWriter::open(tmp.path() / "dir").ok());
+}
+
+TEST(AuditWriterTest, ChainContinuesAcrossWriters) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  {
+    auto w = AuditWriter::open(log, fixed_clock());
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->append(sandbox_start("tnk-p", "ns", "base", "/src/p")).ok());
+    ASSERT_TRUE(w->append(sandbox_stop("tnk-p", "user")).ok());
+  }
+  {
+    auto w = AuditWriter::open(log, fixed_clock());
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->append(sandbox_delete("tnk-p")).ok());
+    ASSERT_TRUE(w->sync().ok());
+  }
+  auto lines = split_lines(slurp(log));
+  ASSERT_EQ(lines.size(), 3u);
+  std::string expected_prev{kGenesisPrev};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    json j = json::parse(lines[i]);
+    EXPECT_EQ(j["seq"], i + 1);
+    EXPECT_EQ(j["prev"], expected_prev) << "line " << i + 1;
+    expected_prev = sha256_hex(lines[i]);
+  }
+  auto report = verify_log(log);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok);
+  EXPECT_EQ(report->records, 3u);
+}
+
+TEST(AuditWriterTest, ClockSeamSetsTsUnlessCallerDid) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  auto w = AuditWriter::open(log, fixed_clock());
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(w->append(sandbox_delete("tnk-p")).ok());
+  json with_ts = sandbox_delete("tnk-p");
+  with_ts["ts"] = 5;
+  ASSERT_TRUE(w->append(with_ts).ok());
+  auto lines = split_lines(slurp(log));
+  EXPECT_EQ(json::parse(lines[0])["ts"], kT0);
+  EXPECT_EQ(json::parse(lines[1])["ts"], 5);
+
+  auto real = AuditWriter::open(tmp.path() / "real.ndjson");
+  ASSERT_TRUE(real.ok());
+  int64_t before = ::time(nullptr);
+  ASSERT_TRUE(real->append(sandbox_delete("tnk-p")).ok());
+  int64_t ts = json::parse(slurp(tmp.path() / "real.ndjson"))["ts"];
+  EXPECT_GE(ts, before);
+  EXPECT_LE(ts, ::time(nullptr));
+}
+
+TEST(AuditWriterTest, ExactLineCompactWithSortedKeys) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  auto w = AuditWriter::open(log, fixed_clock());
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(w->append(session_exit("tnk-myproj", 0, std::nullopt)).ok());
+  EXPECT_EQ(slurp(log), R"({"container_id":"tnk-myproj","event":"session_exit","exit_code":0,"prev":")" +
+                            std::string(kGenesisPrev) + R"(","seq":1,"ts":1736935867})" + "\n");
+}
+
+TEST(AuditWriterTest, OneLinePerRecordEvenWithNewlinesInValues) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  auto w = AuditWriter::open(log, fixed_clock());
+  ASSERT_TRUE(w.ok());
+  json odd = {{"zeta", "a\nb\r\nc"}, {"alpha", {{"z", 1}, {"a", 2}}}, {"event", "x"}};
+  ASSERT_TRUE(w->append(odd).ok());
+  ASSERT_TRUE(w->append(exec_invocation("tnk-p", {"bash", "-c", "echo\nhi"}, false, {}, {})).ok());
+  std::string content = slurp(log);
+  auto lines = split_lines(content);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(content.back(), '\n');
+  for (const auto& line : lines) EXPECT_TRUE(json::accept(line)) << line;
+  EXPECT_EQ(lines[0].rfind(R"({"alpha":{"a":2,"z":1},"event":"x","prev":)", 0), 0u) << lines[0];
+}
+
+TEST(AuditWriterTest, SeqAndPrevFromTheCallerAreReplaced) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  auto w = AuditWriter::open(log, fixed_clock());
+  ASSERT_TRUE(w.ok());
+  json forged = sandbox_delete("tnk-p");
+  forged["seq"] = 99;
+  forged["prev"] = "f00";
+  ASSERT_TRUE(w->append(forged).ok());
+  json j = json::parse(slurp(log));
+  EXPECT_EQ(j["seq"], 1);
+  EXPECT_EQ(j["prev"], std::string(kGenesisPrev));
+}
+
+TEST(AuditWriterTest, RejectsNonObjectRecord) {
+  TempDir tmp;
+  auto w = AuditWriter::open(tmp.path() / "audit.ndjson");
+  ASSERT_TRUE(w.ok());
+  EXPECT_FALSE(w->append(json::array({1, 2})).ok());
+  EXPECT_EQ(slurp(tmp.path() / "audit.ndjson"), "");
+}
+
+TEST(AuditWriterTest, ExecInvocationRecordsEnvNamesNeverValues) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  // What the CLI has: -e API_KEY=sk-secret-123 -e DEBUG=1. Only the names reach the builder.
+  std::map<std::string, std::string> user_env = {{"API_KEY", "sk-secret-123"}, {"DEBUG", "1"}};
+  std::vector<std::string> names;
+  for (const auto& [name, value] : user_env) names.push_back(name);
+  RuntimeEnv runtime = {{"TNK_INFERENCE_URL", "http://10.0.2.2:8080/v1"}};
+  std::vector<std::string> argv = {"tnk-agent", "exec", "--", "bash", "-l"};
+  auto w = AuditWriter::open(log, fixed_clock());
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(w->append(exec_invocation("tnk-p", argv, true, runtime, names)).ok());
+  std::string content = slurp(log);
+  EXPECT_EQ(content.find("sk-secret-123"), std::string::npos);
+  json j = json::parse(content);
+  EXPECT_EQ(j["user_env_names"], json({"API_KEY", "DEBUG"}));
+  EXPECT_EQ(j["argv"], json(argv));
+}
+
+TEST(AuditWriterTest, RefusesToContinueLogEndingWithPartialRecord) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  {
+    auto w = AuditWriter::open(log, fixed_clock());
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->append(sandbox_delete("tnk-p")).ok());
+  }
+  std::string content = slurp(log);
+  testing::overwrite(log, content + content.substr(0, content.size() / 2));
+  auto w = AuditWriter::open(log);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("ends with an incomplete record"), std::string::npos);
+  EXPECT_NE(w.error().hint.find("tnk audit verify"), std::string::npos);
+
+  testing::overwrite(log, content + "not json\n");
+  w = AuditWriter::open(log);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("not an audit record"), std::string::npos) << w.error().message;
+}
+
+// Each child appends `n` records tagged with `who` through `w`, or through its own writer when
+// `w` is null. Exits 0 on success.
+[[noreturn]] void child_append(AuditWriter* w, const fs::path& log, const std::string& who, int n) {
+  std::optional<AuditWriter> own;
+  if (w == nullptr) {
+    auto opened = AuditWriter::open(log);
+    if (!opened.ok()) ::_exit(2);
+    own.emplace(std::move(opened).value());
+    w = &*own;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!w->append({{"event", "test"}, {"who", who}, {"i", i}}).ok()) ::_exit(3);
+  }
+  ::_exit(0);
+}
+
+void run_two_children(AuditWriter* shared, const fs::path& log) {
+  pid_t a = ::fork();
+  ASSERT_GE(a, 0);
+  if (a == 0) child_append(shared, log, "a", 200);
+  pid_t b = ::fork();
+  ASSERT_GE(b, 0);
+  if (b == 0) child_append(shared, log, "b", 200);
+  for (pid_t pid : {a, b}) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+}
+
+std::map<std::string, int> count_by_who(const fs::path& log) {
+  std::map<std::string, int> counts;
+  for (const auto& line : split_lines(slurp(log))) counts[json::parse(line).value("who", "")]++;
+  return counts;
+}
+
+TEST(AuditWriterTest, TwoProcessesAppendingKeepOneChain) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  run_two_children(nullptr, log);
+  auto report = verify_log(log);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok) << report->problem;
+  EXPECT_EQ(report->records, 400u);
+  auto counts = count_by_who(log);
+  EXPECT_EQ(counts["a"], 200);
+  EXPECT_EQ(counts["b"], 200);
+}
+
+// A writer inherited across fork() shares the open file (and so the flock) with the parent;
+// the children must still exclude each other.
+TEST(AuditWriterTest, WriterInheritedAcrossForkKeepsOneChain) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  auto w = AuditWriter::open(log);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(w->append({{"event", "test"}, {"who", "parent"}}).ok());
+  run_two_children(&*w, log);
+  ASSERT_TRUE(w->append({{"event", "test"}, {"who", "parent"}}).ok());
+  auto report = verify_log(log);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok) << report->problem;
+  EXPECT_EQ(report->records, 402u);
+  EXPECT_EQ(count_by_who(log)["parent"], 2);
+}
+
+// Bytes this process has read through read()/pread(), from /proc/self/io.
+std::optional<long long> bytes_read() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  long long value = 0;
+  while (io >> key >> value) {
+    if (key == "rchar:") return value;
+  }
+  return std::nullopt;
+}
+
+TEST(AuditWriterTest, ContinuingAHugeLogReadsOnlyItsTail) {
+  if (!bytes_read()) GTEST_SKIP() << "/proc/self/io not available";
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  constexpr off_t kHuge = off_t{256} << 20;
+  std::string last = json{{"event", "x"}, {"prev", std::string(64, 'a')}, {"seq", 7}, {"ts", 1}}.dump();
+  {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, kHuge), 0);  // a sparse first "line" of 256 MiB
+    std::string tail = "\n" + last + "\n";
+    ASSERT_EQ(::pwrite(fd, tail.data(), tail.size(), kHuge), static_cast<ssize_t>(tail.size()));
+    ::close(fd);
+  }
+  long long before = *bytes_read();
+  auto w = AuditWriter::open(log, fixed_clock());
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  ASSERT_TRUE(w->append(sandbox_delete("tnk-p")).ok());
+  EXPECT_LT(*bytes_read() - before, 1 << 20);
+  std::ifstream in(log, std::ios::binary);
+  in.seekg(kHuge + 1 + static_cast<off_t>(last.size()) + 1);
+  std::string appended_line;
+  ASSERT_TRUE(std::getline(in, appended_line));
+  json appended = json::parse(appended_line);
+  EXPECT_EQ(appended["seq"], 8);
+  EXPECT_EQ(appended["prev"], sha256_hex(last));
+}
+
+}  // namespace
+}  // namespace tnk::audit

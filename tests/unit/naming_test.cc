@@ -1,0 +1,232 @@
+#include "naming/naming.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace tnk::naming {
+namespace {
+
+// Expected hashes were computed independently (python3, FNV-1a 64, low 32 bits as %08x):
+//   my.proj -> 9ea8785c   a b -> 04833892   a.b -> 0466522c   Ünïcode -> d503dfcb
+//   ...     -> ec4b1219   日本 -> a6d3ce91
+
+std::string id_or_die(std::string_view name, size_t max = kMaxSandboxIdLength) {
+  auto r = sandbox_id(name, max);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? *r : std::string();
+}
+
+bool ends_with_hash(const std::string& id) {
+  if (id.size() < 9 || id[id.size() - 9] != '-') return false;
+  for (size_t i = id.size() - 8; i < id.size(); ++i) {
+    char c = id[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+TEST(Fnv1a64, KnownVectors) {
+  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ULL);
+  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
+  EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ULL);
+  EXPECT_EQ(fnv1a64("my.proj"), 0x9263f7949ea8785cULL);
+}
+
+TEST(SandboxId, CleanNamesAreKept) {
+  EXPECT_EQ(id_or_die("homepage"), "tnk-homepage");
+  EXPECT_EQ(id_or_die("tnk"), "tnk-tnk");
+  EXPECT_EQ(id_or_die("My_Proj-2"), "tnk-My_Proj-2");  // case preserved, like the original
+}
+
+TEST(SandboxId, DirtyNamesGetTheOriginalHash) {
+  EXPECT_EQ(id_or_die("my.proj"), "tnk-myproj-9ea8785c");
+  EXPECT_EQ(id_or_die("a b"), "tnk-ab-04833892");
+}
+
+// Bug 29: Unicode letters were kept by the original; we drop every non-ASCII byte.
+TEST(SandboxId, Bug29NonAsciiDropped) { EXPECT_EQ(id_or_die("Ünïcode"), "tnk-ncode-d503dfcb"); }
+
+TEST(SandboxId, EmptyAfterSanitizingUsesProject) {
+  EXPECT_EQ(id_or_die("..."), "tnk-project-ec4b1219");
+  EXPECT_EQ(id_or_die("日本"), "tnk-project-a6d3ce91");
+}
+
+TEST(SandboxId, NamesEqualAfterStrippingStayDistinct) {
+  const std::string a = id_or_die("a.b");
+  const std::string b = id_or_die("a b");
+  const std::string c = id_or_die("ab");
+  EXPECT_EQ(a, "tnk-ab-0466522c");
+  EXPECT_EQ(b, "tnk-ab-04833892");
+  EXPECT_EQ(c, "tnk-ab");
+  EXPECT_NE(a, b);
+  EXPECT_NE(b, c);
+  EXPECT_NE(a, c);
+}
+
+TEST(SandboxId, Bug29LongNamesAreCutAndHashed) {
+  const std::string prefix(290, 'x');
+  const std::string one = prefix + "aaaaaaaaaa";
+  const std::string two = prefix + "bbbbbbbbbb";
+  ASSERT_EQ(one.size(), 300u);
+  const std::string id1 = id_or_die(one);
+  const std::string id2 = id_or_die(two);
+  EXPECT_EQ(id1.size(), kMaxSandboxIdLength);
+  EXPECT_LE(id2.size(), kMaxSandboxIdLength);
+  EXPECT_TRUE(ends_with_hash(id1)) << id1;
+  EXPECT_TRUE(ends_with_hash(id2)) << id2;
+  EXPECT_NE(id1, id2);
+  EXPECT_EQ(id1.substr(0, 4), "tnk-");
+}
+
+TEST(SandboxId, CutFitsASmallBudgetExactly) {
+  EXPECT_EQ(id_or_die("homepage", 20), "tnk-homepage");                  // fits: untouched
+  EXPECT_EQ(id_or_die("homepage-project", 20), "tnk-homepage-project");  // exactly 20: untouched
+  const std::string cut = id_or_die("homepage-project", 19);
+  EXPECT_EQ(cut.size(), 19u);
+  EXPECT_EQ(cut.substr(0, 11), "tnk-homepa-");
+  EXPECT_TRUE(ends_with_hash(cut)) << cut;
+  EXPECT_EQ(id_or_die("my.proj", 14), "tnk-m-9ea8785c");
+}
+
+TEST(SandboxId, CutTrimsTrailingSeparators) {
+  // Budget 20 leaves 7 characters: "abcdef-" -> "abcdef".
+  const std::string id = id_or_die("abcdef-ghijklmnopq", 20);
+  EXPECT_EQ(id.substr(0, 11), "tnk-abcdef-");
+  EXPECT_EQ(id.size(), 19u);
+  EXPECT_TRUE(ends_with_hash(id)) << id;
+  const std::string id2 = id_or_die("abcde__ghijklmnopq", 20);
+  EXPECT_EQ(id2.substr(0, 10), "tnk-abcde-");
+  EXPECT_TRUE(ends_with_hash(id2)) << id2;
+}
+
+TEST(SandboxId, EmptyNameIsUsageError) {
+  auto r = sandbox_id("", kMaxSandboxIdLength);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kUsage);
+}
+
+TEST(SandboxId, TooSmallBudgetFailsWithXdgHint) {
+  auto r = sandbox_id("homepage", 13);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kFailed);
+  EXPECT_NE(r.error().message.find("state directory path is too long"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().hint.find("XDG_STATE_HOME"), std::string::npos) << r.error().hint;
+  EXPECT_TRUE(sandbox_id("homepage", 14).ok());
+}
+
+TEST(MaxSandboxIdLength, ShortDirIsCappedAt63) {
+  EXPECT_EQ(max_sandbox_id_length("/s"), 63u);
+  // A typical state dir (34 characters): 107 - (34 + 1 + 1 + 14) = 57.
+  EXPECT_EQ(max_sandbox_id_length("/home/u/.local/state/tnk/sandboxes"), 57u);
+}
+
+TEST(MaxSandboxIdLength, LongDirLeavesRoomForTheSocketName) {
+  const std::string dir = "/" + std::string(59, 'd');  // 60 characters
+  // 107 - (60 + 1 + 1 + 14) = 31
+  EXPECT_EQ(max_sandbox_id_length(dir), 31u);
+  EXPECT_EQ(max_sandbox_id_length(dir + "/"), 31u);
+  const size_t n = max_sandbox_id_length(dir);
+  const std::string sock = dir + "/" + std::string(n, 'i') + "/" + std::string(kLongestSocketName);
+  EXPECT_EQ(sock.size(), kSunPathUsable);
+}
+
+TEST(MaxSandboxIdLength, VeryLongDirLeavesNothing) {
+  const std::string dir = "/" + std::string(200, 'd');
+  EXPECT_EQ(max_sandbox_id_length(dir), 0u);
+  auto r = sandbox_id("homepage", max_sandbox_id_length(dir));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().hint.find("XDG_STATE_HOME"), std::string::npos);
+}
+
+TEST(ValidateSandboxName, Accepts) {
+  EXPECT_TRUE(validate_sandbox_name("tnk-homepage").ok());
+  EXPECT_TRUE(validate_sandbox_name("tnk-myproj-9ea8785c").ok());
+  EXPECT_TRUE(validate_sandbox_name("tnk-" + std::string(59, 'a')).ok());
+}
+
+TEST(ValidateSandboxName, Refuses) {
+  auto r = validate_sandbox_name("x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kUsage);
+  EXPECT_EQ(r.error().message, "invalid sandbox name 'x': must start with 'tnk-'");
+  EXPECT_EQ(r.error().hint, "`tnk sandbox ls` lists the names");
+
+  for (const std::string& bad :
+       std::vector<std::string>{"", "tnk-", "tnk-../x", "tnk-a/b", "tnk-..", "tnk-a.b", "tnk-a b", "../tnk-a",
+                                "tnk-" + std::string(60, 'a'), "tnk-\xc3\x9c", std::string("tnk-a\0b", 7)}) {
+    auto s = validate_sandbox_name(bad);
+    EXPECT_FALSE(s.ok()) << bad;
+    if (!s.ok()) {
+      EXPECT_EQ(s.error().kind, ErrorKind::kUsage) << bad;
+    }
+  }
+  auto slash = validate_sandbox_name("tnk-a/b");
+  ASSERT_FALSE(slash.ok());
+  EXPECT_EQ(slash.error().message, "invalid sandbox name 'tnk-a/b': only letters, digits, '-' and '_' are allowed");
+  auto esc = validate_sandbox_name("tnk-\x1b[2J");
+  ASSERT_FALSE(esc.ok());
+  EXPECT_EQ(esc.error().message.find('\x1b'), std::string::npos);  // control bytes are escaped
+}
+
+TEST(ValidateEnvAssignment, Good) {
+  std::string k, v;
+  ASSERT_TRUE(validate_env_assignment("FOO=bar=baz", &k, &v).ok());
+  EXPECT_EQ(k, "FOO");
+  EXPECT_EQ(v, "bar=baz");
+  ASSERT_TRUE(validate_env_assignment("_x1=", &k, &v).ok());
+  EXPECT_EQ(k, "_x1");
+  EXPECT_EQ(v, "");
+  EXPECT_TRUE(validate_env_assignment("TNK=1", nullptr, nullptr).ok());
+  EXPECT_TRUE(validate_env_assignment("A=" + std::string(kMaxEnvValueBytes, 'v'), &k, &v).ok());
+}
+
+void expect_usage(std::string_view kv, std::string_view must_contain, std::string_view must_not_contain) {
+  std::string k = "unchanged", v = "unchanged";
+  auto r = validate_env_assignment(kv, &k, &v);
+  ASSERT_FALSE(r.ok()) << kv;
+  EXPECT_EQ(r.error().kind, ErrorKind::kUsage);
+  EXPECT_NE(r.error().message.find(must_contain), std::string::npos) << r.error().message;
+  if (!must_not_contain.empty()) {
+    EXPECT_EQ(r.error().message.find(must_not_contain), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().hint.find(must_not_contain), std::string::npos) << r.error().hint;
+  }
+  EXPECT_EQ(k, "unchanged");
+  EXPECT_EQ(v, "unchanged");
+}
+
+TEST(ValidateEnvAssignment, MissingEquals) {
+  expect_usage("FOO", "invalid environment assignment 'FOO': expected KEY=VALUE", "");
+  // Something that is not a name may be a secret pasted without KEY=: not echoed.
+  expect_usage("ghp_s3cr3t.t0ken", "expected KEY=VALUE", "s3cr3t");
+}
+
+TEST(ValidateEnvAssignment, Bug30LeadingDigitRefused) {
+  expect_usage("1X=s3cr3t", "invalid environment variable name '1X': must not start with a digit", "s3cr3t");
+}
+
+TEST(ValidateEnvAssignment, BadKeyCharacters) {
+  expect_usage("A-B=s3cr3t", "invalid environment variable name 'A-B'", "s3cr3t");
+  expect_usage("=s3cr3t", "the variable name before '=' is empty", "s3cr3t");
+}
+
+TEST(ValidateEnvAssignment, ReservedPrefixRefused) {
+  expect_usage("TNK_MODEL_NAME=s3cr3t", "environment variable 'TNK_MODEL_NAME' is reserved", "s3cr3t");
+  expect_usage("TNK_MODEL_NAME=s3cr3t", "cannot be overridden", "s3cr3t");
+}
+
+TEST(ValidateEnvAssignment, ControlCharactersInValueRefusedWithoutEcho) {
+  expect_usage("TOKEN=s3cr3t\nexport X=1", "invalid value for environment variable 'TOKEN'", "s3cr3t");
+  expect_usage("TOKEN=s3cr3t\r", "newline", "s3cr3t");
+  expect_usage(std::string_view("TOKEN=s3cr3t\0x", 14), "NUL", "s3cr3t");
+}
+
+TEST(ValidateEnvAssignment, TooLongValueRefusedWithoutEcho) {
+  const std::string value = "s3cr3t" + std::string(kMaxEnvValueBytes + 1 - 6, 'v');
+  ASSERT_EQ(value.size(), 4097u);
+  expect_usage("TOKEN=" + value, "too long (4097 bytes, at most 4096)", "s3cr3t");
+}
+
+}  // namespace
+}  // namespace tnk::naming
