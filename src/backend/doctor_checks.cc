@@ -10,8 +10,8 @@ using doctor::Status;
 void add_doctor_checks(doctor::Registry& registry, const HostFacts& facts) {
   registry.add({"backend_auto", "backend (auto)", false, [facts]() -> Outcome {
                   auto choice = choose_auto_backend(facts);
-                  std::string summary = choice.backend + ": " + choice.why;
-                  return {Status::kInfo, summary, choice.weaker_note};
+                  // The weaker-note is printed when a sandbox starts; here the reason is enough.
+                  return {Status::kInfo, choice.backend + ": " + choice.why, ""};
                 }});
   registry.add({"vm_accel", "vm backend acceleration", false, [facts]() -> Outcome {
                   auto accel = choose_vm_accel(facts);
