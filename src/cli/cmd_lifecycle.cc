@@ -69,15 +69,9 @@ Status stop_targets(Context& ctx, const std::vector<Target>& targets, bool dry_r
   return ok_status();
 }
 
-Result<std::vector<std::string>> current_project_id(Context& ctx) {
-  sandbox::ResolveOptions options;
-  options.probe_inference = false;
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, options));
-  return std::vector<std::string>{r.id};
-}
-
-// The current project's sandbox id, even when its record is corrupt (resolve() would refuse it).
-Result<std::string> current_id_for_delete(Context& ctx) {
+// The current project's sandbox id, worked out from the cwd alone: stop and delete need nothing
+// else, and must work even when the sandbox's record is corrupt (resolve() would refuse it).
+Result<std::string> current_sandbox_id(Context& ctx) {
   TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
   TNK_ASSIGN_OR_RETURN(auto project, workspace::resolve_project(config->workspace_root_path, ctx.paths.home, ctx.cwd));
   state::Store store(ctx.paths.sandboxes_dir());
@@ -102,7 +96,8 @@ Result<int> run_stop(Context& ctx, const StopFlags& flags) {
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   } else {
-    TNK_ASSIGN_OR_RETURN(ids, current_project_id(ctx));
+    TNK_ASSIGN_OR_RETURN(std::string id, current_sandbox_id(ctx));
+    ids = {id};
   }
   TNK_ASSIGN_OR_RETURN(auto targets, existing(ctx, ids, !flags.names.empty()));
   TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, false, kDefaultStopGraceSeconds));
@@ -124,7 +119,7 @@ bool confirmed(const std::string& question) {
 // Everything a vm or ns sandbox owns lives in its state directory, so deleting it is removing
 // that directory once nothing runs. A lima sandbox lives in Lima's directory: its backend deletes it.
 Result<int> run_delete(Context& ctx, const DeleteFlags& flags) {
-  TNK_ASSIGN_OR_RETURN(std::string id, current_id_for_delete(ctx));
+  TNK_ASSIGN_OR_RETURN(std::string id, current_sandbox_id(ctx));
   TNK_ASSIGN_OR_RETURN(auto targets, existing(ctx, {id}, false));
   if (targets.empty()) {
     ctx.log.info("sandbox " + id + " does not exist; nothing to delete");
@@ -187,9 +182,7 @@ void add_lifecycle_commands(CLI::App& root, CommandTable& table) {
   auto run_dry = std::make_shared<bool>(false);
   run->add_flag("-n,--dry-run", *run_dry, "Show what would be started, change nothing");
   table.add(run, [run_dry](Context& ctx) -> Result<int> {
-    sandbox::ResolveOptions options;
-    TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, options));
-    for (const auto& note : r.notes) ctx.log.note(note);
+    TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, {}));
     if (*run_dry) {
       ctx.log.info("dry run: would start " + r.id + " (" + r.backend + " backend, profile " + r.profile + ")");
       return kExitOk;

@@ -75,6 +75,13 @@ Status backend_action(const std::string& backend_name, const std::string& action
   return failed("cannot " + action + ": the '" + backend->name() + "' backend does not implement it yet");
 }
 
+Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOptions& options) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, options));
+  for (const auto& note : r.notes) ctx.log.note(note);
+  if (!r.backend_weaker_note.empty()) ctx.log.note(r.backend_weaker_note);
+  return r;
+}
+
 void add_sandbox_flags(CLI::App& command, SandboxFlags& flags, bool with_backend) {
   command.add_option("--profile", flags.profile, "Profile to use (default: default_provision_profile in tnk.toml)");
   if (with_backend) {

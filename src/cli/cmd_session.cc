@@ -31,9 +31,7 @@ bool all_tty(const Context& ctx) {
 }
 
 Result<int> enter(Context& ctx, const SessionFlags& flags) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, flags.sandbox.resolve_options()));
-  for (const auto& note : r.notes) ctx.log.note(note);
-  if (!r.backend_weaker_note.empty()) ctx.log.note(r.backend_weaker_note);
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, flags.sandbox.resolve_options()));
   TNK_RETURN_IF_ERROR(backend_action(r.backend, "open a session in " + r.id));
   return kExitOk;
 }

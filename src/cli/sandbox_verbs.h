@@ -18,6 +18,10 @@ struct SandboxFlags {
 // what is missing; it is the single place the backends will plug into.
 Status backend_action(const std::string& backend_name, const std::string& action);
 
+// Resolves the current project's sandbox for a command that will run it (start, shell, exec, run)
+// and prints its notes once: fallbacks, a down endpoint, a backend weaker than vm.
+Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOptions& options);
+
 void add_sandbox_flags(CLI::App& command, SandboxFlags& flags, bool with_backend);
 void add_session_commands(CLI::App& sandbox, CommandTable& table);            // start, shell, exec
 void add_sandbox_lifecycle_commands(CLI::App& sandbox, CommandTable& table);  // stop, delete

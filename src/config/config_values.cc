@@ -4,6 +4,7 @@
 #include <cctype>
 #include <limits>
 
+#include "backend/backend.h"
 #include "config/size.h"
 #include "workspace/workspace.h"
 
@@ -76,8 +77,8 @@ std::optional<std::string> parse_bind_host(std::string_view text) {
 }
 
 std::optional<std::string> parse_backend_name(std::string_view text) {
-  if (text == "auto" || text == "vm" || text == "ns" || text == "lima") return std::string(text);
-  return std::nullopt;
+  if (!backend::validate_backend_name(text).ok()) return std::nullopt;
+  return std::string(text);
 }
 
 std::optional<std::string> parse_inference_url(std::string_view text) {

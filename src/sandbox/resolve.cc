@@ -60,8 +60,6 @@ Status choose_backend(Context& ctx, const Config& config, const ResolveOptions& 
   std::string wanted = options.backend ? *options.backend : config.default_backend.value;
   r.backend_source = options.backend ? "--backend" : "config";
   TNK_RETURN_IF_ERROR(backend::validate_backend_name(wanted));
-  auto facts = backend::gather_host_facts(ctx.env);
-  auto automatic = backend::choose_auto_backend(facts);
   if (r.record) {
     if (options.backend && wanted != "auto" && wanted != r.record->backend) {
       return usage_error("sandbox " + r.id + " was created with the '" + r.record->backend + "' backend",
@@ -72,6 +70,7 @@ Status choose_backend(Context& ctx, const Config& config, const ResolveOptions& 
     return ok_status();
   }
   if (wanted == "auto") {
+    auto automatic = backend::choose_auto_backend(backend::gather_host_facts(ctx.env));
     r.backend = automatic.backend;
     r.backend_source = "auto";
     r.backend_why = automatic.why;
@@ -154,8 +153,7 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   TNK_RETURN_IF_ERROR(choose_backend(ctx, *config, options, r));
 
   r.host_inference_url = host_inference_url(*config);
-  inference::ModelInfo info;
-  if (options.probe_inference) info = probe_endpoint(ctx, r.host_inference_url);
+  inference::ModelInfo info = probe_endpoint(ctx, r.host_inference_url);
   r.model = inference::resolve_runtime_model(info, config->model_name.value, config->context_window.value);
   if (!r.model.note.empty()) r.notes.push_back(r.model.note);
   fill_runtime_env(ctx, *config, r);

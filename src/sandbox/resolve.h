@@ -25,7 +25,6 @@ namespace tnk::sandbox {
 struct ResolveOptions {
   std::optional<std::string> profile;  // --profile
   std::optional<std::string> backend;  // --backend
-  bool probe_inference = true;         // ask the endpoint for its model (<= 1 s, cached)
 };
 
 struct Resolved {
