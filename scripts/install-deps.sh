@@ -8,9 +8,13 @@ packages=(
   build-essential cmake ninja-build pkg-config git clang-format
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libssl-dev libseccomp-dev
   libgtest-dev libgmock-dev
-  # tests (run with Debian's /usr/bin/python3)
-  python3 python3-pytest
+  # run: the image build (ns and vm backends)
+  mmdebstrap
+  # tests (run with Debian's /usr/bin/python3; npm answers `@npm` in provision.allow) and benchmarks
+  python3 python3-pytest bubblewrap hyperfine
 )
+# npm resolves `@npm` in provision.allow; a Node.js install that already ships it is kept.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

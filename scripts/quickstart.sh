@@ -10,8 +10,10 @@ bash scripts/install-deps.sh
 bash scripts/build.sh build
 tnk="$repo/build/tnk"
 
+# The sandbox image is cached in your own cache directory, so it is built once per machine.
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$HOME/.cache}"
 export HOME="${TNK_DEMO_HOME:-$repo/.demo/home}"
-unset XDG_CONFIG_HOME XDG_STATE_HOME XDG_CACHE_HOME
+unset XDG_CONFIG_HOME XDG_STATE_HOME
 project="$HOME/code/tnk-demo"
 mkdir -p "$project/src"
 [ -f "$project/README.md" ] || printf '# tnk demo project\n' >"$project/README.md"
@@ -22,5 +24,8 @@ cd "$project"
 if [ ! -d "$HOME/.config/tnk/sandbox.d" ]; then run "$tnk" init; fi
 run "$tnk" doctor
 run "$tnk" sandbox inspect
+run "$tnk" sandbox start
+run "$tnk" sandbox exec -- sh -c 'ls -la /workspace && env | grep "^TNK_" | sort'
 echo
 echo "demo HOME: $HOME  (export HOME=$HOME to keep using it; project: $project)"
+echo "the sandbox keeps running: \`tnk sandbox shell\` enters it, \`tnk sandbox stop\` stops it"

@@ -70,6 +70,15 @@ json provision_end(const std::string& container_id, const std::string& profile, 
   return e;
 }
 
+json provision_output(const std::string& container_id, const std::string& profile, const std::string& stream,
+                      const std::string& line) {
+  json e = event("provision_output", container_id);
+  e["profile"] = profile;
+  e["stream"] = stream;
+  e["line"] = line;
+  return e;
+}
+
 json net_allow(const std::string& container_id, const std::string& destination, int port, const std::string& rule) {
   json e = event("net_allow", container_id);
   e["destination"] = destination;

@@ -37,6 +37,10 @@ nlohmann::json provision_start(const std::string& container_id, const std::strin
 nlohmann::json provision_end(const std::string& container_id, const std::string& profile, int exit_code,
                              int64_t duration_ms);
 
+// One line the provisioning script printed; `stream` is "stdout" or "stderr".
+nlohmann::json provision_output(const std::string& container_id, const std::string& profile, const std::string& stream,
+                                const std::string& line);
+
 // `rule` names the policy rule that allowed the connection; `reason` why it was denied.
 nlohmann::json net_allow(const std::string& container_id, const std::string& destination, int port,
                          const std::string& rule);

@@ -1,13 +1,43 @@
 #include "backend/doctor_checks.h"
 
+#include <unistd.h>
+
+#include "image/apt_sources.h"
+#include "image/recipe.h"
+#include "image/store.h"
+#include "ns/host_support.h"
+
 namespace tnk::backend {
 
 using doctor::Outcome;
 using doctor::Status;
 
-// None of these is required yet: no backend is built into this tnk, so a host that lacks what
-// one needs is reported, not failed.
-void add_doctor_checks(doctor::Registry& registry, const HostFacts& facts) {
+namespace {
+
+// An ns probe as a check: the probes themselves say what they saw and what would fix it.
+void add_ns_probe(doctor::Registry& registry, const char* id, const char* title, ns::ProbeResult (*probe)(),
+                  Status when_missing) {
+  registry.add({id, title, false, [probe, when_missing]() -> Outcome {
+                  ns::ProbeResult result = probe();
+                  return {result.ok ? Status::kOk : when_missing, result.detail, result.ok ? "" : result.fix};
+                }});
+}
+
+Outcome image_outcome(const Paths& paths) {
+  auto sources = image::read_apt_sources();
+  if (!sources) return {Status::kWarn, sources.error().message, sources.error().hint};
+  auto recipe = image::default_recipe(*sources);
+  if (!recipe) return {Status::kWarn, recipe.error().message, recipe.error().hint};
+  std::string id = image::image_id(*recipe);
+  auto found = image::find_image(paths, id);
+  if (found) return {Status::kOk, id + " is built (" + std::to_string(found->size_bytes / 1000000) + " MB)", ""};
+  return {Status::kInfo, id + " is not built yet; the first `tnk sandbox start` builds it (about a minute)",
+          "tnk image build"};
+}
+
+}  // namespace
+
+void add_doctor_checks(doctor::Registry& registry, const HostFacts& facts, const Paths& paths) {
   registry.add({"backend_auto", "backend (auto)", false, [facts]() -> Outcome {
                   auto choice = choose_auto_backend(facts);
                   // The weaker-note is printed when a sandbox starts; here the reason is enough.
@@ -20,20 +50,18 @@ void add_doctor_checks(doctor::Registry& registry, const HostFacts& facts) {
                   if (accel.accel == Accel::kNone) fix = "sudo apt-get install qemu-system-x86";
                   return {status, std::string(accel_name(accel.accel)) + ": " + accel.why, fix};
                 }});
-  registry.add({"ns_userns", "ns backend: user namespaces", false, [facts]() -> Outcome {
-                  if (facts.userns_possible) return {Status::kOk, "available", ""};
-                  std::string fix;
-                  if (facts.apparmor_restricts_userns.value_or(false)) {
-                    fix =
-                        "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu 24.04 restricts "
-                        "unprivileged user namespaces)";
-                  }
-                  return {Status::kWarn, facts.userns_note, fix};
+  registry.add({"ns_root", "ns backend: privileges", false, []() -> Outcome {
+                  if (::geteuid() == 0) return {Status::kOk, "running as root: sandboxes map to host uids 100000+", ""};
+                  return {Status::kWarn, "this version of the ns backend needs root", "run tnk as root"};
                 }});
-  registry.add({"ns_overlay", "ns backend: overlayfs", false, [facts]() -> Outcome {
-                  if (facts.overlay_possible) return {Status::kOk, "overlay is in /proc/filesystems", ""};
-                  return {Status::kWarn, "overlay is not in /proc/filesystems", "sudo modprobe overlay"};
-                }});
+  add_ns_probe(registry, "ns_userns", "ns backend: user namespaces", ns::probe_user_namespaces, Status::kWarn);
+  add_ns_probe(registry, "ns_overlay", "ns backend: overlayfs in a user namespace", ns::probe_overlay_in_userns,
+               Status::kWarn);
+  add_ns_probe(registry, "ns_idmap", "ns backend: idmapped mounts", ns::probe_idmapped_mounts, Status::kWarn);
+  add_ns_probe(registry, "ns_seccomp", "ns backend: seccomp", ns::probe_seccomp, Status::kWarn);
+  add_ns_probe(registry, "ns_cgroups", "ns backend: resource limits (cgroups)", ns::probe_cgroup_delegation,
+               Status::kInfo);
+  registry.add({"image", "sandbox image", false, [paths]() -> Outcome { return image_outcome(paths); }});
 }
 
 }  // namespace tnk::backend

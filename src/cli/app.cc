@@ -103,6 +103,7 @@ int run(int argc, char** argv) {
   add_sandbox_commands(root, table);
   add_lifecycle_commands(root, table);
   add_doctor_command(root, table);
+  add_image_commands(root, table);
   add_audit_commands(root, table);
   add_completion_command(root, table);
   add_version_command(root, table);

@@ -72,7 +72,7 @@ void add_doctor_command(CLI::App& root, CommandTable& table) {
   table.add(cmd, [](Context& ctx) -> Result<int> {
     doctor::Registry registry;
     add_core_checks(ctx, registry);
-    backend::add_doctor_checks(registry, backend::gather_host_facts(ctx.env));
+    backend::add_doctor_checks(registry, backend::gather_host_facts(ctx.env), ctx.paths);
     auto results = doctor::run_checks(registry);
     ctx.out.document(doctor::to_json(results),
                      [&](std::ostream& os) { os << doctor::render_text(results, ctx.out.color()); });

@@ -1,10 +1,13 @@
 // tnk sandbox stop | delete, tnk run, tnk shutdown.
 #include <algorithm>
 #include <iostream>
+#include <thread>
 
+#include "audit/events.h"
 #include "backend/backend.h"
 #include "cli/sandbox_verbs.h"
 #include "naming/naming.h"
+#include "sandbox/audit_target.h"
 #include "state/liveness.h"
 #include "state/store.h"
 #include "workspace/workspace.h"
@@ -42,29 +45,49 @@ Result<std::vector<Target>> existing(Context& ctx, const std::vector<std::string
 
 Result<std::vector<std::string>> all_ids(Context& ctx) { return state::Store(ctx.paths.sandboxes_dir()).list_ids(); }
 
-// Stops every target that runs; one that cannot be stopped does not keep the others running.
-Status stop_targets(Context& ctx, const std::vector<Target>& targets, bool dry_run, unsigned grace_seconds) {
+// The targets that run, after the dry-run and not-running messages.
+std::vector<const Target*> running_targets(Context& ctx, const std::vector<Target>& targets, bool dry_run,
+                                           unsigned grace_seconds) {
   state::Store store(ctx.paths.sandboxes_dir());
-  std::optional<Error> first_error;
-  size_t running = 0;
+  std::vector<const Target*> running;
   for (const auto& t : targets) {
     if (state::live_sandbox_pids(store, t.id).empty()) {
       ctx.log.info(t.id + " is not running");
-      continue;
-    }
-    ++running;
-    if (dry_run) {
+    } else if (dry_run) {
       ctx.log.info("dry run: would stop " + t.id + " (killed after " + std::to_string(grace_seconds) + " s)");
-      continue;
-    }
-    auto stopped = t.record ? backend_action(t.record->backend, "stop " + t.id)
-                            : Status(failed("cannot stop " + t.id + ": its record is unreadable"));
-    if (!stopped.ok()) {
-      ctx.log.warn(stopped.error().message);
-      if (!first_error) first_error = stopped.error();
+    } else {
+      running.push_back(&t);
     }
   }
-  if (running == 0 && targets.empty()) ctx.log.info("no sandbox to stop");
+  if (targets.empty()) ctx.log.info("no sandbox to stop");
+  return running;
+}
+
+// Stops every target that runs, all at once (each gets the whole grace period); one that cannot be
+// stopped does not keep the others running.
+Status stop_targets(Context& ctx, const std::vector<Target>& targets, bool dry_run, unsigned grace_seconds,
+                    const std::string& reason) {
+  auto running = running_targets(ctx, targets, dry_run, grace_seconds);
+  std::vector<Status> results(running.size(), ok_status());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < running.size(); ++i) {
+    // A sandbox whose record is unreadable still has a supervisor to ask: records never hold liveness.
+    std::string backend = running[i]->record ? running[i]->record->backend : "ns";
+    threads.emplace_back([&ctx, &results, i, backend, id = running[i]->id, grace_seconds] {
+      Log log(ctx.log.stream(), ctx.log.verbosity());
+      results[i] = stop_supervised(ctx.paths, id, backend, std::chrono::seconds(grace_seconds), log);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::optional<Error> first_error;
+  for (size_t i = 0; i < running.size(); ++i) {
+    if (results[i].ok()) {
+      record_stop(ctx, running[i]->id, reason);
+    } else {
+      ctx.log.warn(results[i].error().message);
+      if (!first_error) first_error = results[i].error();
+    }
+  }
   if (first_error) return *first_error;
   return ok_status();
 }
@@ -100,7 +123,7 @@ Result<int> run_stop(Context& ctx, const StopFlags& flags) {
     ids = {id};
   }
   TNK_ASSIGN_OR_RETURN(auto targets, existing(ctx, ids, !flags.names.empty()));
-  TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, false, kDefaultStopGraceSeconds));
+  TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, false, kDefaultStopGraceSeconds, "user"));
   return kExitOk;
 }
 
@@ -142,14 +165,19 @@ Result<int> run_delete(Context& ctx, const DeleteFlags& flags) {
       return failed("not deleted", "");
     }
   }
+  if (!state::live_sandbox_pids(store, t.id).empty()) {
+    TNK_RETURN_IF_ERROR(stop_targets(ctx, {t}, false, kDefaultStopGraceSeconds, "delete"));
+  }
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(t.id, ctx.log));
   if (!state::live_sandbox_pids(store, t.id).empty()) {
-    return failed("sandbox " + t.id + " is running", "stop it first: `tnk sandbox stop`");
+    return failed("sandbox " + t.id + " was started again while it was being deleted", "run the delete again");
   }
   if (t.record && t.record->backend == "lima") {
-    TNK_RETURN_IF_ERROR(backend_action("lima", "delete " + t.id));
+    TNK_ASSIGN_OR_RETURN(auto lima, backend::open_backend("lima"));
+    return failed("cannot delete " + t.id + ": the '" + lima->name() + "' backend is not available in this build");
   }
   TNK_RETURN_IF_ERROR(store.remove(t.id));
+  if (auto audit = sandbox::open_audit(ctx, "", t.id)) sandbox::audit_append(ctx, *audit, audit::sandbox_delete(t.id));
   ctx.log.info("deleted " + t.id + "; " + project + " is untouched");
   return kExitOk;
 }
@@ -187,7 +215,9 @@ void add_lifecycle_commands(CLI::App& root, CommandTable& table) {
       ctx.log.info("dry run: would start " + r.id + " (" + r.backend + " backend, profile " + r.profile + ")");
       return kExitOk;
     }
-    TNK_RETURN_IF_ERROR(backend_action(r.backend, "start " + r.id));
+    std::optional<audit::AuditWriter> audit;
+    TNK_ASSIGN_OR_RETURN(audit, sandbox::open_audit(ctx, "", r.id));
+    TNK_RETURN_IF_ERROR(start_and_provision(ctx, r, audit));
     return kExitOk;
   });
 
@@ -202,7 +232,7 @@ void add_lifecycle_commands(CLI::App& root, CommandTable& table) {
   table.add(shutdown, [shutdown_dry, timeout](Context& ctx) -> Result<int> {
     TNK_ASSIGN_OR_RETURN(auto ids, all_ids(ctx));
     TNK_ASSIGN_OR_RETURN(auto targets, existing(ctx, ids, false));
-    TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, *shutdown_dry, *timeout));
+    TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, *shutdown_dry, *timeout, "shutdown"));
     return kExitOk;
   });
 }

@@ -1,10 +1,14 @@
 // tnk sandbox inspect | ls, and the registration of every `tnk sandbox` verb.
 #include <sstream>
 
+#include "audit/events.h"
 #include "backend/backend.h"
 #include "cli/command.h"
 #include "cli/sandbox_list.h"
 #include "cli/sandbox_verbs.h"
+#include "sandbox/audit_target.h"
+#include "sandbox/lifecycle.h"
+#include "sandbox/provision.h"
 #include "sandbox/resolve.h"
 #include "state/store.h"
 
@@ -70,9 +74,34 @@ sandbox::ResolveOptions SandboxFlags::resolve_options() const {
   return options;
 }
 
-Status backend_action(const std::string& backend_name, const std::string& action) {
-  TNK_ASSIGN_OR_RETURN(auto backend, backend::open_backend(backend_name));
-  return failed("cannot " + action + ": the '" + backend->name() + "' backend does not implement it yet");
+Status start_and_provision(Context& ctx, sandbox::Resolved& r, std::optional<audit::AuditWriter>& audit) {
+  auto began = std::chrono::steady_clock::now();
+  TNK_ASSIGN_OR_RETURN(auto outcome, sandbox::ensure_running(ctx, r));
+  if (!outcome.already_running) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
+    ctx.log.info((outcome.created ? "created and started " : "started ") + r.id + " (" + r.backend + " backend) in " +
+                 std::to_string(ms.count()) + " ms");
+    sandbox::audit_append(ctx, audit,
+                          audit::sandbox_start(r.id, r.backend, r.profile, outcome.record.project_dir.string()));
+  }
+  r.record = outcome.record;
+  r.state = state::SandboxState::kRunning;
+  return sandbox::provision_if_needed(ctx, r, audit);
+}
+
+Status stop_supervised(const Paths& paths, const std::string& id, const std::string& backend,
+                       std::chrono::milliseconds grace, Log& log) {
+  if (backend != "ns") {
+    TNK_ASSIGN_OR_RETURN(auto opened, backend::open_backend(backend));
+    return failed("cannot stop " + id + ": the '" + opened->name() + "' backend is not available in this build");
+  }
+  return sandbox::stop_sandbox(paths, id, grace, log);
+}
+
+void record_stop(Context& ctx, const std::string& id, const std::string& reason) {
+  auto audit = sandbox::open_audit(ctx, "", id);
+  if (audit) sandbox::audit_append(ctx, *audit, audit::sandbox_stop(id, reason));
+  ctx.log.info("stopped " + id);
 }
 
 Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOptions& options) {

@@ -1,9 +1,10 @@
 // tnk sandbox start | shell | exec: enter the current project's sandbox.
 // Flags are checked before anything is resolved, and the sandbox is resolved before the
 // backend is opened, so a mistake is reported as a usage error, not as a backend failure.
-#include "backend/backend.h"
 #include "cli/sandbox_verbs.h"
 #include "naming/naming.h"
+#include "sandbox/audit_target.h"
+#include "sandbox/session_run.h"
 
 namespace tnk::cli {
 namespace {
@@ -15,6 +16,7 @@ struct SessionFlags {
   std::string command;            // shell -c
   bool no_tty = false;            // shell --no-tty
   bool enter_shell = false;       // start --shell
+  bool root = false;              // shell/exec --root
   std::vector<std::string> argv;  // exec -- ARGV
 };
 
@@ -30,10 +32,34 @@ bool all_tty(const Context& ctx) {
   return ctx.terminal.stdin_tty && ctx.terminal.stdout_tty && ctx.terminal.stderr_tty;
 }
 
-Result<int> enter(Context& ctx, const SessionFlags& flags) {
+enum class Verb { kStart, kShell, kExec };
+
+sandbox::SessionSpec session_spec(const SessionFlags& flags, Verb verb) {
+  sandbox::SessionSpec spec;
+  spec.user_env = flags.env;
+  spec.identity = flags.root ? session::Identity::kRoot : session::Identity::kAgent;
+  if (verb == Verb::kExec) {
+    spec.argv = flags.argv;
+  } else if (!flags.command.empty()) {
+    spec.argv = {"bash", "-lc", flags.command};
+    spec.tty = !flags.no_tty;
+  } else {
+    spec.argv = {"bash", "-l"};
+    spec.tty = !flags.no_tty;
+  }
+  return spec;
+}
+
+// start: create, start and provision; shell and exec do the same first (a stopped sandbox starts).
+Result<int> enter(Context& ctx, const SessionFlags& flags, Verb verb) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, flags.sandbox.resolve_options()));
-  TNK_RETURN_IF_ERROR(backend_action(r.backend, "open a session in " + r.id));
-  return kExitOk;
+  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, flags.audit_log, r.id));
+  Status ready = start_and_provision(ctx, r, audit);
+  // A failed provisioning run fails `start`; a session still runs in the (usable) sandbox.
+  if (!ready.ok() && (verb == Verb::kStart || r.state != state::SandboxState::kRunning)) return ready.error();
+  if (!ready.ok()) ctx.log.warn(ready.error().message + " (" + ready.error().hint + ")");
+  if (verb == Verb::kStart && !flags.enter_shell) return kExitOk;
+  return sandbox::run_session(ctx, r, session_spec(flags, verb), audit);
 }
 
 }  // namespace
@@ -52,7 +78,7 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
     if (start_flags->enter_shell && !all_tty(ctx)) {
       return usage_error("--shell requires an interactive terminal", "run `tnk sandbox start` without --shell");
     }
-    return enter(ctx, *start_flags);
+    return enter(ctx, *start_flags, Verb::kStart);
   });
 
   auto* shell = sandbox.add_subcommand("shell", "Open a shell, or run one command, in the sandbox");
@@ -66,12 +92,13 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
   shell->add_flag("--no-tty", shell_flags->no_tty, "Do not use a terminal (for scripts and pipes)");
   shell->add_option("-e,--env", shell_flags->env, "Set KEY=VALUE in the session (repeatable; values never logged)");
   shell->add_option("--audit-log", shell_flags->audit_log, "Append NDJSON audit records to this file");
+  shell->add_flag("--root", shell_flags->root, "Run as root inside the sandbox (still unprivileged on the host)");
   table.add(shell, [shell_flags](Context& ctx) -> Result<int> {
     TNK_RETURN_IF_ERROR(check_env_flags(shell_flags->env));
     if (!shell_flags->no_tty && !all_tty(ctx)) {
       return usage_error("an interactive terminal is required", "use --no-tty for non-interactive commands");
     }
-    return enter(ctx, *shell_flags);
+    return enter(ctx, *shell_flags, Verb::kShell);
   });
 
   auto* exec = sandbox.add_subcommand("exec", "Run a program in the sandbox, without a shell");
@@ -82,10 +109,11 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
   auto exec_flags = std::make_shared<SessionFlags>();
   exec->add_option("-e,--env", exec_flags->env, "Set KEY=VALUE for the program (repeatable; values never logged)");
   exec->add_option("--audit-log", exec_flags->audit_log, "Append NDJSON audit records to this file");
+  exec->add_flag("--root", exec_flags->root, "Run as root inside the sandbox (still unprivileged on the host)");
   exec->add_option("argv", exec_flags->argv, "The program and its arguments, after --")->required();
   table.add(exec, [exec_flags](Context& ctx) -> Result<int> {
     TNK_RETURN_IF_ERROR(check_env_flags(exec_flags->env));
-    return enter(ctx, *exec_flags);
+    return enter(ctx, *exec_flags, Verb::kExec);
   });
 }
 

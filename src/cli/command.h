@@ -42,6 +42,7 @@ void add_sandbox_commands(CLI::App& root, CommandTable& table);
 void add_lifecycle_commands(CLI::App& root, CommandTable& table);  // run, shutdown
 void add_doctor_command(CLI::App& root, CommandTable& table);
 void add_audit_commands(CLI::App& root, CommandTable& table);
+void add_image_commands(CLI::App& root, CommandTable& table);  // image build, ls, rm
 void add_completion_command(CLI::App& root, CommandTable& table);
 void add_version_command(CLI::App& root, CommandTable& table);
 

@@ -1,7 +1,11 @@
 // Shared pieces of the `tnk sandbox` verbs.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
+
+#include "audit/writer.h"
 
 #include "cli/command.h"
 #include "sandbox/resolve.h"
@@ -14,9 +18,15 @@ struct SandboxFlags {
   sandbox::ResolveOptions resolve_options() const;
 };
 
-// Runs `action` on a backend. No backend is built yet, so this fails with the error that names
-// what is missing; it is the single place the backends will plug into.
-Status backend_action(const std::string& backend_name, const std::string& action);
+// Starts the resolved sandbox when it is not running (creating it on first use) and provisions it
+// when its profile's inputs changed. Writes sandbox_start to `audit` when it started it.
+Status start_and_provision(Context& ctx, sandbox::Resolved& resolved, std::optional<audit::AuditWriter>& audit);
+
+// Stops one sandbox, whatever its backend. Thread-safe: it logs only through `log`.
+Status stop_supervised(const Paths& paths, const std::string& id, const std::string& backend,
+                       std::chrono::milliseconds grace, Log& log);
+// After a stop: sandbox_stop in the audit log when `audit = true`, and the message.
+void record_stop(Context& ctx, const std::string& id, const std::string& reason);
 
 // Resolves the current project's sandbox for a command that will run it (start, shell, exec, run)
 // and prints its notes once: fallbacks, a down endpoint, a backend weaker than vm.

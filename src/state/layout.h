@@ -8,15 +8,19 @@ namespace tnk::state {
 inline constexpr const char* kRecordFile = "sandbox.json";  // the record (atomic rewrite)
 inline constexpr const char* kLockFile = "lock";            // flock, held only while state changes
 inline constexpr const char* kSupervisorPidFile = "supervisor.pid";
-inline constexpr const char* kControlSocket = "ctl.sock";  // supervisor control socket, 0600
-inline constexpr const char* kDiskFile = "disk.qcow2";     // vm: overlay of the shared base image
+inline constexpr const char* kControlSocket = "ctl.sock";        // supervisor control socket, 0600
+inline constexpr const char* kSupervisorLog = "supervisor.log";  // the supervisor's stdout and stderr
+inline constexpr const char* kDiskFile = "disk.qcow2";           // vm: overlay of the shared base image
 inline constexpr const char* kQemuPidFile = "qemu.pid";
 inline constexpr const char* kQmpSocket = "qmp.sock";
 inline constexpr const char* kVirtiofsdSocket = "virtiofsd.sock";
 inline constexpr const char* kAgentSocket = "agent.sock";
 inline constexpr const char* kSerialLog = "serial.log";
-inline constexpr const char* kUpperDir = "upper";       // ns: persistent overlay upper layer
-inline constexpr const char* kOverlayWorkDir = "work";  // ns: overlayfs work dir
+inline constexpr const char* kUpperDir = "upper";                // ns: persistent overlay upper layer
+inline constexpr const char* kOverlayWorkDir = "work";           // ns: overlayfs work dir
+inline constexpr const char* kStagingDir = "mnt";                // ns: where the root is assembled before pivot_root
+inline constexpr const char* kRuntimeDir = "run";                // ns: generated /etc/hosts, resolv.conf, hostname
+inline constexpr const char* kProvisionLock = "provision.lock";  // flock held while provisioning runs
 
 // The top-level directories (config, state/sandboxes, state/audit, cache/images) are spelled once,
 // in core/paths.h. $XDG_CACHE_HOME/tnk/...

@@ -28,7 +28,9 @@ std::optional<unsigned long long> process_start_time(pid_t pid) {
   if (close == std::string::npos) return std::nullopt;
   std::istringstream rest(stat->substr(close + 1));
   std::string field;
-  for (int i = 3; i < 22 && rest >> field; ++i) {
+  // A zombie has ended: it only waits for a parent to reap it (this machine's init is slow to).
+  if (!(rest >> field) || field == "Z" || field == "X") return std::nullopt;
+  for (int i = 4; i < 22 && rest >> field; ++i) {
   }
   unsigned long long start = 0;
   if (!(rest >> start)) return std::nullopt;
@@ -56,7 +58,7 @@ std::vector<pid_t> live_sandbox_pids(const Store& store, const std::string& id) 
     if (!record) continue;
     if (::kill(record->pid, 0) != 0 && errno != EPERM) continue;
     auto start = process_start_time(record->pid);
-    if (start && *start != record->start_time) continue;  // the pid was reused by another process
+    if (!start || *start != record->start_time) continue;  // ended (a zombie), or the pid was reused
     live.push_back(record->pid);
   }
   return live;

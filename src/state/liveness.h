@@ -26,7 +26,7 @@ struct PidRecord {
   unsigned long long start_time = 0;  // field 22 of /proc/<pid>/stat (clock ticks since boot)
 };
 
-// The start time of a live process, nullopt when there is none with that pid.
+// The start time of a live process, nullopt when there is none with that pid or it is a zombie.
 std::optional<unsigned long long> process_start_time(pid_t pid);
 std::string format_pid_record(const PidRecord& record);
 std::optional<PidRecord> parse_pid_record(const std::string& text);

@@ -117,12 +117,12 @@ BACKEND_COMMANDS = [
 
 
 @pytest.mark.parametrize("argv", BACKEND_COMMANDS, ids=[" ".join(a) for a in BACKEND_COMMANDS])
-def test_commands_needing_a_backend_fail_plainly(initialized, argv):
+def test_commands_needing_a_missing_backend_fail_plainly(initialized, argv):
     tnk = initialized
     project = tnk.home / "code" / "demo"
-    backend = tnk.json("sandbox", "inspect", "-o", "json", cwd=project)["backend"]["name"]
-    result = tnk.run(*argv, cwd=project)
-    line = assert_error(result, FAILED, f"'{backend}' backend")
+    # The vm backend is not in this build yet: every command that would start it says so.
+    result = tnk.run(*argv, cwd=project, env={"TNK_BACKEND": "vm"})
+    line = assert_error(result, FAILED, "'vm' backend")
     assert "not available" in line
     assert result.stdout == ""
     assert not (tnk.state_dir / "sandboxes" / "tnk-demo").exists(), "a failed start left a sandbox behind"

@@ -77,6 +77,29 @@ def check_fields(value, node, where="$"):
 
 # ---- producing each document ------------------------------------------------------------------
 
+def fake_image(tnk):
+    """The current recipe's image, as a directory with the files `tnk image` reads (no build)."""
+    plan = tnk.json("image", "build", "-n", "-o", "json")
+    image_dir = Path(plan["path"])
+    (image_dir / "rootfs").mkdir(parents=True)
+    (image_dir / "image.json").write_text(json.dumps({
+        "schema": 1, "id": plan["id"], "size_bytes": 1000, "inodes": 10, "built_at": 1736935800,
+        "build_seconds": 38.5, "recipe": plan["recipe"], "recipe_hash": plan["recipe_hash"],
+        "mmdebstrap_version": "1.3.5"}))
+    return plan
+
+
+def produce_image(tnk, name):
+    if name == "image-build-dry-run":
+        return tnk.json("image", "build", "-n", "-o", "json")
+    plan = fake_image(tnk)
+    if name == "image-ls":
+        return tnk.json("image", "ls", "-o", "json")
+    if name == "image-build":
+        return tnk.json("image", "build", "-o", "json")
+    return tnk.json("image", "rm", plan["id"], "--yes", "-o", "json")
+
+
 @pytest.fixture
 def world(initialized, tmp_path):
     """A HOME where every document has something in each array: specs, a sandbox record, a config file
@@ -100,6 +123,8 @@ def produce(world, name):
         return tnk.json("config", "init", "-o", "json")
     if name == "init":
         return tnk.json("init", "--force", "-o", "json")
+    if name.startswith("image-"):
+        return produce_image(tnk, name)
     args = {
         "status": ["-o", "json"],
         "ls": ["sandbox", "ls", "-o", "json"],
@@ -113,7 +138,7 @@ def produce(world, name):
 
 
 DOCUMENTS = ["error", "status", "ls", "inspect", "config-show", "config-init", "init", "doctor", "version",
-             "audit-verify"]
+             "audit-verify", "image-ls", "image-build", "image-build-dry-run", "image-rm"]
 
 
 def test_doc_documents_exactly_these_outputs():

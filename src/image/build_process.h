@@ -1,0 +1,43 @@
+// Running the image builder (mmdebstrap) with its output streamed line by line as it arrives, and
+// turning its `I:` phase lines into short progress lines.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace tnk::image {
+
+struct StreamOptions {
+  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+  // A descriptor the child keeps open (CLOEXEC cleared in the child only), e.g. the build lock.
+  int inherit_fd = -1;
+  // Run the child in a private mount namespace, so that whatever it mounts (mmdebstrap mounts /proc,
+  // /sys and /dev inside the tree) vanishes with it even when it is killed. Needs CAP_SYS_ADMIN;
+  // without it the child runs in tnk's namespace.
+  bool private_mounts = false;
+};
+
+// Runs argv (no shell) with stdin from /dev/null and stdout+stderr merged into one pipe; calls
+// `on_line` with every line (without its newline) as it arrives. Returns the exit status (128+signal
+// when killed). Fails when the program cannot start (ENOENT -> not_found) or overruns the timeout
+// (it then gets SIGTERM, so that it can clean up, and SIGKILL 20 s later).
+Result<int> run_streaming(const std::vector<std::string>& argv, const StreamOptions& options,
+                          const std::function<void(std::string_view)>& on_line);
+
+// mmdebstrap's phases as short progress lines: feed it every output line; it returns a line to show
+// when a new phase starts, nullopt otherwise.
+class ProgressFilter {
+ public:
+  std::optional<std::string> feed(std::string_view line);
+
+ private:
+  std::string last_;
+};
+
+}  // namespace tnk::image

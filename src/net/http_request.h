@@ -1,0 +1,50 @@
+// The egress proxy's request head: parsed strictly (anything ambiguous is a 400, never a guess), and
+// the origin-form head that the proxy sends upstream for plain-http requests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+
+namespace tnk::net {
+
+inline constexpr std::size_t kMaxRequestHeadBytes = 16 * 1024;  // request line + headers + empty line
+
+struct RequestHead {
+  std::string method;   // as sent, upper-case: "CONNECT", "GET"
+  std::string target;   // as sent: "example.org:443", "http://example.org/x"
+  std::string version;  // "HTTP/1.1" or "HTTP/1.0"
+  std::string host;     // from the target (never the Host header): lowercased, IPv6 without brackets
+  uint16_t port = 0;    // from the target; 80 when an http URL has none
+  bool is_connect = false;
+  std::string path;  // absolute-form only: the origin-form target ("/x?y"); empty for CONNECT
+  std::vector<std::pair<std::string, std::string>> headers;  // in order; names as sent, values trimmed
+  std::size_t head_bytes = 0;                                // up to and including the empty line
+};
+
+// Parses the start of a client's byte stream. nullopt: the head is not complete yet (and nothing seen so
+// far is wrong). Accepts CONNECT host:port and absolute-form http:// requests; rejects origin-form,
+// https:// URLs, lower-case methods, user info, header folding, control bytes, a missing Host in an
+// HTTP/1.1 non-CONNECT request and duplicate Host headers. Errors carry EMSGSIZE when the head passes
+// kMaxRequestHeadBytes, EBADMSG otherwise.
+Result<std::optional<RequestHead>> parse_request_head(std::string_view buffered);
+
+// The status to answer a parse error with: 431 for an oversized head, 400 for everything else.
+int http_status_for(const Error& parse_error);
+
+// The head sent upstream for an absolute-form request: the request line in origin-form, Host from the
+// target, the client's headers minus hop-by-hop ones (Connection and what it lists, Proxy-Connection,
+// Keep-Alive, Proxy-Authorization), and "Connection: close" so that each proxied connection carries one
+// request to the host that the policy checked.
+std::string origin_form_head(const RequestHead& head);
+
+// "host" or "host:port", with brackets around IPv6 literals.
+std::string host_port_text(const std::string& host, uint16_t port, bool with_port = true);
+
+}  // namespace tnk::net

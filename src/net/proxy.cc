@@ -1,0 +1,38 @@
+#include "net/proxy.h"
+
+#include <sys/socket.h>
+
+#include "net/address_check.h"
+#include "net/proxy_session.h"
+#include "net/serve_loop.h"
+#include "net/socket_io.h"
+
+namespace tnk::net {
+namespace {
+
+// Over the connection limit: answer 503 without blocking the accept thread.
+void refuse_overflow(int fd, ProxyShared& shared) {
+  std::string line = "tnk: too many connections through this sandbox's proxy (limit " +
+                     std::to_string(shared.config.limits.max_connections) + ")";
+  std::string answer = proxy_error_response(503, line);
+  (void)::send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  drain_queued_input(fd);
+  ::shutdown(fd, SHUT_WR);
+  ProxyEvent event;
+  event.reason = "too many connections";
+  shared.report(event);
+}
+
+}  // namespace
+
+Status serve_proxy(int listener_fd, const ProxyConfig& config, int stop_fd) {
+  ProxyShared shared{config, config.address_check ? config.address_check : AddressCheck(internal_address_reason), {}};
+  ConnectionHandler handle = [&shared](UniqueFd client, int inner_stop) {
+    serve_proxy_connection(std::move(client), shared, inner_stop);
+  };
+  OverflowHandler overflow = [&shared](int fd) { refuse_overflow(fd, shared); };
+  return serve_connections(listener_fd, stop_fd, config.limits.max_connections, handle, overflow,
+                           "the egress proxy's listener");
+}
+
+}  // namespace tnk::net

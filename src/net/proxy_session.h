@@ -1,0 +1,30 @@
+// One egress-proxy connection, from the request head to the end of the relay (internal to proxy.cc).
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include "core/unique_fd.h"
+#include "net/proxy.h"
+
+namespace tnk::net {
+
+// What all connections of one serve_proxy share: the config, the effective address check, and the
+// lock that serializes on_event calls.
+struct ProxyShared {
+  const ProxyConfig& config;
+  AddressCheck address_check;
+  std::mutex event_mu;
+
+  void report(const ProxyEvent& event);
+};
+
+void serve_proxy_connection(UniqueFd client, ProxyShared& shared, int stop_fd);
+
+// A complete "HTTP/1.1 <status> ..." answer with a one-line plain-text body and Connection: close.
+std::string proxy_error_response(int status, const std::string& body_line);
+
+// "10 s", or "250 ms" below a second.
+std::string duration_text(std::chrono::milliseconds duration);
+
+}  // namespace tnk::net

@@ -1,0 +1,101 @@
+#include "net/relay.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tnk::net {
+namespace {
+
+constexpr size_t kBufferBytes = 32 * 1024;
+
+// One direction: read from `from` when the buffer is empty, write to `to` while it is not.
+struct Pump {
+  int from;
+  int to;
+  std::string buffer;
+  size_t sent = 0;
+  bool eof = false;   // `from` has ended
+  bool done = false;  // ... and the end was passed on to `to`
+  uint64_t moved = 0;
+
+  bool pending() const { return sent < buffer.size(); }
+  short from_events() const { return !eof && !pending() ? POLLIN : 0; }
+  short to_events() const { return pending() ? POLLOUT : 0; }
+};
+
+// Reads what is available into an empty buffer; false on a socket error (errno set).
+bool fill(Pump& p) {
+  if (p.eof || p.pending()) return true;
+  p.buffer.resize(kBufferBytes);
+  p.sent = 0;
+  ssize_t n = ::recv(p.from, p.buffer.data(), p.buffer.size(), 0);
+  p.buffer.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  if (n == 0) p.eof = true;
+  return n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+// Writes what the socket takes, then passes the end of stream on once the buffer is empty.
+bool flush(Pump& p) {
+  while (p.pending()) {
+    ssize_t n = ::send(p.to, p.buffer.data() + p.sent, p.buffer.size() - p.sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
+    p.sent += static_cast<size_t>(n);
+    p.moved += static_cast<uint64_t>(n);
+  }
+  if (p.eof && !p.done) {
+    ::shutdown(p.to, SHUT_WR);
+    p.done = true;
+  }
+  return true;
+}
+
+std::string socket_error(int fd) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err == 0) err = ECONNRESET;
+  return std::string("error: ") + std::strerror(err);
+}
+
+// One poll round; returns the reason to stop, or an empty string to go on.
+std::string step(Pump& up, Pump& down, int idle_ms, int stop_fd) {
+  pollfd p[3] = {{up.from, static_cast<short>(up.from_events() | down.to_events()), 0},
+                 {up.to, static_cast<short>(down.from_events() | up.to_events()), 0},
+                 {stop_fd, POLLIN, 0}};
+  int r = ::poll(p, 3, idle_ms);
+  if (r < 0) return errno == EINTR ? "" : std::string("error: poll: ") + std::strerror(errno);
+  if (r == 0) return "idle timeout";
+  if ((p[2].revents & POLLIN) != 0) return "stopped";
+  for (int i = 0; i < 2; ++i) {
+    if ((p[i].revents & POLLERR) != 0) return socket_error(p[i].fd);
+    if ((p[i].revents & POLLHUP) != 0 && p[i].events == 0) return "closed";
+  }
+  if (!fill(up) || !fill(down)) return std::string("error: ") + std::strerror(errno);
+  if (!flush(up) || !flush(down)) return std::string("error: ") + std::strerror(errno);
+  return "";
+}
+
+}  // namespace
+
+RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up) {
+  Pump up{client, upstream, std::move(first_up)};
+  Pump down{upstream, client, {}};
+  RelayStats stats;
+  int idle_ms = idle.count() > 0 ? static_cast<int>(idle.count()) : -1;
+  if (!flush(up)) stats.end = std::string("error: ") + std::strerror(errno);
+  while (stats.end.empty()) {
+    if (up.done && down.done) {
+      stats.end = "closed";
+      break;
+    }
+    stats.end = step(up, down, idle_ms, stop_fd);
+  }
+  stats.bytes_up = up.moved;
+  stats.bytes_down = down.moved;
+  return stats;
+}
+
+}  // namespace tnk::net

@@ -1,0 +1,98 @@
+// The ns backend's namespace engine: a persistent sandbox is a PID 1 in its own user (0 -> 100000 x 65536),
+// mount, pid, net (loopback only), ipc, uts and cgroup namespaces, whose root is an overlay of an idmapped,
+// never written image tree and a persistent upper directory; sessions join it with setns.
+// The caller is the supervisor: single-threaded host root. It reaps init_pid and session pids itself
+// (this module never calls waitpid(-1)). See docs/design/ns-feasibility.md for the measured recipe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/unique_fd.h"
+
+namespace tnk::ns {
+
+inline constexpr uid_t kHostIdBase = 100000;  // sandbox uid/gid 0 on the host; never host root
+inline constexpr uid_t kIdCount = 65536;
+inline constexpr uid_t kAgentId = 1000;  // `agent` inside; host 101000
+inline constexpr gid_t kTtyGid = 5;      // group of the sandbox's pty slaves (Debian's `tty`)
+
+struct Limits {
+  std::optional<uint64_t> memory_bytes;
+  std::optional<double> cpus;
+  uint64_t pids = 4096;
+};
+
+struct SandboxSpec {
+  std::filesystem::path image_root;   // the shared image tree: overlay lower, idmapped, never written
+  std::filesystem::path upper_dir;    // persistent overlay upper (created if absent; the directory itself
+                                      // is given to kHostIdBase, the sandbox's root)
+  std::filesystem::path work_dir;     // overlayfs workdir (same); on the same filesystem as upper_dir
+  std::filesystem::path staging_dir;  // empty dir on the host used as mount staging point (created if absent)
+  std::filesystem::path project_dir;  // host project: mounted read-write at mount_point, idmapped owner<->agent
+  std::string mount_point;            // e.g. "/workspace" (created in the tree if missing)
+  std::string hostname;               // sethostname inside
+  std::string etc_hosts;              // contents for /etc/hosts (bind-mounted read-only over it)
+  std::string resolv_conf;            // contents for /etc/resolv.conf ("" = no DNS: an empty file)
+  std::filesystem::path runtime_dir;  // host dir (exists) where the generated files above are written
+  Limits limits;
+  std::string cgroup_name;  // e.g. the sandbox id: cgroup dirs are named tnk-<cgroup_name>
+};
+
+struct Sandbox {
+  pid_t init_pid = 0;              // PID 1 of the sandbox, a child of the caller (reap it with waitpid)
+  std::vector<std::string> notes;  // one-line notes, e.g. "memory limit not applied: ..."
+};
+
+// Creates the namespaces and PID 1 and returns once PID 1 is ready, or with an error naming the step and
+// object that failed. PID 1 dies with the caller (PR_SET_PDEATHSIG), reaps orphans, and on SIGTERM sends
+// SIGTERM to every process in the sandbox, waits up to 3 s for them, then exits. Every intermediate
+// process is reaped here. Paths above staging/upper/work must be searchable by their owner root or by all.
+Result<Sandbox> start(const SandboxSpec& spec);
+
+enum class Identity { kAgent, kAgentWithSudo, kRoot };
+
+struct SessionSpec {
+  std::vector<std::string> argv;  // argv[0] looked up in PATH from `env` (execvpe semantics)
+  std::vector<std::string> env;   // the complete environment, KEY=VALUE (nothing inherited)
+  std::string cwd;                // inside; a missing directory is an error
+  Identity identity = Identity::kAgent;
+  bool tty = false;
+  unsigned short rows = 24, cols = 80;
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // when !tty: dup2'ed in the child; -1 = /dev/null
+};
+
+struct Session {
+  pid_t pid = 0;        // a child of the caller, in the sandbox's pid namespace, session and group leader
+  UniqueFd pty_master;  // when tty: master of a pty of the sandbox's devpts, O_CLOEXEC
+};
+
+// Joins PID 1's namespaces and cgroups and execs. Returns once exec succeeded. A program that does not
+// exist gives not_found("sandbox: no such program: X") (answer 127); other failures name the step (126).
+Result<Session> spawn(pid_t init_pid, const SessionSpec& spec);
+
+// Called repeatedly while stop() waits for PID 1. The kernel does not let PID 1 finish exiting while a
+// session (a child of the caller, inside the sandbox) has exited but is not reaped: the supervisor
+// reaps its own session pids here (WNOHANG), keeping their exit statuses.
+using ReapHook = std::function<void()>;
+
+// SIGTERM to PID 1 (which forwards it), wait up to `grace` for it to exit, then SIGKILL and reap.
+// Without a hook, the caller's exited children inside the sandbox are reaped here and their statuses
+// discarded. Removes the sandbox's cgroup directories once its processes are gone.
+Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& reap_sessions = {});
+
+// Removes the tnk-<cgroup_name> cgroup directories (cleanup after a crash). Missing ones are fine.
+Status remove_cgroups(const std::string& cgroup_name);
+
+// A TCP socket listening on 127.0.0.1:port inside the sandbox's network namespace, O_CLOEXEC|O_NONBLOCK.
+Result<UniqueFd> listen_inside(pid_t init_pid, uint16_t port);
+
+}  // namespace tnk::ns

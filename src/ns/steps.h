@@ -1,0 +1,74 @@
+// The steps that forked children (setup child, PID 1, session helper) report to their parent, so
+// that the parent, which has the spec's paths, can say what failed on which object.
+#pragma once
+
+#include <cstdint>
+
+namespace tnk::ns {
+
+enum class Step : int32_t {
+  kNone = 0,
+  // Records that are not failures.
+  kInitPid,     // value = PID 1's pid in the caller's pid namespace
+  kReady,       // PID 1 is ready
+  kNoteSysfs,   // /sys could not be mounted (err); the sandbox runs without it
+  kSessionPid,  // value = the session's pid
+
+  // The setup child, still in the host's namespaces.
+  kJoinCgroup,
+  kSetnsUser,
+  kUnshare,
+  kPrivateMounts,
+  kOpenStaging,
+  kOpenUpper,
+  kOpenWork,
+  kSetIds,
+  kCloneInit,
+
+  // PID 1, building the root.
+  kInitSignals,
+  kStagingTmpfs,
+  kAttachStaging,
+  kAttachLower,
+  kMountOverlay,
+  kOpenRoot,
+  kMountDev,
+  kDevNode,
+  kMountDevpts,
+  kMountShm,
+  kMountProc,
+  kMountTmp,
+  kMountRun,
+  kBindHosts,
+  kBindResolv,
+  kMountProject,
+  kSetHostname,
+  kPivotRoot,
+  kLoopback,
+  kInitStdio,
+
+  // A session: the helper that joins, then the session process before exec.
+  kSessionCgroup,
+  kSessionSetns,
+  kSessionSetIds,
+  kCloneSession,
+  kSessionSignals,
+  kSetsid,
+  kControllingTty,
+  kStdio,
+  kRlimits,
+  kCapabilities,
+  kNoNewPrivs,
+  kSeccomp,
+  kChdir,
+  kExec,
+};
+
+// A failure inside a forked child: the step and the errno (err == 0: no failure).
+struct StepError {
+  Step step = Step::kNone;
+  int err = 0;
+  bool ok() const { return err == 0; }
+};
+
+}  // namespace tnk::ns

@@ -1,0 +1,165 @@
+#include "sandbox/lifecycle.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "core/files.h"
+#include "image/apt_sources.h"
+#include "image/recipe.h"
+#include "image/store.h"
+#include "inference/url.h"
+#include "ns/sandbox.h"
+#include "session/control_client.h"
+#include "state/layout.h"
+#include "state/liveness.h"
+#include "state/store.h"
+#include "supervisor/launch.h"
+
+namespace tnk::sandbox {
+namespace {
+
+constexpr std::chrono::seconds kReadyTimeout{30};
+
+Result<image::ImageInfo> image_for_new_sandbox(Context& ctx) {
+  TNK_ASSIGN_OR_RETURN(auto sources, image::read_apt_sources());
+  TNK_ASSIGN_OR_RETURN(auto recipe, image::default_recipe(sources));
+  return image::ensure_image(ctx.paths, recipe, ctx.log);
+}
+
+Result<image::ImageInfo> image_of(Context& ctx, const state::SandboxRecord& record) {
+  auto found = image::find_image(ctx.paths, record.image_id);
+  if (!found) {
+    return found.error().with_hint("its image " + record.image_id + " is gone; `tnk sandbox delete` the sandbox " +
+                                   "to recreate it on the current image (its installed packages are lost)");
+  }
+  return found;
+}
+
+state::SandboxRecord new_record(const Resolved& r, const std::string& image_id) {
+  state::SandboxRecord record;
+  record.id = r.id;
+  record.backend = r.backend;
+  record.project_dir = r.project.dir;
+  record.profile = r.profile;
+  record.mount_point = r.manifest.workspace_mount;
+  record.image_id = image_id;
+  record.created_at = std::time(nullptr);
+  return record;
+}
+
+Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resolved& r,
+                                                       const state::SandboxRecord& record,
+                                                       const image::ImageInfo& image) {
+  supervisor::SupervisorConfig config;
+  config.id = r.id;
+  config.backend = record.backend;
+  config.state_dir = state::Store(ctx.paths.sandboxes_dir()).dir(r.id);
+  config.image_root = image.rootfs;
+  config.project_dir = record.project_dir;
+  config.mount_point = record.mount_point;
+  config.memory_bytes = r.manifest.memory_bytes;
+  if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
+  TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
+  config.inference_host = url.host;
+  config.inference_port = url.port;
+  return config;
+}
+
+Status check_backend(const std::string& backend) {
+  if (backend != "ns") {
+    return failed("the '" + backend + "' backend is not available in this build",
+                  "use --backend ns (see `tnk doctor`)");
+  }
+  if (::geteuid() != 0) {
+    return permission_denied("the ns backend needs root in this version of tnk",
+                             "run tnk as root (it maps the sandbox to an unprivileged uid range)");
+  }
+  return ok_status();
+}
+
+// Waits until `pid` has exited (pidfd: it is not our child).
+void wait_for_exit(pid_t pid, std::chrono::milliseconds timeout) {
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return;
+  pollfd p{fd, POLLIN, 0};
+  ::poll(&p, 1, static_cast<int>(timeout.count()));
+  ::close(fd);
+}
+
+}  // namespace
+
+void clean_after_crash(const Paths& paths, const std::string& id) {
+  state::Store store(paths.sandboxes_dir());
+  std::error_code ec;
+  for (const char* name : {state::kSupervisorPidFile, state::kControlSocket}) {
+    std::filesystem::remove(store.file(id, name), ec);
+  }
+  (void)ns::remove_cgroups(id);
+}
+
+Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r) {
+  TNK_RETURN_IF_ERROR(check_backend(r.backend));
+  state::Store store(ctx.paths.sandboxes_dir());
+  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
+  TNK_ASSIGN_OR_RETURN(auto existing, store.load(r.id));  // again: another tnk may have created it meanwhile
+  StartOutcome outcome;
+  state::SandboxState now = existing ? state::observe(store, r.id) : state::SandboxState::kAbsent;
+  if (now == state::SandboxState::kRunning) {
+    outcome.already_running = true;
+    outcome.record = *existing;
+    return outcome;
+  }
+  if (now == state::SandboxState::kBroken) {
+    ctx.log.note("sandbox " + r.id + " was broken (its supervisor had died); restarting it with its files intact");
+    clean_after_crash(ctx.paths, r.id);
+  }
+  image::ImageInfo image;
+  if (existing) {
+    outcome.record = *existing;
+    TNK_ASSIGN_OR_RETURN(image, image_of(ctx, outcome.record));
+  } else {
+    TNK_ASSIGN_OR_RETURN(image, image_for_new_sandbox(ctx));
+    outcome.record = new_record(r, image.id);
+    outcome.created = true;
+    TNK_RETURN_IF_ERROR(store.save(outcome.record));
+  }
+  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image));
+  ctx.log.verbose("starting the supervisor of " + r.id);
+  TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, kReadyTimeout));
+  for (const auto& note : launched.notes) ctx.log.note(note);
+  outcome.record.started_at = std::time(nullptr);
+  TNK_RETURN_IF_ERROR(store.save(outcome.record));
+  return outcome;
+}
+
+Status stop_sandbox(const Paths& paths, const std::string& id, std::chrono::milliseconds grace, Log& log) {
+  state::Store store(paths.sandboxes_dir());
+  auto pids = state::live_sandbox_pids(store, id);
+  if (pids.empty()) {
+    clean_after_crash(paths, id);
+    return ok_status();
+  }
+  auto ctl = store.file(id, state::kControlSocket);
+  Status asked = session::request_stop(ctl, grace, grace + std::chrono::seconds(5));
+  if (!asked.ok()) {
+    // The supervisor does not answer: end it; its sandbox dies with it (PDEATHSIG).
+    log.warn("the supervisor of " + id + " did not answer (" + asked.error().message + "); killing it");
+    for (pid_t pid : pids) ::kill(pid, SIGKILL);
+  }
+  for (pid_t pid : pids) wait_for_exit(pid, std::chrono::seconds(5));
+  clean_after_crash(paths, id);
+  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, log));
+  TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
+  if (record) {
+    record->stopped_at = std::time(nullptr);
+    TNK_RETURN_IF_ERROR(store.save(*record));
+  }
+  return ok_status();
+}
+
+}  // namespace tnk::sandbox

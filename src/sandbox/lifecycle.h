@@ -1,0 +1,34 @@
+// Starting and stopping supervised sandboxes (the ns backend, and the vm backend once it exists)
+// from the command line. The per-sandbox lock is held only while state changes: never across a
+// session, and never while provisioning runs (that has its own lock).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "cli/context.h"
+#include "core/result.h"
+#include "sandbox/resolve.h"
+
+namespace tnk::sandbox {
+
+struct StartOutcome {
+  bool already_running = false;
+  bool created = false;
+  state::SandboxRecord record;
+};
+
+// Creates the sandbox on first use (building the image when needed), recovers a broken one (its
+// upper layer is kept), starts its supervisor, and returns once it is ready.
+Result<StartOutcome> ensure_running(Context& ctx, const Resolved& resolved);
+
+// Asks the supervisor to stop the sandbox (graceful, then forced after `grace`) and waits for it to
+// exit. A broken sandbox (supervisor gone) is cleaned up instead. Safe to run for several sandboxes
+// at once from threads, each with its own `log`.
+Status stop_sandbox(const Paths& paths, const std::string& id, std::chrono::milliseconds grace, Log& log);
+
+// Removes what a dead supervisor left behind (pid file, control socket, cgroups).
+void clean_after_crash(const Paths& paths, const std::string& id);
+
+}  // namespace tnk::sandbox

@@ -1,0 +1,187 @@
+#include "sandbox/provision.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "audit/events.h"
+#include "audit/sha256.h"
+#include "core/file_lock.h"
+#include "core/files.h"
+#include "sandbox/audit_target.h"
+#include "sandbox/registries.h"
+#include "sandbox/session_run.h"
+#include "specs/profiles.h"
+#include "state/layout.h"
+#include "state/store.h"
+
+namespace tnk::sandbox {
+namespace {
+
+// Where the script and lib go inside: the layout the scripts expect ($(dirname "$0")/lib/...).
+constexpr const char* kGuestDir = "/tmp/tnk-provision";
+
+// Runs the script so that a failure names its line: the ERR trap is inherited by functions (-E) and
+// the script is sourced, so $BASH_SOURCE and $LINENO are the script's. The script's path is an
+// argument ($0), never part of this text.
+constexpr const char* kRunner =
+    "set -E; trap 'echo \"tnk: provisioning failed at ${BASH_SOURCE[0]##*/} line ${LINENO}: ${BASH_COMMAND}\" >&2' "
+    "ERR; source \"$0\"";
+
+struct ProvisionFiles {
+  std::string script_name;
+  std::map<std::string, std::string> files;  // guest-relative path -> contents (script and lib/*)
+};
+
+Result<std::optional<ProvisionFiles>> read_files(Context& ctx, const Resolved& r) {
+  if (!r.provision_script) return std::optional<ProvisionFiles>();
+  ProvisionFiles files;
+  files.script_name = r.provision_script->filename().string();
+  TNK_ASSIGN_OR_RETURN(files.files[files.script_name], read_file(*r.provision_script));
+  std::error_code ec;
+  auto lib = specs::provision_lib_dir(ctx.paths.config_dir);
+  for (const auto& entry : std::filesystem::directory_iterator(lib, ec)) {
+    if (!entry.is_regular_file()) continue;
+    TNK_ASSIGN_OR_RETURN(files.files["lib/" + entry.path().filename().string()], read_file(entry.path()));
+  }
+  return std::optional<ProvisionFiles>(std::move(files));
+}
+
+std::string fingerprint_of(const Resolved& r, const ProvisionFiles& files) {
+  std::string input = "tnk-provision-1\n" + r.profile + "\n";
+  for (const auto& [key, value] : r.runtime_env) input += key + "=" + value + "\n";
+  for (const auto& [name, text] : files.files) {
+    input += name + "\n" + std::to_string(text.size()) + "\n" + text;
+  }
+  return audit::sha256_hex(input);
+}
+
+Result<UniqueFd> memory_file(const std::string& contents) {
+  UniqueFd fd(::memfd_create("tnk-provision-file", MFD_CLOEXEC));
+  if (!fd.valid()) return sys_error(errno, "memfd_create");
+  TNK_RETURN_IF_ERROR(write_all(fd.get(), contents, "provisioning file"));
+  if (::lseek(fd.get(), 0, SEEK_SET) != 0) return sys_error(errno, "lseek");
+  return fd;
+}
+
+// Copies one file in by running `cat` inside with the contents on its stdin.
+Status copy_in(Context& ctx, const Resolved& r, const std::string& name, const std::string& contents) {
+  std::string path = std::string(kGuestDir) + "/" + name;
+  SessionSpec spec;
+  spec.argv = {"sh", "-c", "mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"", "sh", path};
+  spec.identity = session::Identity::kProvision;
+  TNK_ASSIGN_OR_RETURN(UniqueFd in, memory_file(contents));
+  session::ClientOptions options;
+  options.in_fd = in.get();
+  std::optional<audit::AuditWriter> no_audit;
+  TNK_ASSIGN_OR_RETURN(int code, run_session(ctx, r, spec, no_audit, options));
+  if (code != 0) return failed("copying " + name + " into " + r.id + " failed (exit " + std::to_string(code) + ")");
+  return ok_status();
+}
+
+// The provisioning output, line by line: copied into the audit log, and the failure line kept.
+class OutputTee {
+ public:
+  OutputTee(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& r)
+      : ctx_(ctx), audit_(audit), r_(r) {}
+  void add(int stream, std::string_view bytes) {
+    std::string& pending = pending_[stream];
+    pending.append(bytes);
+    for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+      line(stream, pending.substr(0, nl));
+      pending.erase(0, nl + 1);
+    }
+  }
+  void flush() {
+    for (auto& [stream, rest] : pending_) {
+      if (!rest.empty()) line(stream, rest);
+      rest.clear();
+    }
+  }
+  const std::string& failure_line() const { return failure_; }
+
+ private:
+  void line(int stream, const std::string& text) {
+    if (text.starts_with("tnk: provisioning failed at ")) failure_ = text.substr(5);
+    audit_append(ctx_, audit_, audit::provision_output(r_.id, r_.profile, stream == 2 ? "stderr" : "stdout", text));
+  }
+  Context& ctx_;
+  std::optional<audit::AuditWriter>& audit_;
+  const Resolved& r_;
+  std::map<int, std::string> pending_;
+  std::string failure_;
+};
+
+Status save_fingerprint(Context& ctx, const std::string& id, const std::string& fingerprint) {
+  state::Store store(ctx.paths.sandboxes_dir());
+  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, ctx.log));
+  TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
+  if (!record) return not_found("sandbox " + id + " was deleted while it was being provisioned");
+  record->provision_fingerprint = fingerprint;
+  return store.save(*record);
+}
+
+Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files, const std::string& fingerprint,
+                  std::optional<audit::AuditWriter>& audit) {
+  TNK_ASSIGN_OR_RETURN(auto allow, provision_allow_list(r.manifest.provision_allow_domains));
+  for (const auto& [name, text] : files.files) TNK_RETURN_IF_ERROR(copy_in(ctx, r, name, text));
+  ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
+  audit_append(ctx, audit, audit::provision_start(r.id, r.profile, fingerprint));
+  SessionSpec spec;
+  spec.argv = {"bash", "-c", kRunner, std::string(kGuestDir) + "/" + files.script_name};
+  spec.identity = session::Identity::kProvision;
+  spec.egress_allow = allow;
+  OutputTee tee(ctx, audit, r);
+  UniqueFd no_input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  session::ClientOptions options;
+  options.in_fd = no_input.get();
+  options.out_fd = STDERR_FILENO;  // progress, not the command's result: stdout stays clean
+  options.tee = [&](int stream, std::string_view bytes) { tee.add(stream, bytes); };
+  auto started = std::chrono::steady_clock::now();
+  auto code = run_session(ctx, r, spec, audit, options);
+  tee.flush();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  audit_append(ctx, audit, audit::provision_end(r.id, r.profile, code ? *code : -1, ms.count()));
+  if (audit) (void)audit->sync();
+  if (!code) return code.error();
+  if (*code != 0) {
+    std::string where = tee.failure_line().empty() ? "" : ": " + tee.failure_line();
+    return failed(
+        "provisioning " + r.id + " with profile " + r.profile + " failed (exit " + std::to_string(*code) + ")" + where,
+        "the sandbox is running and usable; fix the script and run `tnk sandbox start` to try again");
+  }
+  TNK_RETURN_IF_ERROR(save_fingerprint(ctx, r.id, fingerprint));
+  ctx.log.info("provisioned " + r.id + " in " + std::to_string(ms.count() / 1000) + " s");
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::string> provision_fingerprint(Context& ctx, const Resolved& r) {
+  TNK_ASSIGN_OR_RETURN(auto files, read_files(ctx, r));
+  return files ? fingerprint_of(r, *files) : std::string();
+}
+
+Status provision_if_needed(Context& ctx, const Resolved& r, std::optional<audit::AuditWriter>& audit) {
+  TNK_ASSIGN_OR_RETURN(auto files, read_files(ctx, r));
+  if (!files) return ok_status();
+  std::string fingerprint = fingerprint_of(r, *files);
+  state::Store store(ctx.paths.sandboxes_dir());
+  // One provisioning run at a time per sandbox; whoever waited finds it done and skips it.
+  TNK_ASSIGN_OR_RETURN(FileLock running,
+                       FileLock::acquire(store.file(r.id, state::kProvisionLock), std::chrono::hours(1), [&] {
+                         ctx.log.info("waiting for another tnk to finish provisioning " + r.id);
+                       }));
+  TNK_ASSIGN_OR_RETURN(auto record, store.load(r.id));
+  if (record && record->provision_fingerprint == fingerprint) {
+    ctx.log.verbose("provisioning skipped: profile " + r.profile + " and its inputs are unchanged");
+    return ok_status();
+  }
+  return run_script(ctx, r, *files, fingerprint, audit);
+}
+
+}  // namespace tnk::sandbox

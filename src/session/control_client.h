@@ -1,0 +1,24 @@
+// One-shot control requests to a sandbox's supervisor (ping, stop), on the same framing as sessions.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace tnk::session {
+
+// Asks the supervisor whether it is alive. Returns the pong event ({"event":"pong","v":1,"backend":...,
+// "pid":N}, fields checked). Not running -> the not_found error of connect_control; no answer within
+// `timeout` (connect included) -> a failed error.
+Result<nlohmann::json> ping(const std::filesystem::path& ctl_sock, std::chrono::milliseconds timeout);
+
+// Asks the supervisor to stop the sandbox (its processes get SIGTERM, then SIGKILL after `grace`) and waits
+// until it closes the connection, which it does once the sandbox is stopped. `timeout` bounds the whole
+// exchange and should exceed `grace`.
+Status request_stop(const std::filesystem::path& ctl_sock, std::chrono::milliseconds grace,
+                    std::chrono::milliseconds timeout);
+
+}  // namespace tnk::session

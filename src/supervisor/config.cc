@@ -1,0 +1,40 @@
+#include "supervisor/config.h"
+
+namespace tnk::supervisor {
+
+nlohmann::json to_json(const SupervisorConfig& config) {
+  nlohmann::json json = {
+      {"id", config.id},
+      {"backend", config.backend},
+      {"state_dir", config.state_dir.string()},
+      {"image_root", config.image_root.string()},
+      {"project_dir", config.project_dir.string()},
+      {"mount_point", config.mount_point},
+      {"inference_host", config.inference_host},
+      {"inference_port", config.inference_port},
+  };
+  if (config.memory_bytes) json["memory_bytes"] = *config.memory_bytes;
+  if (config.cpus) json["cpus"] = *config.cpus;
+  return json;
+}
+
+Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
+  try {
+    SupervisorConfig config;
+    config.id = json.at("id").get<std::string>();
+    config.backend = json.at("backend").get<std::string>();
+    config.state_dir = json.at("state_dir").get<std::string>();
+    config.image_root = json.at("image_root").get<std::string>();
+    config.project_dir = json.at("project_dir").get<std::string>();
+    config.mount_point = json.at("mount_point").get<std::string>();
+    config.inference_host = json.at("inference_host").get<std::string>();
+    config.inference_port = json.at("inference_port").get<uint16_t>();
+    if (json.contains("memory_bytes")) config.memory_bytes = json["memory_bytes"].get<uint64_t>();
+    if (json.contains("cpus")) config.cpus = json["cpus"].get<double>();
+    return config;
+  } catch (const nlohmann::json::exception& e) {
+    return failed(std::string("invalid supervisor config: ") + e.what());
+  }
+}
+
+}  // namespace tnk::supervisor

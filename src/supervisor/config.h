@@ -1,0 +1,33 @@
+// What a supervisor needs to run one sandbox, handed from the command line to the supervisor
+// process as JSON on an inherited fd: the supervisor reads no config, env or specs of its own,
+// so what it runs is exactly what the command line resolved.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace tnk::supervisor {
+
+struct SupervisorConfig {
+  std::string id;                     // the sandbox id
+  std::string backend = "ns";         // which engine runs it
+  std::filesystem::path state_dir;    // $XDG_STATE_HOME/tnk/sandboxes/<id>
+  std::filesystem::path image_root;   // the shared image tree (ns: the overlay lower)
+  std::filesystem::path project_dir;  // the host project, the only host directory shared
+  std::string mount_point;            // where the project appears inside
+  std::optional<uint64_t> memory_bytes;
+  std::optional<double> cpus;
+  std::string inference_host;   // where the supervisor reaches the endpoint on the host
+  uint16_t inference_port = 0;  // 0: no endpoint forwarder
+};
+
+nlohmann::json to_json(const SupervisorConfig& config);
+Result<SupervisorConfig> config_from_json(const nlohmann::json& json);
+
+}  // namespace tnk::supervisor

@@ -1,0 +1,44 @@
+// What runs a sandbox under a supervisor: the part that differs between backends. The supervisor
+// owns the control socket, sessions, relays and cleanup; an Engine owns the sandbox itself.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "core/result.h"
+#include "core/unique_fd.h"
+#include "session/protocol.h"
+#include "supervisor/config.h"
+
+namespace tnk::supervisor {
+
+struct StartedSession {
+  pid_t pid = 0;        // a child of the supervisor; its exit is the session's exit
+  UniqueFd pty_master;  // when the session has a terminal
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Creates and starts the sandbox; returns notes about what it could not apply.
+  virtual Result<std::vector<std::string>> start() = 0;
+  // Starts one session. `stdio` holds stdin, stdout and stderr when the request has no terminal.
+  virtual Result<StartedSession> spawn(const session::ExecRequest& request, const std::vector<UniqueFd>& stdio) = 0;
+  // A TCP listener on 127.0.0.1:port inside the sandbox, for relays run by the supervisor.
+  virtual Result<UniqueFd> listen_inside(uint16_t port) = 0;
+  // Whether `pid` is the sandbox itself (its end is the sandbox's end), and what to do once the
+  // supervisor has reaped it without a stop() (it crashed or was killed).
+  virtual bool is_sandbox_process(pid_t pid) const = 0;
+  virtual void sandbox_ended() = 0;
+  // Ends everything in the sandbox: graceful first, forced after `grace`.
+  virtual Status stop(std::chrono::milliseconds grace) = 0;
+};
+
+Result<std::unique_ptr<Engine>> make_engine(const SupervisorConfig& config);
+
+}  // namespace tnk::supervisor

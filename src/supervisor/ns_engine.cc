@@ -1,0 +1,104 @@
+// The ns engine: a namespace sandbox (src/ns) run by the supervisor.
+#include <filesystem>
+
+#include "ns/sandbox.h"
+#include "state/layout.h"
+#include "supervisor/engine.h"
+
+namespace tnk::supervisor {
+namespace {
+
+ns::Identity to_ns(session::Identity identity) {
+  switch (identity) {
+    case session::Identity::kAgent: return ns::Identity::kAgent;
+    case session::Identity::kRoot: return ns::Identity::kRoot;
+    case session::Identity::kProvision: return ns::Identity::kAgentWithSudo;
+  }
+  return ns::Identity::kAgent;
+}
+
+// Inside, the host's names resolve to loopback, where the supervisor's relays listen.
+std::string etc_hosts(const std::string& hostname) {
+  return "127.0.0.1\tlocalhost host.lima.internal host.tnk.internal\n"
+         "127.0.1.1\t" +
+         hostname +
+         "\n"
+         "::1\tlocalhost ip6-localhost ip6-loopback\n";
+}
+
+class NsEngine : public Engine {
+ public:
+  explicit NsEngine(SupervisorConfig config) : config_(std::move(config)) {}
+
+  Result<std::vector<std::string>> start() override {
+    ns::SandboxSpec spec;
+    spec.image_root = config_.image_root;
+    spec.upper_dir = config_.state_dir / state::kUpperDir;
+    spec.work_dir = config_.state_dir / state::kOverlayWorkDir;
+    spec.staging_dir = config_.state_dir / state::kStagingDir;
+    spec.runtime_dir = config_.state_dir / state::kRuntimeDir;
+    spec.project_dir = config_.project_dir;
+    spec.mount_point = config_.mount_point;
+    spec.hostname = config_.id;
+    spec.etc_hosts = etc_hosts(config_.id);
+    spec.resolv_conf = "";  // no DNS: names outside are resolved by the supervisor's relays
+    spec.limits.memory_bytes = config_.memory_bytes;
+    spec.limits.cpus = config_.cpus;
+    spec.cgroup_name = config_.id;
+    std::error_code ec;
+    for (const auto& dir : {spec.staging_dir, spec.runtime_dir}) {
+      std::filesystem::create_directories(dir, ec);
+      if (ec) return failed("creating " + dir.string() + ": " + ec.message());
+    }
+    TNK_ASSIGN_OR_RETURN(ns::Sandbox sandbox, ns::start(spec));
+    init_pid_ = sandbox.init_pid;
+    return sandbox.notes;
+  }
+
+  Result<StartedSession> spawn(const session::ExecRequest& request, const std::vector<UniqueFd>& stdio) override {
+    ns::SessionSpec spec;
+    spec.argv = request.argv;
+    spec.env = request.env;
+    spec.cwd = request.cwd;
+    spec.identity = to_ns(request.identity);
+    spec.tty = request.tty;
+    spec.rows = request.rows;
+    spec.cols = request.cols;
+    if (!request.tty) {
+      spec.stdin_fd = stdio.at(0).get();
+      spec.stdout_fd = stdio.at(1).get();
+      spec.stderr_fd = stdio.at(2).get();
+    }
+    TNK_ASSIGN_OR_RETURN(ns::Session session, ns::spawn(init_pid_, spec));
+    return StartedSession{session.pid, std::move(session.pty_master)};
+  }
+
+  Result<UniqueFd> listen_inside(uint16_t port) override { return ns::listen_inside(init_pid_, port); }
+
+  bool is_sandbox_process(pid_t pid) const override { return pid == init_pid_; }
+
+  void sandbox_ended() override {
+    init_pid_ = 0;
+    (void)ns::remove_cgroups(config_.id);  // best effort: the processes are gone already
+  }
+
+  Status stop(std::chrono::milliseconds grace) override {
+    if (init_pid_ == 0) return ok_status();
+    Status stopped = ns::stop(init_pid_, grace);
+    init_pid_ = 0;
+    return stopped;
+  }
+
+ private:
+  SupervisorConfig config_;
+  pid_t init_pid_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> make_engine(const SupervisorConfig& config) {
+  if (config.backend == "ns") return std::unique_ptr<Engine>(std::make_unique<NsEngine>(config));
+  return failed("the supervisor cannot run a '" + config.backend + "' sandbox");
+}
+
+}  // namespace tnk::supervisor

@@ -1,0 +1,259 @@
+#include "supervisor/server.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "core/subprocess.h"
+#include "supervisor/relays.h"
+#include "supervisor/session_env.h"
+
+namespace tnk::supervisor {
+namespace {
+
+constexpr std::chrono::milliseconds kDefaultGrace{10000};
+
+void log_line(const std::string& text) { std::fprintf(stderr, "tnk-supervisor: %s\n", text.c_str()); }
+
+void send_or_log(int fd, const nlohmann::json& body, std::span<const int> fds = {}) {
+  Status sent = session::send_message(fd, body, fds);
+  if (!sent.ok()) log_line("cannot answer a client: " + sent.error().message);
+}
+
+nlohmann::json error_event(const Error& error, int exit_code) {
+  return session::error_event(error.message, error.hint, exit_code);
+}
+
+}  // namespace
+
+Status Server::start_relays() {
+  if (config_.inference_port == 0) return ok_status();
+  TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(config_.inference_port));
+  TNK_ASSIGN_OR_RETURN(forwarder_,
+                       start_forwarder(std::move(listener), config_.inference_host, config_.inference_port));
+  return ok_status();
+}
+
+Status Server::run() {
+  while (!done_) {
+    std::vector<pollfd> fds = {{signals_.get(), POLLIN, 0}, {control_.get(), POLLIN, 0}};
+    std::vector<Connection*> polled;
+    for (const auto& conn : connections_) {
+      fds.push_back({conn->fd.get(), POLLIN, 0});
+      polled.push_back(conn.get());
+    }
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      failure_ = sys_error(errno, "poll");
+      break;
+    }
+    for (size_t i = 0; i < polled.size() && !done_; ++i) {
+      if (fds[i + 2].revents && !polled[i]->closed && !handle_message(*polled[i])) finish(*polled[i]);
+    }
+    if (!done_ && (fds[1].revents & POLLIN)) accept_connection();
+    if (!done_ && fds[0].revents) handle_signal();
+    std::erase_if(connections_, [](const auto& c) { return c->closed; });
+  }
+  if (failure_) return *failure_;
+  return ok_status();
+}
+
+void Server::handle_signal() {
+  signalfd_siginfo info{};
+  if (::read(signals_.get(), &info, sizeof info) != static_cast<ssize_t>(sizeof info)) return;
+  if (info.ssi_signo == SIGCHLD) {
+    reap_children();
+    return;
+  }
+  log_line("signal " + std::to_string(info.ssi_signo) + ": stopping the sandbox");
+  stop_sandbox(kDefaultGrace);
+}
+
+void Server::accept_connection() {
+  auto fd = session::accept_control(control_.get());
+  if (!fd) return;
+  auto conn = std::make_unique<Connection>();
+  conn->fd = std::move(*fd);
+  connections_.push_back(std::move(conn));
+}
+
+bool Server::handle_message(Connection& conn) {
+  auto received = session::recv_message(conn.fd.get());
+  if (!received || !*received) return false;  // closed or broken: finish() ends its session
+  session::Message& message = **received;
+  if (!conn.greeted) {
+    Status version = session::check_version(message.body, "the client");
+    if (!version.ok()) {
+      send_or_log(conn.fd.get(), error_event(version.error(), 1));
+      return false;
+    }
+    conn.greeted = true;
+  }
+  std::string op = message.body.value("op", "");
+  if (op == "exec" && conn.session == 0) return handle_exec(conn, message);
+  return handle_control(conn, message.body);
+}
+
+// Ops after a session started are best effort (a resize racing the exit is no error); an unknown
+// first op ends the connection.
+bool Server::handle_control(Connection& conn, const nlohmann::json& body) {
+  std::string op = body.value("op", "");
+  if (op == "resize") {
+    auto size = session::resize_from_json(body);
+    winsize ws{};
+    if (size && conn.pty.valid()) {
+      ws.ws_row = size->rows;
+      ws.ws_col = size->cols;
+      ::ioctl(conn.pty.get(), TIOCSWINSZ, &ws);
+    }
+  } else if (op == "signal") {
+    auto sig = session::signal_from_json(body);
+    if (sig && conn.session > 0) ::kill(-conn.session, *sig);
+  } else if (op == "ping") {
+    send_or_log(conn.fd.get(), session::pong_event(config_.backend, ::getpid()));
+  } else if (op == "stop") {
+    auto grace = session::stop_grace_from_json(body);
+    send_or_log(conn.fd.get(), session::stopping_event());
+    stop_sandbox(grace ? *grace : kDefaultGrace);
+  } else if (conn.session == 0) {
+    send_or_log(conn.fd.get(), error_event(failed("unknown control operation '" + op + "'"), 1));
+    return false;
+  }
+  return true;
+}
+
+bool Server::handle_exec(Connection& conn, session::Message& message) {
+  auto request = session::exec_request_from_json(message.body);
+  if (!request) {
+    send_or_log(conn.fd.get(), error_event(request.error(), 1));
+    return false;
+  }
+  if (!request->tty && message.fds.size() != 3) {
+    send_or_log(conn.fd.get(), error_event(failed("an exec without a terminal needs 3 fds"), 1));
+    return false;
+  }
+  bool provisioning = request->identity == session::Identity::kProvision;
+  if (provisioning) {
+    Status proxy = ensure_proxy(request->egress_allow);
+    if (!proxy.ok()) {
+      send_or_log(conn.fd.get(), error_event(proxy.error(), 1));
+      return false;
+    }
+  }
+  request->env = session_env(*request, provisioning ? proxy_env() : std::vector<std::string>{});
+  auto started = engine_.spawn(*request, message.fds);
+  if (!started) {
+    bool missing = started.error().kind == ErrorKind::kNotFound;
+    send_or_log(conn.fd.get(), error_event(started.error(), missing ? session::kExitCommandNotFound
+                                                                    : session::kExitCommandNotExecutable));
+    if (provisioning) provisioning_ended();
+    return false;
+  }
+  conn.session = started->pid;
+  conn.provisioning = provisioning;
+  nlohmann::json event = session::started_event(started->pid);
+  if (started->pty_master.valid()) {
+    int master = started->pty_master.get();
+    send_or_log(conn.fd.get(), event, std::span<const int>(&master, 1));
+    conn.pty = std::move(started->pty_master);
+  } else {
+    send_or_log(conn.fd.get(), event);
+  }
+  return true;
+}
+
+// A client that goes away takes its session with it: nothing it started outlives it unasked
+// (background processes it detached on purpose are in their own process group and stay).
+// The connection itself is closed after the current loop turn.
+void Server::finish(Connection& conn) {
+  if (conn.session > 0) {
+    ::kill(-conn.session, SIGKILL);
+    ::kill(conn.session, SIGKILL);
+  }
+  conn.closed = true;
+}
+
+void Server::reap_children() {
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    if (engine_.is_sandbox_process(pid)) {
+      engine_.sandbox_ended();
+      if (!done_) {
+        failure_ = failed("the sandbox's PID 1 ended unexpectedly (wait status " + std::to_string(status) + ")");
+        log_line(failure_->message);
+        stop_sandbox(std::chrono::milliseconds(0));
+      }
+    } else if (pid == forwarder_ || pid == proxy_) {
+      relay_ended(pid);
+    } else {
+      session_ended(pid, status);
+    }
+  }
+}
+
+void Server::session_ended(pid_t pid, int status) {
+  auto it = std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) { return c->session == pid; });
+  if (it == connections_.end()) return;
+  Connection& conn = **it;
+  send_or_log(conn.fd.get(), session::exit_event(exit_code_from_wait_status(status)));
+  if (conn.provisioning) provisioning_ended();
+  conn.session = 0;  // ended: finishing the connection must not signal a reused pid
+  finish(conn);
+}
+
+void Server::relay_ended(pid_t pid) {
+  if (pid == proxy_) {
+    proxy_ = 0;
+    return;
+  }
+  forwarder_ = 0;
+  if (done_) return;
+  log_line("the inference forwarder ended; restarting it");
+  Status restarted = start_relays();
+  if (!restarted.ok()) log_line("cannot restart the inference forwarder: " + restarted.error().message);
+}
+
+Status Server::ensure_proxy(const std::vector<std::string>& allow) {
+  if (proxy_ == 0) {
+    TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(kProvisionProxyPort));
+    TNK_ASSIGN_OR_RETURN(proxy_, start_proxy(std::move(listener), allow));
+  }
+  ++provisioning_sessions_;
+  return ok_status();
+}
+
+// The proxy exists only while provisioning runs: the sandbox's own sessions never get a way out.
+void Server::provisioning_ended() {
+  if (--provisioning_sessions_ > 0 || proxy_ == 0) return;
+  ::kill(proxy_, SIGKILL);
+}
+
+void Server::stop_sandbox(std::chrono::milliseconds grace) {
+  done_ = true;
+  Status stopped = engine_.stop(grace);
+  if (!stopped.ok()) log_line("stopping the sandbox: " + stopped.error().message);
+  for (pid_t relay : {forwarder_, proxy_}) {
+    if (relay > 0) ::kill(relay, SIGKILL);
+  }
+  // Every process of the sandbox has ended: reap them and tell each session how.
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) break;
+    if (pid == forwarder_ || pid == proxy_) continue;
+    session_ended(pid, status);
+  }
+}
+
+}  // namespace tnk::supervisor

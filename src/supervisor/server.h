@@ -1,0 +1,67 @@
+// The supervisor's event loop: the control socket, the sessions it started, the relays, and the
+// children it reaps. Single-threaded: everything it waits for is an fd in one poll().
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "core/result.h"
+#include "core/unique_fd.h"
+#include "session/protocol.h"
+#include "supervisor/config.h"
+#include "supervisor/engine.h"
+
+namespace tnk::supervisor {
+
+class Server {
+ public:
+  Server(SupervisorConfig config, Engine& engine, UniqueFd control, UniqueFd signals)
+      : config_(std::move(config)), engine_(engine), control_(std::move(control)), signals_(std::move(signals)) {}
+
+  // Starts the relays the sandbox needs from the first moment (the inference forwarder).
+  Status start_relays();
+  // Serves until a stop request, a termination signal, or the end of the sandbox. Then stops
+  // the sandbox and tells every session how it ended. Ok when the sandbox was stopped on request.
+  Status run();
+
+ private:
+  struct Connection {
+    UniqueFd fd;
+    pid_t session = 0;  // the session this connection started, 0 before exec
+    UniqueFd pty;       // the session's terminal, for resize
+    bool provisioning = false;
+    bool closed = false;   // finished: removed after the current loop turn
+    bool greeted = false;  // its first message passed the version check
+  };
+
+  void accept_connection();
+  // False when the connection is done and must be finished.
+  bool handle_message(Connection& conn);
+  bool handle_exec(Connection& conn, session::Message& message);
+  bool handle_control(Connection& conn, const nlohmann::json& body);
+  void finish(Connection& conn);
+  void handle_signal();
+  void reap_children();
+  void session_ended(pid_t pid, int status);
+  void relay_ended(pid_t pid);
+  void provisioning_ended();
+  Status ensure_proxy(const std::vector<std::string>& allow);
+  void stop_sandbox(std::chrono::milliseconds grace);
+
+  SupervisorConfig config_;
+  Engine& engine_;
+  UniqueFd control_;
+  UniqueFd signals_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  pid_t forwarder_ = 0;
+  pid_t proxy_ = 0;
+  int provisioning_sessions_ = 0;
+  bool done_ = false;
+  std::optional<Error> failure_;  // why the loop ended, when it was not a stop request
+};
+
+}  // namespace tnk::supervisor

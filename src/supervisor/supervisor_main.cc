@@ -1,0 +1,114 @@
+#include "supervisor/supervisor_main.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/files.h"
+#include "session/protocol.h"
+#include "state/layout.h"
+#include "state/liveness.h"
+#include "supervisor/launch.h"
+#include "supervisor/server.h"
+
+namespace tnk::supervisor {
+namespace {
+
+Result<SupervisorConfig> read_config() {
+  TNK_ASSIGN_OR_RETURN(std::string text, read_file("/proc/self/fd/" + std::to_string(kConfigFd)));
+  ::close(kConfigFd);
+  auto json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_discarded()) return failed("the supervisor config is not JSON");
+  return config_from_json(json);
+}
+
+// SIGCHLD and the termination signals arrive as reads on a signalfd, in the poll loop.
+Result<UniqueFd> block_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0) return sys_error(errno, "sigprocmask");
+  UniqueFd fd(::signalfd(-1, &set, SFD_CLOEXEC));
+  if (!fd.valid()) return sys_error(errno, "signalfd");
+  ::signal(SIGPIPE, SIG_IGN);
+  return fd;
+}
+
+Status write_pid_file(const SupervisorConfig& config) {
+  auto start = state::process_start_time(::getpid());
+  if (!start) return failed("cannot read the supervisor's own start time");
+  return write_file_atomic(config.state_dir / state::kSupervisorPidFile,
+                           state::format_pid_record({::getpid(), *start}));
+}
+
+// The ready pipe gets exactly one line; after that its fd number may belong to something else.
+bool reported = false;
+
+void report(const nlohmann::json& answer) {
+  if (reported) return;
+  reported = true;
+  std::string line = answer.dump() + "\n";
+  (void)write_all(kReadyFd, line, "ready pipe");
+  ::close(kReadyFd);
+}
+
+void report_error(const Error& error) {
+  std::fprintf(stderr, "tnk-supervisor: %s\n", error.message.c_str());
+  report({{"ok", false}, {"message", error.message}, {"hint", error.hint}});
+}
+
+void remove_runtime_files(const SupervisorConfig& config) {
+  std::error_code ec;
+  std::filesystem::remove(config.state_dir / state::kControlSocket, ec);
+  std::filesystem::remove(config.state_dir / state::kSupervisorPidFile, ec);
+}
+
+// Everything up to "ready". On failure nothing of the sandbox is left running.
+Status serve(const SupervisorConfig& config) {
+  TNK_ASSIGN_OR_RETURN(UniqueFd signals, block_signals());
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return sys_error(errno, "PR_SET_CHILD_SUBREAPER");
+  TNK_ASSIGN_OR_RETURN(auto engine, make_engine(config));
+  TNK_ASSIGN_OR_RETURN(std::vector<std::string> notes, engine->start());
+  auto control = session::listen_control(config.state_dir / state::kControlSocket);
+  Status ready = control ? write_pid_file(config) : Status(control.error());
+  Server server(config, *engine, control ? std::move(*control) : UniqueFd(), std::move(signals));
+  if (ready.ok()) ready = server.start_relays();
+  if (!ready.ok()) {
+    (void)engine->stop(std::chrono::milliseconds(0));
+    remove_runtime_files(config);
+    return ready;
+  }
+  report({{"ok", true}, {"pid", ::getpid()}, {"notes", notes}});
+  std::fprintf(stderr, "tnk-supervisor: sandbox %s is running\n", config.id.c_str());
+  Status served = server.run();
+  remove_runtime_files(config);
+  return served;
+}
+
+}  // namespace
+
+int supervisor_main() {
+  ::prctl(PR_SET_NAME, "tnk-supervisor");  // exec'ed through /proc/self/exe, it would be "exe"
+  // Processes forked into the sandbox must not inherit the ready pipe.
+  ::fcntl(kReadyFd, F_SETFD, FD_CLOEXEC);
+  auto config = read_config();
+  if (!config) {
+    report_error(config.error());
+    return 1;
+  }
+  Status served = serve(*config);
+  if (!served.ok()) {
+    report_error(served.error());
+    return 1;
+  }
+  std::fprintf(stderr, "tnk-supervisor: sandbox %s stopped\n", config->id.c_str());
+  return 0;
+}
+
+}  // namespace tnk::supervisor

@@ -1,0 +1,82 @@
+"""ns backend: faults (a killed supervisor, concurrent starts, a corrupt record) and deletion."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from conftest import TNK_BIN
+from ns_harness import NsSandbox, ns_tnk  # noqa: F401 (fixtures)
+
+
+def sandbox_dirs(tnk):
+    return sorted((tnk.state_dir / "sandboxes").iterdir())
+
+
+def status_of(box):
+    rows = json.loads(box.run("-o", "json", "sandbox", "ls").stdout)
+    return [r["status"] for r in rows]
+
+
+def supervisor_pid(box):
+    (directory,) = sandbox_dirs(box.tnk)
+    return int((directory / "supervisor.pid").read_text().split()[0])
+
+
+def test_killed_supervisor_is_broken_then_recovers_with_its_files(ns_tnk):
+    box = NsSandbox(ns_tnk, ns_tnk.project("crash"))
+    box.start()
+    assert box.exec("sh", "-c", "echo survived > /home/agent/mark", root=False).returncode == 0
+    os.kill(supervisor_pid(box), signal.SIGKILL)
+    time.sleep(0.2)
+    assert status_of(box) == ["broken"]
+    result = box.start()
+    assert "broken" in result.stderr
+    assert status_of(box) == ["running"]
+    assert box.exec("cat", "/home/agent/mark").stdout == "survived\n"
+
+
+def test_concurrent_starts_make_one_sandbox(ns_tnk):
+    project = ns_tnk.project("race")
+    starts = [subprocess.Popen([TNK_BIN, "sandbox", "start", "--backend", "ns", "--profile", "base"], cwd=project, env=ns_tnk.env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in starts:
+        _, err = p.communicate(timeout=900)
+        assert p.returncode == 0, err
+    box = NsSandbox(ns_tnk, project)
+    assert status_of(box) == ["running"]
+    assert len(sandbox_dirs(ns_tnk)) == 1
+    pid = supervisor_pid(box)
+    # PID 1 and the relays are forks of the supervisor with their own names (tnk-init, tnk-forwarder).
+    matches = subprocess.run(["pgrep", "-f", "__supervise " + sandbox_dirs(ns_tnk)[0].name],
+                             capture_output=True, text=True).stdout.split()
+    supervisors = [p for p in matches if open(f"/proc/{p}/comm").read().strip() == "tnk-supervisor"]
+    assert supervisors == [str(pid)]
+
+
+def test_corrupt_record_gives_a_clear_error_and_delete_still_works(ns_tnk):
+    box = NsSandbox(ns_tnk, ns_tnk.project("corrupt"))
+    box.start()
+    assert box.run("sandbox", "stop").returncode == 0
+    (directory,) = sandbox_dirs(ns_tnk)
+    (directory / "sandbox.json").write_text("{ not json")
+    result = box.run("sandbox", "start", "--backend", "ns")
+    assert result.returncode == 1
+    assert "sandbox.json" in result.stderr and "hint:" in result.stderr
+    deleted = box.run("sandbox", "delete", "--yes")
+    assert deleted.returncode == 0, deleted.stderr
+    assert sandbox_dirs(ns_tnk) == []
+    assert box.project.is_dir()
+
+
+def test_delete_stops_a_running_sandbox_and_keeps_the_project(ns_tnk):
+    box = NsSandbox(ns_tnk, ns_tnk.project("gone"))
+    (box.project / "keep.txt").write_text("mine")
+    box.start()
+    pid = supervisor_pid(box)
+    dry = box.run("sandbox", "delete", "-n")
+    assert dry.returncode == 0 and len(sandbox_dirs(ns_tnk)) == 1
+    assert box.run("sandbox", "delete", "--yes").returncode == 0
+    assert sandbox_dirs(ns_tnk) == []
+    assert (box.project / "keep.txt").read_text() == "mine"
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"

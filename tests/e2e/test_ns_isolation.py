@@ -1,0 +1,168 @@
+"""ns backend: isolation, tested from the outside and in pairs (the forbidden thing fails in the
+sandbox; the same probe succeeds where it is allowed)."""
+import http.server
+import os
+import socketserver
+import subprocess
+import threading
+
+import pytest
+
+from ns_harness import NsSandbox, compile_probe, ns_tnk, sandbox  # noqa: F401 (fixtures)
+
+
+def test_host_secret_and_sibling_project_are_invisible(sandbox):
+    home = sandbox.tnk.home
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_test").write_text("SECRET-HOST-KEY-3b1f\n")
+    sibling = sandbox.tnk.project("sibling")
+    (sibling / "notes.txt").write_text("SECRET-SIBLING-9c2e\n")
+    (sandbox.project / "readme.txt").write_text("PROJECT-MARKER-7a4d\n")
+    # The same cat: the project file is readable, the host's key and the sibling are not there.
+    assert sandbox.exec("cat", "/workspace/readme.txt").stdout == "PROJECT-MARKER-7a4d\n"
+    for path in (home / ".ssh" / "id_test", sibling / "notes.txt"):
+        result = sandbox.exec("cat", str(path))
+        assert result.returncode == 1 and "No such file" in result.stderr
+    # A search of the whole sandbox finds the project's marker and neither secret.
+    search = 'cd / && rg -uuu -l --no-messages -e "$1" -e "$2" -e "$3" $(ls -A / | grep -v -x -e proc -e sys -e dev)'
+    found = sandbox.exec("sh", "-c", search, "sh", "PROJECT-MARKER-7a4d", "SECRET-HOST-KEY-3b1f", "SECRET-SIBLING-9c2e",
+                         timeout=300)
+    assert found.stdout.split() == ["workspace/readme.txt"]
+
+
+def test_host_environment_does_not_leak(sandbox):
+    env = {"AWS_SECRET_ACCESS_KEY": "leak-me-5e6f", "SSH_AUTH_SOCK": "/tmp/agent.sock"}
+    result = sandbox.exec("env", env_flags=["MY_FLAG=given"], env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "MY_FLAG=given" in lines  # the explicit -e reaches the sandbox
+    assert any(line.startswith("TNK_INFERENCE_URL=http://host.lima.internal:") for line in lines)
+    assert not any("leak-me-5e6f" in line or line.startswith("SSH_AUTH_SOCK=") for line in lines)
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        body = self.server.answer
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(answer):
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Answer)
+    server.answer = answer
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_only_the_inference_endpoint_is_reachable(ns_tnk):
+    endpoint, other = serve(b"ENDPOINT-OK"), serve(b"OTHER-SERVICE")
+    try:
+        ns_tnk.env["TNK_SERVER_PORT"] = str(endpoint.server_address[1])
+        box = NsSandbox(ns_tnk, ns_tnk.project("net"))
+        box.start()
+        port, other_port = endpoint.server_address[1], other.server_address[1]
+        ok = box.exec("curl", "-sS", "--max-time", "5", f"http://host.lima.internal:{port}/v1/models")
+        assert ok.returncode == 0 and ok.stdout == "ENDPOINT-OK", ok.stderr
+        ok = box.exec("curl", "-sS", "--max-time", "5", f"http://host.tnk.internal:{port}/x")
+        assert ok.stdout == "ENDPOINT-OK"
+        # The host itself reaches the other service; the sandbox does not, by any name.
+        assert subprocess.run(["curl", "-sS", f"http://127.0.0.1:{other_port}/"], capture_output=True,
+                              text=True).stdout == "OTHER-SERVICE"
+        for url in (f"http://127.0.0.1:{other_port}/", f"http://host.lima.internal:{other_port}/"):
+            denied = box.exec("curl", "-sS", "--max-time", "5", url)
+            assert denied.returncode != 0 and "OTHER-SERVICE" not in denied.stdout
+        raw = box.exec("bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{other_port}")
+        assert raw.returncode != 0
+        devices = box.exec("cat", "/proc/net/dev").stdout
+        assert [line.split(":")[0].strip() for line in devices.splitlines()[2:]] == ["lo"]
+    finally:
+        endpoint.shutdown()
+        other.shutdown()
+
+
+def test_proc_shows_only_the_sandbox(sandbox):
+    inside = sandbox.exec("sh", "-c", "ls /proc | grep -E '^[0-9]+$'").stdout.split()
+    assert "1" in inside and str(os.getpid()) not in inside and len(inside) < 20
+    assert str(os.getpid()) in os.listdir("/proc")  # the same listing on the host shows the test runner
+    init = sandbox.exec("cat", "/proc/1/cmdline").stdout
+    assert "/" not in init.replace("\0", " ").split()[0]  # PID 1 names no host path
+
+
+def test_root_inside_cannot_change_the_host_kernel(sandbox, tmp_path):
+    probe = compile_probe(sandbox.project)
+    value = open("/proc/sys/vm/swappiness").read().strip()
+    with open("/proc/sys/vm/swappiness", "w") as f:  # host root may write it (the same value)
+        f.write(value)
+    write = sandbox.sh(f"echo {value} > /proc/sys/vm/swappiness", root=True)
+    assert write.returncode != 0, "root in the sandbox wrote the host's /proc/sys"
+    assert sandbox.exec("cat", "/proc/sys/vm/swappiness").stdout.strip() == value  # readable
+    host = subprocess.run([str(probe), "finit_module"], capture_output=True, text=True).stdout.strip()
+    inside = sandbox.exec("/workspace/probe", "finit_module", root=True).stdout.strip()
+    assert host != "EPERM" and inside == "EPERM"
+
+
+@pytest.mark.parametrize("call", ["tiocsti", "keyctl", "bpf", "unshare_user", "perf_event_open"])
+def test_seccomp_refuses_what_the_host_allows(sandbox, call):
+    probe = compile_probe(sandbox.project)
+    host = subprocess.run([str(probe), call], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    inside = sandbox.exec("/workspace/probe", call, input="")
+    assert host.stdout.strip() != "EPERM", f"{call} is refused on the host too: the pair proves nothing"
+    assert inside.stdout.strip() == "EPERM", inside.stdout + inside.stderr
+
+
+def test_mount_refused_inside_allowed_in_own_namespace_on_host(sandbox):
+    probe = compile_probe(sandbox.project)
+    host = subprocess.run(["unshare", "-Urm", str(probe), "mount"], capture_output=True, text=True)
+    assert host.stdout.strip() == "OK"
+    assert sandbox.exec("/workspace/probe", "mount", root=True).stdout.strip() == "EPERM"
+
+
+def test_workspace_files_belong_to_the_project_owner(ns_tnk):
+    # The owner is read when the sandbox starts: its workspace mount maps agent to that owner.
+    sandbox = NsSandbox(ns_tnk, ns_tnk.project("owned"))
+    os.chown(sandbox.project, 1234, 1234)
+    sandbox.start()
+    assert sandbox.exec("id", "-u").stdout.strip() == "1000"
+    made = sandbox.sh("echo hi > /workspace/made-inside && mkdir -p /workspace/d/e && touch /workspace/d/e/f")
+    assert made.returncode == 0, made.stderr
+    for path in ("made-inside", "d", "d/e/f"):
+        st = os.stat(sandbox.project / path)
+        assert (st.st_uid, st.st_gid) == (1234, 1234), path
+    (sandbox.project / "from-host").write_text("x")
+    os.chown(sandbox.project / "from-host", 1234, 1234)
+    assert sandbox.exec("stat", "-c", "%u", "/workspace/from-host").stdout.strip() == "1000"
+
+
+def build_deb(dest):
+    root = dest / "pkg"
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "usr" / "share" / "tnk-probe").mkdir(parents=True)
+    (root / "usr" / "share" / "tnk-probe" / "marker").write_text("installed\n")
+    (root / "DEBIAN" / "control").write_text(
+        "Package: tnk-probe\nVersion: 1.0\nArchitecture: all\nMaintainer: tnk tests <t@example.invalid>\n"
+        "Description: package installed by the isolation test\n")
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(root), str(dest / "tnk-probe.deb")],
+                   check=True, capture_output=True)
+
+
+def test_a_package_installed_in_one_sandbox_is_absent_from_another(ns_tnk):
+    first = NsSandbox(ns_tnk, ns_tnk.project("first"))
+    second = NsSandbox(ns_tnk, ns_tnk.project("second"))
+    first.start()
+    second.start()
+    build_deb(first.project)
+    installed = first.exec("dpkg", "-i", "/workspace/tnk-probe.deb", root=True)
+    assert installed.returncode == 0, installed.stderr
+    assert first.exec("dpkg", "-s", "tnk-probe").returncode == 0
+    assert first.exec("cat", "/usr/share/tnk-probe/marker").stdout == "installed\n"
+    assert second.exec("dpkg", "-s", "tnk-probe").returncode == 1
+    assert second.exec("test", "-e", "/usr/share/tnk-probe/marker").returncode == 1
+    # and it stays installed across a restart of its sandbox
+    assert first.run("sandbox", "stop").returncode == 0
+    assert first.exec("cat", "/usr/share/tnk-probe/marker").stdout == "installed\n"

@@ -1,0 +1,134 @@
+"""ns backend: sessions (exit status, streams, terminals) and the lifecycle around them."""
+import fcntl
+import json
+import os
+import pty
+import select
+import signal
+import struct
+import subprocess
+import termios
+import threading
+import time
+
+from conftest import TNK_BIN
+from ns_harness import NsSandbox, ns_tnk, sandbox  # noqa: F401 (fixtures)
+
+
+def test_exit_codes_pass_through(sandbox):
+    assert sandbox.exec("true").returncode == 0
+    assert sandbox.exec("false").returncode == 1
+    assert sandbox.sh("exit 42").returncode == 42
+    assert sandbox.sh("kill -INT $$").returncode == 130
+    assert sandbox.run("sandbox", "shell", "--no-tty", "-c", "exit 42").returncode == 42
+    missing = sandbox.exec("no-such-program-here")
+    assert missing.returncode == 127 and "no-such-program-here" in missing.stderr
+
+
+def test_streams_stay_separate_and_stdin_streams(sandbox):
+    assert sandbox.exec("cat", input="hi\n").stdout == "hi\n"
+    both = sandbox.sh("echo out; echo err >&2")
+    assert (both.stdout, both.stderr.splitlines()[-1]) == ("out\n", "err")
+    big = "x" * 3_000_000
+    assert sandbox.exec("wc", "-c", input=big).stdout.strip() == str(len(big))
+
+
+def test_cwd_maps_into_the_workspace(sandbox):
+    sub = sandbox.project / "src" / "lib"
+    sub.mkdir(parents=True)
+    assert sandbox.exec("pwd", cwd=sub).stdout.strip() == "/workspace/src/lib"
+
+
+def test_a_background_process_survives_its_session(sandbox):
+    started = sandbox.sh("nohup sleep 600 >/dev/null 2>&1 & echo started")
+    assert started.stdout == "started\n"
+    assert sandbox.exec("pgrep", "-x", "sleep").returncode == 0
+
+
+def test_many_sessions_at_once(sandbox):
+    results = [None] * 8
+
+    def one(i):
+        results[i] = sandbox.sh(f"sleep 0.5; echo {i}")
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    began = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r.stdout.strip() for r in results] == [str(i) for i in range(8)]
+    assert time.monotonic() - began < 30
+
+
+def test_a_killed_client_leaves_nothing_running(sandbox):
+    client = subprocess.Popen([TNK_BIN, "sandbox", "exec", "--", "sleep", "777"], cwd=sandbox.project,
+                              env=sandbox.tnk.env)
+    deadline = time.monotonic() + 30
+    while sandbox.exec("pgrep", "-f", "sleep 777").returncode != 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    client.kill()
+    client.wait()
+    deadline = time.monotonic() + 10
+    while sandbox.exec("pgrep", "-f", "sleep 777").returncode == 0:
+        assert time.monotonic() < deadline, "the session outlived its killed client"
+        time.sleep(0.1)
+    host = subprocess.run(["pgrep", "-f", "sleep 777"], capture_output=True)
+    assert host.returncode == 1
+
+
+def read_until(fd, needle, timeout=30):
+    out = b""
+    deadline = time.monotonic() + timeout
+    while needle not in out:
+        left = deadline - time.monotonic()
+        assert left > 0, f"timed out waiting for {needle!r}; got {out[-500:]!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    return out
+
+
+def test_interactive_shell_on_a_terminal(sandbox):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(sandbox.project)
+        os.execve(TNK_BIN, [TNK_BIN, "sandbox", "shell"], {**sandbox.tnk.env, "TERM": "xterm"})
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    os.write(fd, b"tty; stty size; echo READY-$((40+2))\n")
+    out = read_until(fd, b"READY-42")
+    assert b"/dev/pts/" in out and b"30 100" in out
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 132, 0, 0))
+    os.kill(pid, signal.SIGWINCH)
+    time.sleep(0.3)
+    os.write(fd, b"stty size; echo SIZED-$((1+1))\n")
+    assert b"50 132" in read_until(fd, b"SIZED-2")
+    os.write(fd, b"sleep 100\n")
+    time.sleep(0.5)
+    os.write(fd, b"\x03")  # Ctrl-C reaches the sleep inside, not tnk
+    os.write(fd, b"echo INTERRUPTED-$?\n")
+    assert b"INTERRUPTED-130" in read_until(fd, b"INTERRUPTED-1")
+    os.write(fd, b"exit 7\n")
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 7
+
+
+def test_stop_start_and_ls(ns_tnk):
+    box = NsSandbox(ns_tnk, ns_tnk.project("life"))
+    box.start()
+    listing = box.run("-o", "json", "sandbox", "ls")
+    rows = json.loads(listing.stdout)
+    assert [r["status"] for r in rows if r["name"].startswith("tnk-life")] == ["running"]
+    assert box.sh("echo kept > /home/agent/kept").returncode == 0
+    assert box.run("sandbox", "stop").returncode == 0
+    rows = json.loads(box.run("-o", "json", "sandbox", "ls").stdout)
+    assert [r["status"] for r in rows if r["name"].startswith("tnk-life")] == ["stopped"]
+    # exec starts a stopped sandbox; files in its upper layer are still there
+    assert box.exec("cat", "/home/agent/kept").stdout == "kept\n"

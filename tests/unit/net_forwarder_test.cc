@@ -1,0 +1,133 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/forwarder.h"
+#include "net_test_util.h"
+
+namespace tnk::net {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::connect_loopback;
+using testing::count_open_fds;
+using testing::EchoServer;
+using testing::listen_loopback;
+using testing::port_of;
+using testing::read_until_eof;
+using testing::send_text;
+using testing::Serving;
+
+// A port on 127.0.0.1 that nothing listens on.
+uint16_t closed_port() {
+  UniqueFd fd = listen_loopback();
+  return port_of(fd.get());
+}
+
+TEST(NetForwarder, RelaysBothWaysWithHalfClose) {
+  EchoServer echo;
+  UniqueFd listener = listen_loopback();
+  uint16_t port = port_of(listener.get());
+  Serving serving([&](int stop) { return serve_forward(listener.get(), {"127.0.0.1", echo.port()}, stop); });
+  UniqueFd client = connect_loopback(port);
+  ASSERT_TRUE(client.valid());
+  ASSERT_TRUE(send_text(client.get(), "hello "));
+  ASSERT_TRUE(send_text(client.get(), "inference"));
+  ::shutdown(client.get(), SHUT_WR);  // the echo answers only after our end of stream arrived
+  EXPECT_EQ(read_until_eof(client.get()), "hello inference");
+  EXPECT_TRUE(serving.stop().ok());
+}
+
+TEST(NetForwarder, StreamsLargeTransfersBothWaysAtOnce) {
+  EchoServer echo;
+  UniqueFd listener = listen_loopback();
+  uint16_t port = port_of(listener.get());
+  Serving serving([&](int stop) { return serve_forward(listener.get(), {"localhost", echo.port()}, stop); });
+  UniqueFd client = connect_loopback(port);
+  ASSERT_TRUE(client.valid());
+  std::string payload(8 * 1024 * 1024, '\0');
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>('a' + i % 23);
+  // Writing 8 MiB without reading would deadlock any relay that buffers a whole direction.
+  std::thread writer([&] {
+    send_text(client.get(), payload);
+    ::shutdown(client.get(), SHUT_WR);
+  });
+  std::string back = read_until_eof(client.get());
+  writer.join();
+  EXPECT_EQ(back.size(), payload.size());
+  EXPECT_TRUE(back == payload);
+}
+
+TEST(NetForwarder, UnreachableTargetClosesTheClientAndSaysWhy) {
+  UniqueFd listener = listen_loopback();
+  uint16_t port = port_of(listener.get());
+  std::mutex mu;
+  std::vector<std::string> errors;
+  ForwardErrorSink sink = [&](const Error& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    errors.push_back(e.message);
+  };
+  Serving serving([&](int stop) { return serve_forward(listener.get(), {"127.0.0.1", closed_port()}, stop, sink); });
+  UniqueFd client = connect_loopback(port);
+  ASSERT_TRUE(client.valid());
+  EXPECT_EQ(read_until_eof(client.get()), "");
+  EXPECT_TRUE(serving.stop().ok());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("forwarding to the inference endpoint 127.0.0.1:"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("Connection refused"), std::string::npos) << errors[0];
+}
+
+TEST(NetForwarder, InvalidTargetIsAUsageError) {
+  UniqueFd listener = listen_loopback();
+  auto status = serve_forward(listener.get(), {"", 8080});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().kind, ErrorKind::kUsage);
+  EXPECT_FALSE(serve_forward(listener.get(), {"127.0.0.1", 0}).ok());
+}
+
+TEST(NetForwarder, BrokenListenerIsAnError) {
+  auto status = serve_forward(-1, {"127.0.0.1", 8080});
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("forwarder"), std::string::npos) << status.error().message;
+}
+
+TEST(NetForwarder, StopEndsOpenConnections) {
+  EchoServer echo;
+  UniqueFd listener = listen_loopback();
+  uint16_t port = port_of(listener.get());
+  Serving serving([&](int stop) { return serve_forward(listener.get(), {"127.0.0.1", echo.port()}, stop); });
+  UniqueFd client = connect_loopback(port);
+  ASSERT_TRUE(send_text(client.get(), "x"));
+  char c;
+  ASSERT_EQ(::recv(client.get(), &c, 1, 0), 1);  // the relay is up and idle now
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(serving.stop().ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  EXPECT_EQ(read_until_eof(client.get()), "");
+}
+
+TEST(NetForwarder, NoFdLeakAfterManyConnections) {
+  int before = count_open_fds();
+  {
+    EchoServer echo;
+    UniqueFd listener = listen_loopback();
+    uint16_t port = port_of(listener.get());
+    Serving serving([&](int stop) { return serve_forward(listener.get(), {"127.0.0.1", echo.port()}, stop); });
+    for (int i = 0; i < 100; ++i) {
+      UniqueFd client = connect_loopback(port);
+      ASSERT_TRUE(send_text(client.get(), "ping"));
+      if (i % 2 == 0) ::shutdown(client.get(), SHUT_WR);
+      char buf[4];
+      ASSERT_EQ(::recv(client.get(), buf, 4, MSG_WAITALL), 4);
+    }
+    EXPECT_TRUE(serving.stop().ok());
+  }
+  EXPECT_EQ(count_open_fds(), before);
+}
+
+}  // namespace
+}  // namespace tnk::net

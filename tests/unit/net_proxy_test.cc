@@ -1,0 +1,375 @@
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/address_check.h"
+#include "net/proxy.h"
+#include "net_test_util.h"
+
+namespace tnk::net {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::connect_loopback;
+using testing::count_open_fds;
+using testing::EchoServer;
+using testing::listen_loopback;
+using testing::port_of;
+using testing::read_until;
+using testing::read_until_eof;
+using testing::send_text;
+using testing::Serving;
+
+uint16_t port_in(const sockaddr_storage& ss) {
+  if (ss.ss_family != AF_INET) return 0;
+  sockaddr_in v4;
+  std::memcpy(&v4, &ss, sizeof v4);
+  return ntohs(v4.sin_port);
+}
+
+// Lets exactly 127.0.0.1:<port> through (one test server); everything else gets the real check.
+AddressCheck allow_test_server(uint16_t port) {
+  return [port](const sockaddr_storage& ss) -> std::optional<std::string> {
+    if (address_to_string(ss) == "127.0.0.1" && port_in(ss) == port) return std::nullopt;
+    return internal_address_reason(ss);
+  };
+}
+
+ProxyConfig allowing(std::vector<std::string> allow, std::string list_name = "test") {
+  ProxyConfig config;
+  config.allow = std::move(allow);
+  config.list_name = std::move(list_name);
+  return config;
+}
+
+// A proxy on a loopback listener that records its events.
+class ProxyUnderTest {
+ public:
+  explicit ProxyUnderTest(ProxyConfig config) : listener_(listen_loopback()), config_(std::move(config)) {
+    config_.on_event = [this](const ProxyEvent& e) {
+      std::lock_guard<std::mutex> lock(mu_);
+      events_.push_back(e);
+    };
+    serving_ = std::make_unique<Serving>([this](int stop) { return serve_proxy(listener_.get(), config_, stop); });
+  }
+  uint16_t port() const { return port_of(listener_.get()); }
+  Status stop() { return serving_->stop(); }
+
+  // Sends `request` on a new connection (then ends the stream when `half_close`) and returns
+  // everything the proxy answers until it closes.
+  std::string ask(const std::string& request, bool half_close = false) {
+    UniqueFd client = connect_loopback(port());
+    send_text(client.get(), request);
+    if (half_close) ::shutdown(client.get(), SHUT_WR);
+    return read_until_eof(client.get());
+  }
+
+  // Waits a little for the n-th event (allowed connections report when they end).
+  std::vector<ProxyEvent> events(size_t at_least = 1) {
+    for (int i = 0; i < 200; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (events_.size() >= at_least) return events_;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+
+ private:
+  UniqueFd listener_;
+  ProxyConfig config_;
+  std::mutex mu_;
+  std::vector<ProxyEvent> events_;
+  std::unique_ptr<Serving> serving_;
+};
+
+std::string body_of(const std::string& answer) {
+  size_t at = answer.find("\r\n\r\n");
+  return at == std::string::npos ? "" : answer.substr(at + 4);
+}
+
+std::string status_line(const std::string& answer) { return answer.substr(0, answer.find("\r\n")); }
+
+TEST(NetProxy, HostNotOnTheListIs403) {
+  ProxyUnderTest proxy(allowing({"example.org", "*.example.net"}, "provision"));
+  std::string answer = proxy.ask("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(body_of(answer), "tnk: example.com is not in this sandbox's allow-list (provision)\n");
+  EXPECT_NE(answer.find("Content-Type: text/plain"), std::string::npos);
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_FALSE(events[0].allowed);
+  EXPECT_EQ(events[0].host, "example.com");
+  EXPECT_EQ(events[0].port, 443);
+  EXPECT_EQ(events[0].reason, "not in allow-list");
+  EXPECT_EQ(events[0].rule, "");
+}
+
+TEST(NetProxy, PortNotOnTheListIs403NamingThePort) {
+  ProxyUnderTest proxy(allowing({"example.org"}));
+  std::string answer = proxy.ask("GET http://example.org:8080/ HTTP/1.1\r\nHost: example.org\r\n\r\n");
+  EXPECT_EQ(body_of(answer), "tnk: example.org:8080 is not in this sandbox's allow-list (test)\n");
+  EXPECT_EQ(proxy.events().at(0).reason, "port not in allow-list");
+}
+
+// DNS rebinding: a listed name that resolves to the host itself is refused, although a server answers there.
+TEST(NetProxy, ListedNameResolvingToLoopbackIsRefused) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  ProxyUnderTest proxy(allowing({"localhost:" + port, "localhost"}));
+  for (const std::string& request :
+       std::vector<std::string>{"CONNECT localhost:" + port + " HTTP/1.1\r\n\r\n",
+                                "GET http://LOCALHOST/ HTTP/1.1\r\nHost: localhost\r\n\r\n"}) {
+    std::string answer = proxy.ask(request);
+    EXPECT_EQ(status_line(answer), "HTTP/1.1 403 Forbidden") << request;
+    EXPECT_TRUE(body_of(answer) == "tnk: localhost resolves to 127.0.0.1, a host-internal address\n" ||
+                body_of(answer) == "tnk: localhost. resolves to ::1, a host-internal address\n" ||
+                body_of(answer) == "tnk: localhost resolves to ::1, a host-internal address\n" ||
+                body_of(answer) == "tnk: localhost. resolves to 127.0.0.1, a host-internal address\n")
+        << body_of(answer);
+  }
+  auto events = proxy.events(2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_FALSE(events[0].allowed);
+  EXPECT_EQ(events[0].rule, "localhost:" + port);
+  EXPECT_EQ(events[0].reason, "host-internal address (loopback)");
+  EXPECT_EQ(echo.accepted(), 0);
+}
+
+TEST(NetProxy, InternalIpLiteralsAreRefused) {
+  ProxyUnderTest proxy(
+      allowing({"127.0.0.1", "[::1]", "169.254.169.254", "10.1.2.3", "[::ffff:127.0.0.1]", "0.0.0.0", "127.1"}));
+  struct Case {
+    std::string target, address, kind;
+  };
+  for (const Case& c : std::vector<Case>{{"127.0.0.1:443", "127.0.0.1", "loopback"},
+                                         {"[::1]:443", "::1", "loopback"},
+                                         {"169.254.169.254:80", "169.254.169.254", "link-local"},
+                                         {"10.1.2.3:443", "10.1.2.3", "private"},
+                                         {"[::ffff:127.0.0.1]:443", "::ffff:127.0.0.1", "loopback (IPv4-mapped)"},
+                                         {"0.0.0.0:80", "0.0.0.0", "unspecified"},
+                                         {"127.1:443", "127.0.0.1", "loopback"}}) {
+    std::string answer = proxy.ask("CONNECT " + c.target + " HTTP/1.1\r\n\r\n");
+    EXPECT_EQ(status_line(answer), "HTTP/1.1 403 Forbidden") << c.target;
+    EXPECT_NE(body_of(answer).find(" resolves to " + c.address + ", a host-internal address"), std::string::npos)
+        << body_of(answer);
+  }
+  for (const ProxyEvent& e : proxy.events(7)) EXPECT_NE(e.reason.find("host-internal address ("), std::string::npos);
+}
+
+// The pair of the test above: the same loopback server is reachable once the check lets it through.
+TEST(NetProxy, ConnectTunnelRelaysAndCountsBytes) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  ProxyConfig config = allowing({"127.0.0.1:" + port});
+  config.address_check = allow_test_server(echo.port());
+  ProxyUnderTest proxy(std::move(config));
+  UniqueFd client = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(client.get(), "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\nHost: x\r\n\r\nearly-"));
+  EXPECT_EQ(read_until(client.get(), "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
+  ASSERT_TRUE(send_text(client.get(), "bytes"));
+  ::shutdown(client.get(), SHUT_WR);
+  EXPECT_EQ(read_until_eof(client.get()), "early-bytes");
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].allowed);
+  EXPECT_EQ(events[0].host, "127.0.0.1");
+  EXPECT_EQ(events[0].address, "127.0.0.1");
+  EXPECT_EQ(events[0].rule, "127.0.0.1:" + port);
+  EXPECT_EQ(events[0].reason, "closed");
+  EXPECT_EQ(events[0].bytes_up, 11u);
+  EXPECT_EQ(events[0].bytes_down, 11u);
+}
+
+TEST(NetProxy, PlainHttpIsRewrittenToOriginForm) {
+  EchoServer echo;  // answers with exactly what the upstream received
+  std::string port = std::to_string(echo.port());
+  ProxyConfig config = allowing({"127.0.0.1:" + port});
+  config.address_check = allow_test_server(echo.port());
+  ProxyUnderTest proxy(std::move(config));
+  UniqueFd client = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(client.get(), "POST http://127.0.0.1:" + port +
+                                          "/v1/x?y=1 HTTP/1.1\r\nHost: other\r\nProxy-Connection: keep-alive\r\n"
+                                          "Content-Length: 5\r\n\r\nhel"));
+  ASSERT_TRUE(send_text(client.get(), "lo"));
+  ::shutdown(client.get(), SHUT_WR);
+  std::string expected =
+      "POST /v1/x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+  EXPECT_EQ(read_until_eof(client.get()), expected);
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].allowed);
+  EXPECT_EQ(events[0].bytes_up, expected.size());
+  EXPECT_EQ(events[0].bytes_down, expected.size());
+}
+
+TEST(NetProxy, MalformedRequestIs400) {
+  ProxyUnderTest proxy(allowing({"example.org"}));
+  std::string answer = proxy.ask("hello there\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(body_of(answer), "tnk: bad request: the request line is not \"METHOD target HTTP/1.x\"\n");
+  EXPECT_EQ(status_line(proxy.ask(std::string("\x16\x03\x01\x00\xa5\x01\x00\x00", 8))), "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(status_line(proxy.ask("GET /x HTTP/1.1\r\nHost: example.org\r\n\r\n")), "HTTP/1.1 400 Bad Request");
+  auto events = proxy.events(3);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_FALSE(events[0].allowed);
+  EXPECT_EQ(events[0].reason.rfind("bad request: ", 0), 0u);
+}
+
+TEST(NetProxy, OversizeHeadIs431) {
+  ProxyUnderTest proxy(allowing({"example.org"}));
+  std::string answer =
+      proxy.ask("GET http://example.org/ HTTP/1.1\r\nHost: example.org\r\nX: " + std::string(20000, 'a') + "\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 431 Request Header Fields Too Large");
+  EXPECT_EQ(body_of(answer), "tnk: request head larger than 16 KiB\n");
+}
+
+TEST(NetProxy, SlowHeadIs408) {
+  ProxyConfig config = allowing({"example.org"});
+  config.limits.head_timeout = 200ms;
+  ProxyUnderTest proxy(std::move(config));
+  std::string answer = proxy.ask("CONNECT example.org:443 HTTP/1.1\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 408 Request Timeout");
+  EXPECT_EQ(body_of(answer), "tnk: no complete request head within 200 ms\n");
+}
+
+TEST(NetProxy, RefusedUpstreamIs502) {
+  uint16_t dead = port_of(listen_loopback().get());
+  ProxyConfig config = allowing({"127.0.0.1:" + std::to_string(dead)});
+  config.address_check = allow_test_server(dead);
+  ProxyUnderTest proxy(std::move(config));
+  std::string answer = proxy.ask("CONNECT 127.0.0.1:" + std::to_string(dead) + " HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 502 Bad Gateway");
+  EXPECT_NE(body_of(answer).find("Connection refused"), std::string::npos) << answer;
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].allowed);  // the policy allowed it; the reason says what happened
+  EXPECT_NE(events[0].reason.find("Connection refused"), std::string::npos);
+}
+
+TEST(NetProxy, SilentUpstreamIs504) {
+  // A listener whose accept queue is full drops further SYNs: connecting hangs.
+  UniqueFd full = listen_loopback(0);
+  uint16_t port = port_of(full.get());
+  std::vector<UniqueFd> fillers;
+  for (int i = 0; i < 4; ++i) {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    (void)::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a);
+    fillers.push_back(std::move(fd));
+  }
+  std::this_thread::sleep_for(100ms);
+  ProxyConfig config = allowing({"127.0.0.1:" + std::to_string(port)});
+  config.address_check = allow_test_server(port);
+  config.limits.connect_timeout = 300ms;
+  ProxyUnderTest proxy(std::move(config));
+  std::string answer = proxy.ask("CONNECT 127.0.0.1:" + std::to_string(port) + " HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 504 Gateway Timeout");
+  EXPECT_EQ(body_of(answer), "tnk: 127.0.0.1:" + std::to_string(port) + " did not answer within 300 ms\n");
+}
+
+TEST(NetProxy, IdleTunnelIsClosed) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  ProxyConfig config = allowing({"127.0.0.1:" + port});
+  config.address_check = allow_test_server(echo.port());
+  config.limits.idle_timeout = 300ms;
+  ProxyUnderTest proxy(std::move(config));
+  UniqueFd client = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(client.get(), "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\n"));
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(read_until_eof(client.get()), "HTTP/1.1 200 Connection established\r\n\r\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+  EXPECT_EQ(proxy.events().at(0).reason, "idle timeout");
+}
+
+TEST(NetProxy, StopEndsOpenTunnels) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  ProxyConfig config = allowing({"127.0.0.1:" + port});
+  config.address_check = allow_test_server(echo.port());
+  ProxyUnderTest proxy(std::move(config));
+  UniqueFd client = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(client.get(), "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\n"));
+  read_until(client.get(), "\r\n\r\n");
+  UniqueFd waiting = connect_loopback(proxy.port());  // and one still sending its head
+  ASSERT_TRUE(send_text(waiting.get(), "CONNECT 127.0.0.1:"));
+  std::this_thread::sleep_for(50ms);
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(proxy.stop().ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+  EXPECT_EQ(read_until_eof(client.get()), "");
+  EXPECT_EQ(proxy.events().at(0).reason, "stopped");
+}
+
+TEST(NetProxy, ConnectionsBeyondTheLimitGet503) {
+  ProxyUnderTest proxy(allowing({"example.org"}));
+  std::vector<UniqueFd> clients;
+  for (int i = 0; i < 300; ++i) {
+    clients.push_back(connect_loopback(proxy.port(), 1));
+    ASSERT_TRUE(clients.back().valid()) << i;
+  }
+  int busy = 0;
+  int silent = 0;
+  for (UniqueFd& client : clients) {
+    pollfd p{client.get(), POLLIN, 0};
+    if (::poll(&p, 1, busy + silent < 256 ? 0 : 2000) == 1 &&
+        read_until_eof(client.get()).starts_with("HTTP/1.1 503 Service Unavailable\r\n")) {
+      ++busy;
+    } else {
+      ++silent;
+    }
+  }
+  EXPECT_EQ(busy, 300 - 256);
+  clients.clear();
+  EXPECT_TRUE(proxy.stop().ok());
+  auto events = proxy.events(44);
+  ASSERT_EQ(events.size(), 44u);
+  EXPECT_EQ(events[0].reason, "too many connections");
+}
+
+TEST(NetProxy, NoFdLeakAfterManyConnections) {
+  int before = count_open_fds();
+  {
+    EchoServer echo;
+    std::string port = std::to_string(echo.port());
+    ProxyConfig config = allowing({"127.0.0.1:" + port, "localhost"});
+    config.address_check = allow_test_server(echo.port());
+    ProxyUnderTest proxy(std::move(config));
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\nabc", "HTTP/1.1 200 Connection established\r\n\r\nabc"},
+        {"CONNECT localhost:443 HTTP/1.1\r\n\r\n", "HTTP/1.1 403 Forbidden\r\n"},
+        {"CONNECT nowhere.example:443 HTTP/1.1\r\n\r\n", "HTTP/1.1 403 Forbidden\r\n"},
+        {"BAD\r\n\r\n", "HTTP/1.1 400 Bad Request\r\n"}};
+    for (int i = 0; i < 100; ++i) {
+      const auto& [request, answer] = cases[static_cast<size_t>(i) % cases.size()];
+      ASSERT_TRUE(proxy.ask(request, true).starts_with(answer)) << i;
+    }
+    EXPECT_EQ(proxy.events(100).size(), 100u);
+    EXPECT_TRUE(proxy.stop().ok());
+  }
+  EXPECT_EQ(count_open_fds(), before);
+}
+
+TEST(NetProxy, BrokenListenerIsAnError) {
+  ProxyConfig config;
+  auto status = serve_proxy(-1, config);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("egress proxy"), std::string::npos) << status.error().message;
+}
+
+}  // namespace
+}  // namespace tnk::net
