@@ -23,7 +23,7 @@ cd "$project"
 
 "$tnk" -q init >/dev/null
 echo "== starting the sandbox (builds the image on first use)"
-"$tnk" sandbox start --backend ns
+"$tnk" sandbox start --backend ns --profile base
 image=$("$tnk" -o json image build | python3 -c 'import json,sys; print(json.load(sys.stdin)["rootfs"])')
 
 j() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "$@"; }

@@ -77,4 +77,14 @@ Status make_dirs(const fs::path& path, mode_t mode) {
   return ok_status();
 }
 
+Status write_kernel_file(const std::filesystem::path& path, const std::string& value) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd.valid()) return sys_error(errno, "opening " + path.string());
+  ssize_t n = ::write(fd.get(), value.data(), value.size());
+  if (n != static_cast<ssize_t>(value.size())) {
+    return sys_error(n < 0 ? errno : EIO, "writing \"" + value.substr(0, value.find('\n')) + "\" to " + path.string());
+  }
+  return ok_status();
+}
+
 }  // namespace tnk

@@ -18,6 +18,10 @@ Status write_file_atomic(const std::filesystem::path& path, const std::string& c
 // mkdir -p; directories that it creates get `mode`. Existing ones are left as they are.
 Status make_dirs(const std::filesystem::path& path, mode_t mode = 0700);
 
+// Writes `value` to a kernel file (/proc, cgroupfs) with one write(2), in place: such files take a
+// whole value per write and cannot be replaced by rename.
+Status write_kernel_file(const std::filesystem::path& path, const std::string& value);
+
 // Writes all of `data` to `fd`, retrying on EINTR and short writes.
 Status write_all(int fd, const std::string& data, const std::string& what);
 

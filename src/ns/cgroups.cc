@@ -55,16 +55,6 @@ std::string unescape(std::string_view text) {
   return out;
 }
 
-// cgroup files take one write(2) in place (no temp file + rename on cgroupfs).
-Status write_in_place(const fs::path& file, const std::string& value) {
-  UniqueFd fd(open(file.c_str(), O_WRONLY | O_CLOEXEC));
-  if (!fd.valid()) return sys_error(errno, "opening " + file.string());
-  if (write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
-    return sys_error(errno, "setting " + file.string() + " to " + value);
-  }
-  return ok_status();
-}
-
 std::string cpu_quota(double cpus) {
   auto quota = static_cast<long long>(std::llround(cpus * 100000.0));
   if (quota < 1000) quota = 1000;  // the kernel's minimum is 1 ms per period
@@ -206,7 +196,7 @@ Result<std::vector<std::string>> apply_cgroups(const CgroupPlan& plan) {
     }
     created.push_back(d.dir);
     for (const auto& [file, value] : d.files) {
-      Status written = write_in_place(d.dir / file, value);
+      Status written = write_kernel_file(d.dir / file, value);
       if (!written.ok()) {
         (void)remove_cgroup_dirs(created);
         return std::move(written).error();

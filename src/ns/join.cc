@@ -170,7 +170,10 @@ Result<Session> spawn(pid_t init_pid, const SessionSpec& spec) {
   TNK_ASSIGN_OR_RETURN(auto ns, open_namespaces(init_pid));
   TNK_ASSIGN_OR_RETURN(auto cgroups, open_cgroup_procs(init_pid));
   TNK_ASSIGN_OR_RETURN(int last_cap, read_last_cap());
-  TNK_ASSIGN_OR_RETURN(std::vector<sock_filter> filter, build_seccomp_filter());
+  // The filter is the same for every session: compiled once per supervisor, not per exec.
+  static const Result<std::vector<sock_filter>> compiled = build_seccomp_filter();
+  if (!compiled) return compiled.error();
+  const std::vector<sock_filter>& filter = *compiled;
   Session session;
   UniqueFd slave;
   if (spec.tty) {

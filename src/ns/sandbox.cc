@@ -224,6 +224,9 @@ Result<Sandbox> start(const SandboxSpec& spec) {
     return failed("the sandbox's PID 1 exited during setup without saying why");
   }
   p.keep_cgroups = true;
+  // PID 1 is a copy of its caller, so it can look big to the OOM killer; a sandbox that hits its
+  // memory limit must lose the process that used the memory, never PID 1 (which would end it all).
+  (void)write_kernel_file("/proc/" + std::to_string(outcome.init_pid) + "/oom_score_adj", "-1000");
   Sandbox sandbox;
   sandbox.init_pid = outcome.init_pid;
   sandbox.notes = std::move(p.notes);

@@ -19,17 +19,9 @@ std::string id_map_line(uint32_t inside, uint32_t outside, uint32_t count) {
 
 namespace {
 
+// The kernel wants the whole map in one write.
 Status write_map(pid_t pid, const char* file, const std::string& map) {
-  std::string path = "/proc/" + std::to_string(pid) + "/" + file;
-  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (!fd.valid()) return sys_error(errno, "opening " + path);
-  // The kernel wants the whole map in one write.
-  ssize_t n = write(fd.get(), map.data(), map.size());
-  if (n != static_cast<ssize_t>(map.size())) {
-    return sys_error(n < 0 ? errno : EIO,
-                     "writing the user namespace map \"" + map.substr(0, map.size() - 1) + "\" to " + path);
-  }
-  return ok_status();
+  return write_kernel_file("/proc/" + std::to_string(pid) + "/" + file, map);
 }
 
 }  // namespace

@@ -65,8 +65,16 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   config.memory_bytes = r.manifest.memory_bytes;
   if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
   TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
-  config.inference_host = url.host;
-  config.inference_port = url.port;
+  // `none`: not even the endpoint. allowlist and open need the egress policy engine, which this
+  // version does not have: they get the stricter `inference` (with a note), never more.
+  if (r.network != NetworkPolicy::kNone) {
+    config.inference_host = url.host;
+    config.inference_port = url.port;
+  }
+  if (r.network == NetworkPolicy::kAllowlist || r.network == NetworkPolicy::kOpen) {
+    ctx.log.note("network policy '" + to_string(r.network) +
+                 "' is not enforced by this version yet; the sandbox gets 'inference' (the endpoint only)");
+  }
   return config;
 }
 

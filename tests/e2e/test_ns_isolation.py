@@ -166,3 +166,29 @@ def test_a_package_installed_in_one_sandbox_is_absent_from_another(ns_tnk):
     # and it stays installed across a restart of its sandbox
     assert first.run("sandbox", "stop").returncode == 0
     assert first.exec("cat", "/usr/share/tnk-probe/marker").stdout == "installed\n"
+
+
+OFFLINE = """profile: offline
+mounts:
+  workspace: /workspace
+security:
+  network: none
+"""
+
+
+def test_network_none_blocks_even_the_endpoint(ns_tnk):
+    endpoint = serve(b"ENDPOINT-OK")
+    try:
+        port = endpoint.server_address[1]
+        ns_tnk.env["TNK_SERVER_PORT"] = str(port)
+        (ns_tnk.config_dir / "sandbox.d" / "manifests" / "offline.yaml").write_text(OFFLINE)
+        offline = NsSandbox(ns_tnk, ns_tnk.project("offline"))
+        online = NsSandbox(ns_tnk, ns_tnk.project("online"))
+        offline.start("--profile", "offline")
+        online.start()
+        url = f"http://host.lima.internal:{port}/v1/models"
+        assert online.exec("curl", "-sS", "--max-time", "5", url).stdout == "ENDPOINT-OK"
+        denied = offline.exec("curl", "-sS", "--max-time", "5", url)
+        assert denied.returncode != 0 and "ENDPOINT-OK" not in denied.stdout
+    finally:
+        endpoint.shutdown()

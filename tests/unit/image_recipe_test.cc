@@ -1,7 +1,10 @@
 // The image recipe: what default_recipe takes from the host's apt sources, hash stability (and
 // change on any change), and the mmdebstrap command line (golden).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include "image/recipe.h"
@@ -23,7 +26,29 @@ Recipe fixed_recipe() {
   auto recipe = default_recipe(host_like());
   EXPECT_TRUE(recipe.ok());
   recipe->architecture = "amd64";  // the golden values do not depend on the test machine
+  recipe->local_ca_files.clear();  // nor on the CAs its admin added
+  recipe->local_ca_digest.clear();
   return *recipe;
+}
+
+TEST(Recipe, LocalCasAreCopiedInAndChangeTheImage) {
+  auto dir = std::filesystem::temp_directory_path() / ("tnk-ca-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "company.crt") << "-----BEGIN CERTIFICATE-----\nAAA\n";
+  std::ofstream(dir / "notes.txt") << "not a certificate";
+  Recipe recipe = fixed_recipe();
+  std::string without = image_id(recipe);
+  ASSERT_TRUE(add_local_cas(recipe, dir).ok());
+  EXPECT_EQ(recipe.local_ca_files, Strings({(dir / "company.crt").string()}));
+  std::string with = image_id(recipe);
+  EXPECT_NE(with, without);
+  auto hooks = customize_hooks(recipe);
+  EXPECT_NE(hooks.back().find("cp " + (dir / "company.crt").string()), std::string::npos);
+  EXPECT_NE(hooks.back().find("update-ca-certificates"), std::string::npos);
+  std::ofstream(dir / "company.crt") << "changed";  // a renewed certificate is a new image
+  ASSERT_TRUE(add_local_cas(recipe, dir).ok());
+  EXPECT_NE(image_id(recipe), with);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Recipe, DefaultTakesTheHostsDebianMirrorsOnly) {
@@ -67,7 +92,7 @@ TEST(Recipe, IdIsSuiteAndTwelveHexOfTheHash) {
 
 // Pins the canonical form: if this changes, every cached image is rebuilt. That is right when the
 // recipe really changed (then update the value here); it is a bug when only the code moved.
-TEST(Recipe, HashIsStable) { EXPECT_EQ(image_id(fixed_recipe()), "debian-bookworm-1bf184fce6ae"); }
+TEST(Recipe, HashIsStable) { EXPECT_EQ(image_id(fixed_recipe()), "debian-bookworm-362bc9b9f930"); }
 
 TEST(Recipe, AnyChangeChangesTheHash) {
   const std::string base = recipe_hash(fixed_recipe());

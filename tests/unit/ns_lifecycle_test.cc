@@ -174,9 +174,15 @@ TEST_F(NsLifecycleTest, LimitsLandInTheSandboxsCgroups) {
       EXPECT_EQ(read_text(dir + "/cpu.cfs_quota_us"), "50000");
     }
   }
+#if defined(__SANITIZE_ADDRESS__)
+  // Under ASan, PID 1 (a fork of this test) allocates through ASan's allocator and dies when the
+  // cgroup is full, which is not what is tested here; tests/e2e/test_ns_limits.py checks the memory
+  // limit through the real (uninstrumented) tnk binary.
+#else
   // The memory limit holds: `tail -n 1` keeps a newline-free 300 MB "line" in memory.
   RunResult hog = run(init, {"bash", "-c", "set -o pipefail; head -c 300M /dev/zero | tail -n 1 | wc -c"});
   EXPECT_EQ(hog.status, 137) << hog.out << hog.err;  // tail was OOM-killed
+#endif
   // The pids limit holds: 60 sleepers do not fit in 40.
   RunResult forks = run(init, {"sh", "-c", "i=0; while [ $i -lt 60 ]; do sleep 1 & i=$((i+1)); done; wait"});
   EXPECT_NE(forks.err.find("fork"), std::string::npos) << forks.err;
