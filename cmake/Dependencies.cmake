@@ -12,7 +12,6 @@ tnk_require(tomlplusplus libtomlplusplus-dev)
 tnk_require(nlohmann_json nlohmann-json3-dev)
 tnk_require(fmt libfmt-dev)
 tnk_require(yaml-cpp libyaml-cpp-dev)
-tnk_require(OpenSSL libssl-dev)
 # libseccomp ships no CMake config: found through pkg-config.
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)

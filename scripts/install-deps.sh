@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake ninja-build pkg-config git clang-format
-  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libssl-dev libseccomp-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libseccomp-dev
   libgtest-dev libgmock-dev
   # run: the image build (ns and vm backends)
   mmdebstrap
