@@ -24,7 +24,7 @@ cd "$project"
 if [ ! -d "$HOME/.config/tnk/sandbox.d" ]; then run "$tnk" init; fi
 run "$tnk" doctor
 run "$tnk" sandbox inspect
-run "$tnk" sandbox start
+run "$tnk" sandbox start --profile base   # the bundled default, pi, also installs the pi agent (minutes)
 run "$tnk" sandbox exec -- sh -c 'ls -la /workspace && env | grep "^TNK_" | sort'
 echo
 echo "demo HOME: $HOME  (export HOME=$HOME to keep using it; project: $project)"
