@@ -34,7 +34,7 @@ class Engine {
   // Whether `pid` is the sandbox itself (its end is the sandbox's end), and what to do once the
   // supervisor has reaped it without a stop() (it crashed or was killed).
   virtual bool is_sandbox_process(pid_t pid) const = 0;
-  virtual void sandbox_ended() = 0;
+  virtual void sandbox_ended(pid_t reaped) = 0;
   // Ends everything in the sandbox: graceful first, forced after `grace`.
   virtual Status stop(std::chrono::milliseconds grace) = 0;
 };

@@ -1,6 +1,9 @@
 // The ns engine: a namespace sandbox (src/ns) run by the supervisor.
 #include <filesystem>
 
+#include <optional>
+
+#include "ns/joiner.h"
 #include "ns/sandbox.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
@@ -52,6 +55,13 @@ class NsEngine : public Engine {
     }
     TNK_ASSIGN_OR_RETURN(ns::Sandbox sandbox, ns::start(spec));
     init_pid_ = sandbox.init_pid;
+    auto joiner = ns::Joiner::start(init_pid_);
+    if (!joiner) {
+      (void)ns::stop(init_pid_, std::chrono::milliseconds(0));
+      init_pid_ = 0;
+      return joiner.error();
+    }
+    joiner_ = std::move(*joiner);
     return sandbox.notes;
   }
 
@@ -69,21 +79,28 @@ class NsEngine : public Engine {
       spec.stdout_fd = stdio.at(1).get();
       spec.stderr_fd = stdio.at(2).get();
     }
-    TNK_ASSIGN_OR_RETURN(ns::Session session, ns::spawn(init_pid_, spec));
+    if (!joiner_) return failed("the sandbox is not running");
+    TNK_ASSIGN_OR_RETURN(ns::Session session, joiner_->spawn(spec));
     return StartedSession{session.pid, std::move(session.pty_master)};
   }
 
   Result<UniqueFd> listen_inside(uint16_t port) override { return ns::listen_inside(init_pid_, port); }
 
-  bool is_sandbox_process(pid_t pid) const override { return pid == init_pid_; }
+  // The joiner is part of the sandbox: without it no session can start.
+  bool is_sandbox_process(pid_t pid) const override { return pid == init_pid_ || (joiner_ && pid == joiner_->pid()); }
 
-  void sandbox_ended() override {
+  // `reaped` is gone already: it must not be signalled or waited for again.
+  void sandbox_ended(pid_t reaped) override {
+    if (joiner_ && reaped == joiner_->pid()) joiner_->forget();
+    joiner_.reset();
+    if (reaped != init_pid_) return;  // the joiner: stop() still ends PID 1
     init_pid_ = 0;
     (void)ns::remove_cgroups(config_.id);  // best effort: the processes are gone already
   }
 
   Status stop(std::chrono::milliseconds grace) override {
     if (init_pid_ == 0) return ok_status();
+    joiner_.reset();
     Status stopped = ns::stop(init_pid_, grace);
     init_pid_ = 0;
     return stopped;
@@ -92,6 +109,7 @@ class NsEngine : public Engine {
  private:
   SupervisorConfig config_;
   pid_t init_pid_ = 0;
+  std::optional<ns::Joiner> joiner_;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "ns/joiner.h"
 #include "ns/sandbox.h"
 #include "ns_test_util.h"
 
@@ -64,6 +65,31 @@ class NsLifecycleTest : public NsSandboxTest {
     return session->pid;
   }
 };
+
+// One joiner serves many sessions; it lives in the sandbox's cgroups (joined once) and ends with its owner.
+TEST_F(NsLifecycleTest, OneJoinerStartsManySessions) {
+  pid_t init = start_ok(spec());
+  ASSERT_GT(init, 0);
+  pid_t joiner_pid = 0;
+  {
+    auto joiner = Joiner::start(init);
+    ASSERT_TRUE(joiner.ok()) << joiner.error().message;
+    joiner_pid = joiner->pid();
+    EXPECT_EQ(read_text("/proc/" + std::to_string(joiner_pid) + "/comm"), "tnk-joiner");
+    EXPECT_EQ(read_text("/proc/" + std::to_string(joiner_pid) + "/cgroup"),
+              read_text("/proc/" + std::to_string(init) + "/cgroup"));
+    for (int i = 0; i < 3; ++i) {
+      SessionSpec s;
+      s.argv = {"sh", "-c", "exit " + std::to_string(40 + i)};
+      s.env = session_env();
+      s.cwd = "/workspace";
+      auto session = joiner->spawn(s);
+      ASSERT_TRUE(session.ok()) << session.error().message;
+      EXPECT_EQ(wait_status(session->pid), 40 + i);
+    }
+  }
+  EXPECT_NE(::kill(joiner_pid, 0), 0);  // killed and reaped when its owner let go of it
+}
 
 TEST_F(NsLifecycleTest, BackgroundProcessSurvivesItsSession) {
   pid_t init = start_ok(spec());
