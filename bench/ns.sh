@@ -46,7 +46,7 @@ echo
 echo "== workspace metadata: 5000 files created, stat'ed, then git status (ms)"
 meta='rm -rf m && mkdir m && cd m && for i in $(seq 5000); do : > f$i; done && stat -c %s f* >/dev/null && git init -q . && git status --porcelain >/dev/null'
 "$tnk" sandbox exec -- true
-python3 "$repo/bench/timing.py" "$(( rounds < 10 ? rounds : 10 ))" \
+python3 "$repo/bench/timing.py" "$rounds" \
   "host=$(j bash -c "cd '$project' && $meta")" \
   "tnk exec=$(j "$tnk" sandbox exec -- bash -c "cd /workspace && $meta")" \
   --ratio "tnk exec/host"
