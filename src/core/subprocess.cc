@@ -13,16 +13,6 @@
 namespace tnk {
 namespace {
 
-struct Pipe {
-  UniqueFd read_end, write_end;
-};
-
-Result<Pipe> make_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return sys_error(errno, "cannot create pipe");
-  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
 // Reads both pipes until EOF or the deadline; returns false on timeout.
 bool drain(int out_fd, int err_fd, std::string& out, std::string& err, std::chrono::steady_clock::time_point deadline) {
   std::vector<pollfd> fds;
@@ -60,10 +50,39 @@ int exit_code_from_wait_status(int status) {
   return WEXITSTATUS(status);
 }
 
+Result<pid_t> start_process(const std::vector<std::string>& argv, const std::function<int()>& child_setup) {
+  if (argv.empty()) return failed("start_process: empty argv");
+  // Reports a failure to start from the child: the errno travels through a CLOEXEC pipe.
+  TNK_ASSIGN_OR_RETURN(Pipe report, make_pipe());
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) return sys_error(errno, "cannot start " + argv[0]);
+  if (pid == 0) {
+    int e = child_setup();
+    if (e == 0) {
+      ::execvp(cargv[0], cargv.data());
+      e = errno;
+    }
+    (void)!::write(report.write_end.get(), &e, sizeof e);
+    ::_exit(127);
+  }
+  report.write_end.reset();
+  int child_errno = 0;
+  ssize_t got;
+  do {
+    got = ::read(report.read_end.get(), &child_errno, sizeof child_errno);
+  } while (got < 0 && errno == EINTR);
+  if (got == sizeof child_errno) {
+    int status;
+    ::waitpid(pid, &status, 0);
+    return sys_error(child_errno, "cannot run " + argv[0]);
+  }
+  return pid;
+}
+
 Result<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
-  if (argv.empty()) return failed("run_process: empty argv");
-  // Reports exec failure from the child: the errno travels through a CLOEXEC pipe.
-  TNK_ASSIGN_OR_RETURN(Pipe exec_pipe, make_pipe());
   Pipe out_pipe, err_pipe;
   if (options.capture_stdout) {
     TNK_ASSIGN_OR_RETURN(out_pipe, make_pipe());
@@ -71,42 +90,15 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
   if (options.capture_stderr) {
     TNK_ASSIGN_OR_RETURN(err_pipe, make_pipe());
   }
-
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
   std::string cwd = options.cwd ? options.cwd->string() : std::string();
-
-  pid_t pid = ::fork();
-  if (pid < 0) return sys_error(errno, "cannot start " + argv[0]);
-  if (pid == 0) {
-    // Child: async-signal-safe calls only.
-    if (out_pipe.write_end.valid()) ::dup2(out_pipe.write_end.get(), STDOUT_FILENO);
-    if (err_pipe.write_end.valid()) ::dup2(err_pipe.write_end.get(), STDERR_FILENO);
-    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
-      int e = errno;
-      (void)!::write(exec_pipe.write_end.get(), &e, sizeof e);
-      ::_exit(127);
-    }
-    ::execvp(cargv[0], cargv.data());
-    int e = errno;
-    (void)!::write(exec_pipe.write_end.get(), &e, sizeof e);
-    ::_exit(127);
-  }
-  exec_pipe.write_end.reset();
+  int out = out_pipe.write_end.get(), err = err_pipe.write_end.get();
+  TNK_ASSIGN_OR_RETURN(pid_t pid, start_process(argv, [out, err, &cwd] {
+                         if (out >= 0) ::dup2(out, STDOUT_FILENO);
+                         if (err >= 0) ::dup2(err, STDERR_FILENO);
+                         return !cwd.empty() && ::chdir(cwd.c_str()) != 0 ? errno : 0;
+                       }));
   out_pipe.write_end.reset();
   err_pipe.write_end.reset();
-
-  int child_errno = 0;
-  ssize_t got;
-  do {
-    got = ::read(exec_pipe.read_end.get(), &child_errno, sizeof child_errno);
-  } while (got < 0 && errno == EINTR);
-  if (got == sizeof child_errno) {
-    int status;
-    ::waitpid(pid, &status, 0);
-    return sys_error(child_errno, "cannot run " + argv[0]);
-  }
 
   ProcessResult result;
   auto deadline = std::chrono::steady_clock::now() + options.timeout;

@@ -2,8 +2,11 @@
 // output, with a deadline after which it is killed and reaped.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +30,12 @@ struct ProcessResult {
 
 // Fails when the program cannot be started or runs past the timeout; a non-zero exit is a result.
 Result<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+// Forks and execs `argv` (PATH lookup, no shell). `child_setup` runs in the child first (async-signal-
+// safe calls only: dup2, chdir, ...) and returns 0, or an errno that ends the child. Returns once the
+// program runs; a program that cannot start (setup failure or exec failure) is an error naming argv[0],
+// and the child is reaped.
+Result<pid_t> start_process(const std::vector<std::string>& argv, const std::function<int()>& child_setup);
 
 // 128+n for a signal, the status otherwise (the convention of shells and of `tnk sandbox exec`).
 int exit_code_from_wait_status(int status);

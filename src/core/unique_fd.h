@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "core/result.h"
+
 namespace tnk {
 
 class UniqueFd {
@@ -26,5 +28,11 @@ class UniqueFd {
  private:
   int fd_ = -1;
 };
+
+// An O_CLOEXEC pipe.
+struct Pipe {
+  UniqueFd read_end, write_end;
+};
+Result<Pipe> make_pipe();
 
 }  // namespace tnk

@@ -19,32 +19,17 @@ namespace {
 
 constexpr auto kTermGrace = std::chrono::seconds(20);
 
-struct Pipe {
-  UniqueFd read_end, write_end;
-};
-
-Result<Pipe> make_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return sys_error(errno, "cannot create pipe");
-  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
-// After fork: async-signal-safe calls only. On failure the errno goes up `report` and we _exit.
-[[noreturn]] void exec_child(char* const* argv, int devnull, int out, int report, const StreamOptions& options) {
+// In the child, before exec: async-signal-safe calls only. Returns 0 or the errno that failed.
+int child_setup(int devnull, int out, const StreamOptions& options) {
   if (options.private_mounts && ::unshare(CLONE_NEWNS) == 0) {
     // Without this, mounts would still propagate back into a shared parent namespace.
     ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
   }
   if (::dup2(devnull, STDIN_FILENO) < 0 || ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(out, STDERR_FILENO) < 0 ||
       (options.inherit_fd >= 0 && ::fcntl(options.inherit_fd, F_SETFD, 0) != 0)) {
-    int e = errno;
-    (void)!::write(report, &e, sizeof e);
-    ::_exit(127);
+    return errno;
   }
-  ::execvp(argv[0], argv);
-  int e = errno;
-  (void)!::write(report, &e, sizeof e);
-  ::_exit(127);
+  return 0;
 }
 
 // Splits what arrives into lines; a last line without newline is delivered at the end.
@@ -120,31 +105,13 @@ int terminate(pid_t pid) {
 
 Result<int> run_streaming(const std::vector<std::string>& argv, const StreamOptions& options,
                           const std::function<void(std::string_view)>& on_line) {
-  if (argv.empty()) return failed("run_streaming: empty argv");
   UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (!devnull.valid()) return sys_error(errno, "cannot open /dev/null");
-  TNK_ASSIGN_OR_RETURN(Pipe report, make_pipe());
   TNK_ASSIGN_OR_RETURN(Pipe out, make_pipe());
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-
-  pid_t pid = ::fork();
-  if (pid < 0) return sys_error(errno, "cannot start " + argv[0]);
-  if (pid == 0) exec_child(cargv.data(), devnull.get(), out.write_end.get(), report.write_end.get(), options);
-  report.write_end.reset();
+  int in_fd = devnull.get(), out_fd = out.write_end.get();
+  TNK_ASSIGN_OR_RETURN(pid_t pid,
+                       start_process(argv, [in_fd, out_fd, &options] { return child_setup(in_fd, out_fd, options); }));
   out.write_end.reset();
-
-  int child_errno = 0;
-  ssize_t got;
-  do {
-    got = ::read(report.read_end.get(), &child_errno, sizeof child_errno);
-  } while (got < 0 && errno == EINTR);
-  if (got == sizeof child_errno) {
-    int status;
-    ::waitpid(pid, &status, 0);
-    return sys_error(child_errno, "cannot run " + argv[0]);
-  }
 
   LineSplitter lines(on_line);
   auto status = pump(pid, out.read_end.get(), lines, std::chrono::steady_clock::now() + options.timeout);

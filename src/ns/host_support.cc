@@ -39,18 +39,18 @@ std::string read_knob(const char* path) {
 
 // Runs `body` in a forked child and returns what it returned (0 or an errno); the child never returns.
 int in_child(const std::function<int()>& body) {
-  auto pipe = sys::make_pipe();
+  auto pipe = make_pipe();
   if (!pipe.ok()) return EIO;
   pid_t pid = fork();
   if (pid < 0) return errno;
   if (pid == 0) {
     int err = body();
-    sys::send_report(pipe->second.get(), 0, err);
+    sys::send_report(pipe->write_end.get(), 0, err);
     _exit(0);
   }
-  pipe->second.reset();
+  pipe->write_end.reset();
   std::vector<sys::Report> reports;
-  Status read = sys::read_reports(pipe->first.get(), std::chrono::milliseconds(10000), &reports);
+  Status read = sys::read_reports(pipe->read_end.get(), std::chrono::milliseconds(10000), &reports);
   if (!read.ok()) kill(pid, SIGKILL);
   sys::wait_for(pid);
   return reports.empty() ? EIO : reports.front().err;

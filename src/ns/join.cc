@@ -253,20 +253,20 @@ Result<Joiner> Joiner::start(pid_t init_pid) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return sys_error(errno, "socketpair");
   UniqueFd channel(pair[0]), far_end(pair[1]);
-  TNK_ASSIGN_OR_RETURN(auto pipe, sys::make_pipe());
+  TNK_ASSIGN_OR_RETURN(auto pipe, make_pipe());
   JoinerPlan plan;
   for (size_t i = 0; i < ns.size(); ++i) plan.ns_fds[i] = ns[i].get();
   for (const auto& fd : cgroups) plan.cgroup_procs_fds.push_back(fd.get());
   plan.channel = far_end.get();
-  plan.report_fd = pipe.second.get();
+  plan.report_fd = pipe.write_end.get();
   plan.credentials = CredentialPlan{Identity::kAgent, last_cap, &*compiled};
   pid_t pid = fork();
   if (pid < 0) return sys_error(errno, "forking the sandbox's joiner");
   if (pid == 0) run_joiner(plan);
   far_end.reset();
-  pipe.second.reset();
+  pipe.write_end.reset();
   std::vector<sys::Report> reports;
-  Status read = sys::read_reports(pipe.first.get(), kSpawnTimeout, &reports);
+  Status read = sys::read_reports(pipe.read_end.get(), kSpawnTimeout, &reports);
   Joiner joiner(init_pid, pid, std::move(channel));
   if (!read.ok()) return std::move(read).error();
   if (!reports.empty()) {
@@ -285,8 +285,8 @@ Result<Session> Joiner::spawn(const SessionSpec& spec) {
     session.pty_master = std::move(pty.first);
     slave = std::move(pty.second);
   }
-  TNK_ASSIGN_OR_RETURN(auto pipe, sys::make_pipe());
-  std::vector<int> fds = {pipe.second.get()};
+  TNK_ASSIGN_OR_RETURN(auto pipe, make_pipe());
+  std::vector<int> fds = {pipe.write_end.get()};
   std::vector<bool> stdio_given;
   if (spec.tty) {
     fds.push_back(slave.get());
@@ -301,10 +301,10 @@ Result<Session> Joiner::spawn(const SessionSpec& spec) {
                             {"tty", spec.tty},   {"stdio", stdio_given}};
   Status sent = session::send_message(channel_.get(), request, fds);
   if (!sent.ok()) return sent.error().context("the sandbox's joiner (pid " + std::to_string(pid_) + ") is gone");
-  pipe.second.reset();
+  pipe.write_end.reset();
   slave.reset();
   std::vector<sys::Report> reports;
-  Status read = sys::read_reports(pipe.first.get(), kSpawnTimeout, &reports);
+  Status read = sys::read_reports(pipe.read_end.get(), kSpawnTimeout, &reports);
   TNK_ASSIGN_OR_RETURN(session.pid, session_outcome(reports, std::move(read), spec, init_pid_));
   return session;
 }

@@ -200,17 +200,17 @@ Result<Sandbox> start(const SandboxSpec& spec) {
   Prepared p;
   TNK_RETURN_IF_ERROR(make_trees(spec, p));
   TNK_RETURN_IF_ERROR(make_cgroups(spec, p));
-  TNK_ASSIGN_OR_RETURN(auto pipe, sys::make_pipe());
-  InitPlan plan = make_plan(spec, p, pipe.second.get());
+  TNK_ASSIGN_OR_RETURN(auto pipe, make_pipe());
+  InitPlan plan = make_plan(spec, p, pipe.write_end.get());
   pid_t child = fork();
   if (child < 0) return sys_error(errno, "forking the sandbox's setup process");
   if (child == 0) {
-    close(pipe.first.get());  // so that PID 1's ready report fails if the caller is gone
+    close(pipe.read_end.get());  // so that PID 1's ready report fails if the caller is gone
     run_setup_child(plan);
   }
-  pipe.second.reset();
+  pipe.write_end.reset();
   std::vector<sys::Report> reports;
-  Status read = sys::read_reports(pipe.first.get(), kStartTimeout, &reports);
+  Status read = sys::read_reports(pipe.read_end.get(), kStartTimeout, &reports);
   StartOutcome outcome = interpret_start_reports(reports, spec);
   if (!read.ok()) {
     kill_and_reap(outcome.init_pid);

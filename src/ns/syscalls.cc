@@ -106,12 +106,6 @@ Status read_reports(int fd, std::chrono::milliseconds timeout, std::vector<Repor
   }
 }
 
-Result<std::pair<UniqueFd, UniqueFd>> make_pipe() {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return sys_error(errno, "creating a pipe");
-  return std::make_pair(UniqueFd(fds[0]), UniqueFd(fds[1]));
-}
-
 int wait_for(pid_t pid) {
   int status = 0;
   for (;;) {

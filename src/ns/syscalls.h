@@ -57,9 +57,6 @@ bool send_report(int fd, int32_t step, int err, int32_t value = 0);
 // (`out` then holds what had arrived).
 Status read_reports(int fd, std::chrono::milliseconds timeout, std::vector<Report>* out);
 
-// An O_CLOEXEC pipe: [0] read end, [1] write end.
-Result<std::pair<UniqueFd, UniqueFd>> make_pipe();
-
 // waitpid(pid) retrying on EINTR; returns the wait status, or -1 with errno.
 int wait_for(pid_t pid);
 

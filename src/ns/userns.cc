@@ -27,7 +27,7 @@ Status write_map(pid_t pid, const char* file, const std::string& map) {
 }  // namespace
 
 Result<UniqueFd> create_userns(const std::string& uid_map, const std::string& gid_map, std::vector<pid_t>* unreaped) {
-  TNK_ASSIGN_OR_RETURN(auto release, sys::make_pipe());
+  TNK_ASSIGN_OR_RETURN(auto release, make_pipe());
   pid_t pid = sys::clone_process(CLONE_NEWUSER | SIGCHLD);
   if (pid < 0) {
     return sys_error(errno, "creating a user namespace",
@@ -35,13 +35,13 @@ Result<UniqueFd> create_userns(const std::string& uid_map, const std::string& gi
   }
   if (pid == 0) {
     // The helper only holds the namespace until the parent has its fd: it waits for EOF.
-    close(release.second.get());
+    close(release.write_end.get());
     char byte;
-    while (read(release.first.get(), &byte, 1) < 0 && errno == EINTR) {
+    while (read(release.read_end.get(), &byte, 1) < 0 && errno == EINTR) {
     }
     _exit(0);
   }
-  release.first.reset();
+  release.read_end.reset();
   Status status = write_map(pid, "uid_map", uid_map);
   if (status.ok()) status = write_map(pid, "gid_map", gid_map);
   UniqueFd ns;
@@ -52,7 +52,7 @@ Result<UniqueFd> create_userns(const std::string& uid_map, const std::string& gi
   }
   // The namespace lives on through its fd; the helper need not even get to run again.
   kill(pid, SIGKILL);
-  release.second.reset();
+  release.write_end.reset();
   if (unreaped != nullptr) {
     unreaped->push_back(pid);
   } else {

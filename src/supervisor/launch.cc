@@ -95,18 +95,16 @@ Result<Launched> launch_supervisor(const SupervisorConfig& config, std::chrono::
   UniqueFd log_fd(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!log_fd.valid()) return sys_error(errno, "opening " + log_path.string());
   TNK_ASSIGN_OR_RETURN(UniqueFd config_fd, config_memfd(config));
-  int ready[2];
-  if (::pipe2(ready, O_CLOEXEC) != 0) return sys_error(errno, "pipe2");
-  UniqueFd ready_read(ready[0]), ready_write(ready[1]);
+  TNK_ASSIGN_OR_RETURN(Pipe ready, make_pipe());
   pid_t child = ::fork();
   if (child < 0) return sys_error(errno, "fork");
-  if (child == 0) exec_supervisor(config.id, config_fd.get(), ready_write.get(), log_fd.get());
-  ready_write.reset();
+  if (child == 0) exec_supervisor(config.id, config_fd.get(), ready.write_end.get(), log_fd.get());
+  ready.write_end.reset();
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return failed("could not start the sandbox supervisor");
-  TNK_ASSIGN_OR_RETURN(std::string text, read_ready(ready_read.get(), timeout));
+  TNK_ASSIGN_OR_RETURN(std::string text, read_ready(ready.read_end.get(), timeout));
   return parse_ready(text, log_path);
 }
 
