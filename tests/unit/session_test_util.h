@@ -18,6 +18,8 @@
 #include "core/unique_fd.h"
 #include "session/protocol.h"
 
+#include "temp_dir.h"
+
 namespace tnk::session::testing {
 
 struct Pipe {
@@ -107,21 +109,6 @@ class FakeServer {
   std::thread thread_;
 };
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "tnk-session-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using testing_support::TempDir;
 
 }  // namespace tnk::session::testing
