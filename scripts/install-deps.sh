@@ -10,8 +10,17 @@ packages=(
   libgtest-dev libgmock-dev
   # run: the image build (ns and vm backends)
   mmdebstrap
-  # tests (run with Debian's /usr/bin/python3; npm answers `@npm` in provision.allow) and benchmarks
-  python3 python3-pytest bubblewrap hyperfine
+  # run: the vm backend (QEMU microvm, virtiofsd from qemu-system-common, qcow2 overlays, ext4 base disks)
+  qemu-system-x86 qemu-utils e2fsprogs
+  # the vm backend's small guest kernel, compiled once per machine from Debian's kernel source
+  linux-source-6.1 xz-utils make gcc bc flex bison libelf-dev
+  # tests (run with Debian's /usr/bin/python3; npm answers `@npm` in provision.allow; the lima tests
+  # read the Lima YAML tnk writes) and benchmarks
+  python3 python3-pytest python3-yaml bubblewrap hyperfine
+  # the network tests and bench/net.sh (a test host in its own network namespace, a private /etc/hosts)
+  iproute2 util-linux curl
+  # fuzzing (scripts/fuzz.sh: clang's libFuzzer with ASan/UBSan)
+  clang libclang-rt-14-dev
 )
 # npm resolves `@npm` in provision.allow; a Node.js install that already ships it is kept.
 command -v npm >/dev/null 2>&1 || packages+=(npm)

@@ -50,6 +50,10 @@ else
   echo "the image build failed: the tests that need a sandbox will fail or skip"
 fi
 
+step "vm boot files: guest kernel (compiled once per machine, ~10 min) and base disk, into the same cache"
+XDG_CACHE_HOME="$TNK_TEST_CACHE" build/tnk image build --vm ||
+  echo "the vm boot files did not build: the tests that boot a VM will fail or skip"
+
 step "unit tests (ASan/UBSan)"
 (cd build-asan && ctest --output-on-failure -j2) 2>&1 | tee "$logs/unit.log"
 count_ctest "$logs/unit.log"
@@ -57,6 +61,24 @@ count_ctest "$logs/unit.log"
 step "end-to-end tests through build/tnk"
 TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rs tests/e2e 2>&1 | tee "$logs/e2e.log"
 count_pytest "$logs/e2e.log"
+
+step "build without the Linux backends (TNK_LINUX_BACKENDS=OFF: the stand-in for macOS) and its unit tests"
+# -O0 without debug info: this step proves the configuration builds and its tests pass, quickly.
+if cmake -S . -B build-nolinux -G Ninja -DTNK_LINUX_BACKENDS=OFF -DTNK_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug \
+     -DCMAKE_CXX_FLAGS_DEBUG=-O0 >"$logs/nolinux.log" 2>&1 &&
+   cmake --build build-nolinux -j "${TNK_BUILD_JOBS:-2}" >>"$logs/nolinux.log" 2>&1 &&
+   (cd build-nolinux && ctest --output-on-failure -j2) >>"$logs/nolinux.log" 2>&1; then
+  grep -E 'tests passed|tests failed' "$logs/nolinux.log" | tail -1
+  passed=$((passed + 1))
+else
+  tail -30 "$logs/nolinux.log"; echo "the TNK_LINUX_BACKENDS=OFF build or its unit tests failed"
+  failed=$((failed + 1))
+fi
+
+step "fuzz targets (tests/fuzz, ${TNK_FUZZ_SECONDS:-30} s each)"
+bash scripts/fuzz.sh "${TNK_FUZZ_SECONDS:-30}" 2>&1 | tee "$logs/fuzz.log"
+passed=$((passed + $(grep -c '^fuzz: .* ok' "$logs/fuzz.log")))
+failed=$((failed + $(grep -c '^fuzz: .* FAILED' "$logs/fuzz.log")))
 
 step "format check (clang-format)"
 mapfile -t sources < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 2>/dev/null)

@@ -9,6 +9,16 @@ json event(const char* name, const std::string& container_id) {
   return json{{"event", name}, {"container_id", container_id}};
 }
 
+json net_event(const char* name, const std::string& container_id, const NetRecord& record) {
+  json e = event(name, container_id);
+  e["destination"] = record.destination;
+  e["address"] = record.address;
+  e["port"] = record.port;
+  e["policy"] = record.policy;
+  e["rule"] = record.rule;
+  return e;
+}
+
 }  // namespace
 
 json session_start(const std::string& container_id, const std::string& workdir, bool tty, bool requires_tty,
@@ -79,19 +89,17 @@ json provision_output(const std::string& container_id, const std::string& profil
   return e;
 }
 
-json net_allow(const std::string& container_id, const std::string& destination, int port, const std::string& rule) {
-  json e = event("net_allow", container_id);
-  e["destination"] = destination;
-  e["port"] = port;
-  e["rule"] = rule;
+json net_allow(const std::string& container_id, const NetRecord& record) {
+  json e = net_event("net_allow", container_id, record);
+  e["end"] = record.reason;
+  e["bytes_up"] = record.bytes_up;
+  e["bytes_down"] = record.bytes_down;
   return e;
 }
 
-json net_deny(const std::string& container_id, const std::string& destination, int port, const std::string& reason) {
-  json e = event("net_deny", container_id);
-  e["destination"] = destination;
-  e["port"] = port;
-  e["reason"] = reason;
+json net_deny(const std::string& container_id, const NetRecord& record) {
+  json e = net_event("net_deny", container_id, record);
+  e["reason"] = record.reason;
   return e;
 }
 

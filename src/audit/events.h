@@ -41,10 +41,17 @@ nlohmann::json provision_end(const std::string& container_id, const std::string&
 nlohmann::json provision_output(const std::string& container_id, const std::string& profile, const std::string& stream,
                                 const std::string& line);
 
-// `rule` names the policy rule that allowed the connection; `reason` why it was denied.
-nlohmann::json net_allow(const std::string& container_id, const std::string& destination, int port,
-                         const std::string& rule);
-nlohmann::json net_deny(const std::string& container_id, const std::string& destination, int port,
-                        const std::string& reason);
+// One connection the network policy decided on (docs/audit-format.md, net_allow / net_deny).
+struct NetRecord {
+  std::string destination;  // the name asked for (or the address, when one was asked for)
+  std::string address;      // the resolved address connected to, or the refused one; may be empty
+  int port = 0;
+  std::string policy;  // what the deciding relay enforces: inference, allowlist, open, provision, port forward
+  std::string rule;    // the rule that allowed it (an allow-list entry, "open", "inference endpoint")
+  std::string reason;  // net_deny: why; net_allow: how the connection ended
+  uint64_t bytes_up = 0, bytes_down = 0;  // net_allow: at close
+};
+nlohmann::json net_allow(const std::string& container_id, const NetRecord& record);
+nlohmann::json net_deny(const std::string& container_id, const NetRecord& record);
 
 }  // namespace tnk::audit

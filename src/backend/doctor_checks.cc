@@ -2,10 +2,17 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
+#include "backend/lima/doctor_check.h"
+#include "backend/linux_backends.h"
 #include "image/apt_sources.h"
 #include "image/recipe.h"
 #include "image/store.h"
+#if TNK_LINUX_BACKENDS
 #include "ns/host_support.h"
+#include "vm/doctor_checks.h"
+#endif
 
 namespace tnk::backend {
 
@@ -14,6 +21,7 @@ using doctor::Status;
 
 namespace {
 
+#if TNK_LINUX_BACKENDS
 // An ns probe as a check: the probes themselves say what they saw and what would fix it.
 void add_ns_probe(doctor::Registry& registry, const char* id, const char* title, ns::ProbeResult (*probe)(),
                   Status when_missing) {
@@ -22,6 +30,7 @@ void add_ns_probe(doctor::Registry& registry, const char* id, const char* title,
                   return {result.ok ? Status::kOk : when_missing, result.detail, result.ok ? "" : result.fix};
                 }});
 }
+#endif
 
 Outcome image_outcome(const Paths& paths) {
   auto sources = image::read_apt_sources();
@@ -50,6 +59,11 @@ void add_doctor_checks(doctor::Registry& registry, const HostFacts& facts, const
                   if (accel.accel == Accel::kNone) fix = "sudo apt-get install qemu-system-x86";
                   return {status, std::string(accel_name(accel.accel)) + ": " + accel.why, fix};
                 }});
+#if TNK_LINUX_BACKENDS
+  std::error_code ec;  // tnk-agent and the kernel fragment are found next to the running binary
+  vm::add_vm_doctor_checks(registry, facts, paths, std::filesystem::read_symlink("/proc/self/exe", ec));
+#endif
+#if TNK_LINUX_BACKENDS  // a build without them (macOS) has no ns checks
   registry.add({"ns_root", "ns backend: privileges", false, []() -> Outcome {
                   if (::geteuid() == 0) return {Status::kOk, "running as root: sandboxes map to host uids 100000+", ""};
                   return {Status::kWarn, "this version of the ns backend needs root", "run tnk as root"};
@@ -61,7 +75,9 @@ void add_doctor_checks(doctor::Registry& registry, const HostFacts& facts, const
   add_ns_probe(registry, "ns_seccomp", "ns backend: seccomp", ns::probe_seccomp, Status::kWarn);
   add_ns_probe(registry, "ns_cgroups", "ns backend: resource limits (cgroups)", ns::probe_cgroup_delegation,
                Status::kInfo);
+#endif
   registry.add({"image", "sandbox image", false, [paths]() -> Outcome { return image_outcome(paths); }});
+  lima::add_doctor_check(registry, facts);
 }
 
 }  // namespace tnk::backend

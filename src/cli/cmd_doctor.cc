@@ -6,7 +6,11 @@
 #include "cli/command.h"
 #include "doctor/doctor.h"
 #include "sandbox/resolve.h"
+#include "session/control_client.h"
 #include "specs/profiles.h"
+#include "state/layout.h"
+#include "state/liveness.h"
+#include "state/store.h"
 #include "workspace/workspace.h"
 
 namespace tnk::cli {
@@ -61,6 +65,30 @@ void add_core_checks(Context& ctx, doctor::Registry& registry) {
                 }});
 }
 
+// One check per running sandbox whose policy has an egress proxy: its supervisor asks the proxy from
+// inside the sandbox, as a session's HTTP_PROXY would.
+void add_proxy_checks(Context& ctx, doctor::Registry& registry) {
+  state::Store store(ctx.paths.sandboxes_dir());
+  auto ids = store.list_ids();
+  if (!ids) return;
+  for (const auto& id : *ids) {
+    if (state::live_sandbox_pids(store, id).empty()) continue;
+    auto ctl = store.file(id, state::kControlSocket);
+    auto network = session::request_network(ctl, session::network_op(true), std::chrono::seconds(5));
+    if (!network || !(*network)["proxy"].is_object()) continue;
+    nlohmann::json proxy = (*network)["proxy"];
+    registry.add({"net_proxy_" + id, "egress proxy of " + id, true, [id, proxy]() -> Outcome {
+                    std::string answer = proxy.value("answer", "");
+                    if (proxy.value("answers", false)) {
+                      return {Status::kOk, proxy.value("address", "") + " inside answers: " + answer, ""};
+                    }
+                    return {Status::kFail, "the proxy does not answer inside " + id + ": " + answer,
+                            "restart the sandbox: tnk sandbox stop, then tnk sandbox start (its log: "
+                            "supervisor.log in its state directory)"};
+                  }});
+  }
+}
+
 }  // namespace
 
 void add_doctor_command(CLI::App& root, CommandTable& table) {
@@ -73,6 +101,7 @@ void add_doctor_command(CLI::App& root, CommandTable& table) {
     doctor::Registry registry;
     add_core_checks(ctx, registry);
     backend::add_doctor_checks(registry, backend::gather_host_facts(ctx.env), ctx.paths);
+    add_proxy_checks(ctx, registry);
     auto results = doctor::run_checks(registry);
     ctx.out.document(doctor::to_json(results),
                      [&](std::ostream& os) { os << doctor::render_text(results, ctx.out.color()); });

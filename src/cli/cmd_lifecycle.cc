@@ -8,6 +8,7 @@
 #include "cli/sandbox_verbs.h"
 #include "naming/naming.h"
 #include "sandbox/audit_target.h"
+#include "sandbox/lima_lifecycle.h"
 #include "state/liveness.h"
 #include "state/store.h"
 #include "workspace/workspace.h"
@@ -43,6 +44,16 @@ Result<std::vector<Target>> existing(Context& ctx, const std::vector<std::string
   return targets;
 }
 
+// Whether a target runs: Lima says for a lima sandbox, the pid files for the others.
+bool is_running(Context& ctx, const state::Store& store, const Target& t) {
+  if (t.record && t.record->backend == sandbox::kLimaBackend) {
+    auto lima = sandbox::lima_states();
+    if (lima.problem) ctx.log.warn(*lima.problem);
+    return lima.state_of(t.id) == state::SandboxState::kRunning;
+  }
+  return !state::live_sandbox_pids(store, t.id).empty();
+}
+
 Result<std::vector<std::string>> all_ids(Context& ctx) { return state::Store(ctx.paths.sandboxes_dir()).list_ids(); }
 
 // The targets that run, after the dry-run and not-running messages.
@@ -51,7 +62,7 @@ std::vector<const Target*> running_targets(Context& ctx, const std::vector<Targe
   state::Store store(ctx.paths.sandboxes_dir());
   std::vector<const Target*> running;
   for (const auto& t : targets) {
-    if (state::live_sandbox_pids(store, t.id).empty()) {
+    if (!is_running(ctx, store, t)) {
       ctx.log.info(t.id + " is not running");
     } else if (dry_run) {
       ctx.log.info("dry run: would stop " + t.id + " (killed after " + std::to_string(grace_seconds) + " s)");
@@ -165,16 +176,15 @@ Result<int> run_delete(Context& ctx, const DeleteFlags& flags) {
       return failed("not deleted", "");
     }
   }
-  if (!state::live_sandbox_pids(store, t.id).empty()) {
+  if (is_running(ctx, store, t)) {
     TNK_RETURN_IF_ERROR(stop_targets(ctx, {t}, false, kDefaultStopGraceSeconds, "delete"));
   }
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(t.id, ctx.log));
-  if (!state::live_sandbox_pids(store, t.id).empty()) {
+  if (is_running(ctx, store, t)) {
     return failed("sandbox " + t.id + " was started again while it was being deleted", "run the delete again");
   }
-  if (t.record && t.record->backend == "lima") {
-    TNK_ASSIGN_OR_RETURN(auto lima, backend::open_backend("lima"));
-    return failed("cannot delete " + t.id + ": the '" + lima->name() + "' backend is not available in this build");
+  if (t.record && t.record->backend == sandbox::kLimaBackend) {
+    TNK_RETURN_IF_ERROR(sandbox::delete_lima_instance(t.id, ctx.log));  // Lima's instance; its state dir below
   }
   TNK_RETURN_IF_ERROR(store.remove(t.id));
   if (auto audit = sandbox::open_audit(ctx, "", t.id)) sandbox::audit_append(ctx, *audit, audit::sandbox_delete(t.id));

@@ -1,4 +1,5 @@
 // tnk sandbox inspect | ls, and the registration of every `tnk sandbox` verb.
+#include <functional>
 #include <sstream>
 
 #include "audit/events.h"
@@ -8,14 +9,49 @@
 #include "cli/sandbox_verbs.h"
 #include "sandbox/audit_target.h"
 #include "sandbox/lifecycle.h"
+#include "sandbox/lima_lifecycle.h"
 #include "sandbox/provision.h"
 #include "sandbox/resolve.h"
+#include "session/control_client.h"
+#include "state/layout.h"
 #include "state/store.h"
 
 namespace tnk::cli {
 namespace {
 
-void print_inspect_text(std::ostream& os, const sandbox::Resolved& r) {
+// What a running sandbox's supervisor says of its network (policy, proxy, forwards): the effective
+// policy, which a changed manifest does not change until the next start. Null when it does not run.
+nlohmann::json running_network(Context& ctx, const sandbox::Resolved& r) {
+  if (r.state != state::SandboxState::kRunning || r.backend == sandbox::kLimaBackend) return nullptr;
+  auto ctl = state::Store(ctx.paths.sandboxes_dir()).file(r.id, state::kControlSocket);
+  auto network = session::request_network(ctl, session::network_op(false), std::chrono::seconds(5));
+  if (!network) {
+    ctx.log.warn("cannot ask " + r.id + " for its network: " + network.error().message);
+    return nullptr;
+  }
+  return *network;
+}
+
+void print_network_text(const sandbox::Resolved& r, const nlohmann::json& running,
+                        const std::function<void(const std::string&, const std::string&)>& row) {
+  row("network", to_string(r.network) + " (" + r.network_source + ")");
+  if (r.network == NetworkPolicy::kAllowlist) {
+    std::string allow;
+    for (const auto& a : r.manifest.allow_domains) allow += (allow.empty() ? "" : ", ") + a;
+    row("  allow", allow.empty() ? "<nothing: only the inference endpoint>" : allow);
+  }
+  if (running.is_object()) {
+    row("  running with", running.value("policy", "?"));
+    if (running["proxy"].is_object()) row("  proxy", running["proxy"].value("address", "") + " (HTTP_PROXY inside)");
+    for (const auto& f : running["forwards"]) {
+      row("  forward",
+          "127.0.0.1:" + std::to_string(f.value("host_port", 0)) + " -> " + std::to_string(f.value("guest_port", 0)));
+    }
+  }
+  for (const auto& limit : sandbox::network_limits(r)) row("  not enforced", limit);
+}
+
+void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nlohmann::json& running) {
   auto row = [&](const std::string& key, const std::string& value) {
     os << key << std::string(key.size() < 18 ? 18 - key.size() : 1, ' ') << value << '\n';
   };
@@ -27,7 +63,7 @@ void print_inspect_text(std::ostream& os, const sandbox::Resolved& r) {
   row("provision script", r.provision_script ? r.provision_script->string() : "<none>");
   row("mount", r.manifest.workspace_mount);
   row("workdir", r.guest_workdir);
-  row("network", to_string(r.network));
+  print_network_text(r, running, row);
   std::string backend = r.backend + " (" + r.backend_source + ")";
   row("backend", backend);
   if (!r.backend_why.empty()) row("  why", r.backend_why);
@@ -43,7 +79,11 @@ void print_inspect_text(std::ostream& os, const sandbox::Resolved& r) {
 Result<int> run_inspect(Context& ctx, const SandboxFlags& flags) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, flags.resolve_options()));
   for (const auto& note : r.notes) ctx.log.note(note);
-  ctx.out.document(sandbox::to_json(r), [&](std::ostream& os) { print_inspect_text(os, r); });
+  nlohmann::json doc = sandbox::to_json(r);
+  doc["network_limits"] = sandbox::network_limits(r);
+  nlohmann::json running = running_network(ctx, r);
+  doc["network"]["running"] = running;
+  ctx.out.document(doc, [&](std::ostream& os) { print_inspect_text(os, r, running); });
   return kExitOk;
 }
 
@@ -71,12 +111,16 @@ sandbox::ResolveOptions SandboxFlags::resolve_options() const {
   sandbox::ResolveOptions options;
   if (!profile.empty()) options.profile = profile;
   if (!backend.empty()) options.backend = backend;
+  options.network = network;
   return options;
 }
 
 Status start_and_provision(Context& ctx, sandbox::Resolved& r, std::optional<audit::AuditWriter>& audit) {
   auto began = std::chrono::steady_clock::now();
-  TNK_ASSIGN_OR_RETURN(auto outcome, sandbox::ensure_running(ctx, r));
+  bool lima = r.backend == sandbox::kLimaBackend;
+  std::filesystem::path audit_log = audit ? audit->path() : std::filesystem::path();
+  TNK_ASSIGN_OR_RETURN(auto outcome,
+                       lima ? sandbox::ensure_running_lima(ctx, r) : sandbox::ensure_running(ctx, r, audit_log));
   if (!outcome.already_running) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
     ctx.log.info((outcome.created ? "created and started " : "started ") + r.id + " (" + r.backend + " backend) in " +
@@ -86,11 +130,12 @@ Status start_and_provision(Context& ctx, sandbox::Resolved& r, std::optional<aud
   }
   r.record = outcome.record;
   r.state = state::SandboxState::kRunning;
-  return sandbox::provision_if_needed(ctx, r, audit);
+  return lima ? sandbox::provision_lima_if_needed(ctx, r, audit) : sandbox::provision_if_needed(ctx, r, audit);
 }
 
 Status stop_supervised(const Paths& paths, const std::string& id, const std::string& backend,
                        std::chrono::milliseconds grace, Log& log) {
+  if (backend == sandbox::kLimaBackend) return sandbox::stop_lima(paths, id, grace, log);
   if (backend != "ns") {
     TNK_ASSIGN_OR_RETURN(auto opened, backend::open_backend(backend));
     return failed("cannot stop " + id + ": the '" + opened->name() + "' backend is not available in this build");
@@ -116,6 +161,19 @@ void add_sandbox_flags(CLI::App& command, SandboxFlags& flags, bool with_backend
   if (with_backend) {
     command.add_option("--backend", flags.backend, "Backend: auto, vm, ns or lima (default: default_backend)");
   }
+  command
+      .add_option_function<std::string>(
+          "--network",
+          [&flags](const std::string& text) {
+            flags.network = parse_network_policy(text);
+            if (!flags.network) {
+              throw CLI::ValidationError("--network",
+                                         "unknown policy '" + text + "'; use one of: " + kNetworkPolicyNames);
+            }
+          },
+          "Network policy when the sandbox starts: none, inference, allowlist or open (default: the profile's "
+          "security.network, else default_network)")
+      ->type_name("POLICY");
 }
 
 void add_sandbox_commands(CLI::App& root, CommandTable& table) {
@@ -140,6 +198,7 @@ void add_sandbox_commands(CLI::App& root, CommandTable& table) {
 
   add_session_commands(*sandbox, table);
   add_sandbox_lifecycle_commands(*sandbox, table);
+  add_network_commands(*sandbox, table);
 }
 
 }  // namespace tnk::cli

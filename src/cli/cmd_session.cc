@@ -4,6 +4,7 @@
 #include "cli/sandbox_verbs.h"
 #include "naming/naming.h"
 #include "sandbox/audit_target.h"
+#include "sandbox/lima_lifecycle.h"
 #include "sandbox/session_run.h"
 
 namespace tnk::cli {
@@ -16,6 +17,7 @@ struct SessionFlags {
   std::string command;            // shell -c
   bool no_tty = false;            // shell --no-tty
   bool enter_shell = false;       // start --shell
+  bool dry_run = false;           // start -n
   bool root = false;              // shell/exec --root
   std::vector<std::string> argv;  // exec -- ARGV
 };
@@ -59,7 +61,16 @@ Result<int> enter(Context& ctx, const SessionFlags& flags, Verb verb) {
   if (!ready.ok() && (verb == Verb::kStart || r.state != state::SandboxState::kRunning)) return ready.error();
   if (!ready.ok()) ctx.log.warn(ready.error().message + " (" + ready.error().hint + ")");
   if (verb == Verb::kStart && !flags.enter_shell) return kExitOk;
+  if (r.backend == sandbox::kLimaBackend) return sandbox::run_lima_session(ctx, r, session_spec(flags, verb), audit);
   return sandbox::run_session(ctx, r, session_spec(flags, verb), audit);
+}
+
+// start -n: what start would do, changing nothing (for lima: the instance YAML and limactl commands).
+Result<int> show_start_plan(Context& ctx, const SessionFlags& flags) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, flags.sandbox.resolve_options()));
+  TNK_ASSIGN_OR_RETURN(sandbox::StartPlan plan, sandbox::start_plan(ctx, r));
+  ctx.out.document(sandbox::to_json(plan), [&](std::ostream& os) { sandbox::print_start_plan(os, plan); });
+  return kExitOk;
 }
 
 }  // namespace
@@ -74,7 +85,10 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
   add_sandbox_flags(*start, start_flags->sandbox, true);
   start->add_option("--audit-log", start_flags->audit_log, "Append NDJSON audit records to this file");
   start->add_flag("--shell,--enter", start_flags->enter_shell, "Open an interactive shell once it is ready");
+  start->add_flag("-n,--dry-run", start_flags->dry_run,
+                  "Show what start would do (lima: its YAML and limactl commands)");
   table.add(start, [start_flags](Context& ctx) -> Result<int> {
+    if (start_flags->dry_run) return show_start_plan(ctx, *start_flags);
     if (start_flags->enter_shell && !all_tty(ctx)) {
       return usage_error("--shell requires an interactive terminal", "run `tnk sandbox start` without --shell");
     }
@@ -90,7 +104,8 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
   add_sandbox_flags(*shell, shell_flags->sandbox, false);
   shell->add_option("-c,--command", shell_flags->command, "Run this command with bash -lc instead of a shell");
   shell->add_flag("--no-tty", shell_flags->no_tty, "Do not use a terminal (for scripts and pipes)");
-  shell->add_option("-e,--env", shell_flags->env, "Set KEY=VALUE in the session (repeatable; values never logged)");
+  shell->add_option("-e,--env", shell_flags->env, "Set KEY=VALUE in the session (repeatable; values never logged)")
+      ->allow_extra_args(false);
   shell->add_option("--audit-log", shell_flags->audit_log, "Append NDJSON audit records to this file");
   shell->add_flag("--root", shell_flags->root, "Run as root inside the sandbox (still unprivileged on the host)");
   table.add(shell, [shell_flags](Context& ctx) -> Result<int> {
@@ -107,7 +122,9 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
            "status is the program's own (128+N when killed by signal N).",
            "echo hi | tnk sandbox exec -- cat");
   auto exec_flags = std::make_shared<SessionFlags>();
-  exec->add_option("-e,--env", exec_flags->env, "Set KEY=VALUE for the program (repeatable; values never logged)");
+  // One value per -e: a vector option would take the `--` that starts ARGV as the end of its own list.
+  exec->add_option("-e,--env", exec_flags->env, "Set KEY=VALUE for the program (repeatable; values never logged)")
+      ->allow_extra_args(false);
   exec->add_option("--audit-log", exec_flags->audit_log, "Append NDJSON audit records to this file");
   exec->add_flag("--root", exec_flags->root, "Run as root inside the sandbox (still unprivileged on the host)");
   exec->add_option("argv", exec_flags->argv, "The program and its arguments, after --")->required();

@@ -1,6 +1,7 @@
 #include "cli/sandbox_list.h"
 
 #include "output/output.h"
+#include "sandbox/lima_lifecycle.h"
 #include "state/liveness.h"
 #include "state/store.h"
 
@@ -10,6 +11,7 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(std::vector<std::string> ids, store.list_ids());
   std::vector<SandboxRow> rows;
+  std::optional<sandbox::LimaStates> lima;  // one `limactl list` for every lima sandbox, when there is one
   for (const auto& id : ids) {
     auto record = store.load(id);
     if (!record) {  // listed as broken so that `delete` can be found; the warning says why
@@ -19,8 +21,16 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
     }
     if (!*record) continue;  // a directory without a record: a create that never finished
     const auto& rec = **record;
-    rows.push_back({id, state::to_string(state::observe(store, id)), rec.backend, rec.profile, rec.mount_point,
-                    rec.project_dir.string()});
+    std::string status;
+    if (rec.backend == sandbox::kLimaBackend) {
+      if (!lima) lima = sandbox::lima_states();
+      // "unknown": limactl cannot be asked here (not installed, or failing); the warning says why.
+      if (lima->problem) ctx.log.warn(*lima->problem);
+      status = lima->problem ? "unknown" : state::to_string(lima->state_of(id));
+    } else {
+      status = state::to_string(state::observe(store, id));
+    }
+    rows.push_back({id, status, rec.backend, rec.profile, rec.mount_point, rec.project_dir.string()});
   }
   return rows;
 }

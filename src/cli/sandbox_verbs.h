@@ -15,6 +15,7 @@ namespace tnk::cli {
 struct SandboxFlags {
   std::string profile;
   std::string backend;
+  std::optional<NetworkPolicy> network;
   sandbox::ResolveOptions resolve_options() const;
 };
 
@@ -35,5 +36,6 @@ Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOpt
 void add_sandbox_flags(CLI::App& command, SandboxFlags& flags, bool with_backend);
 void add_session_commands(CLI::App& sandbox, CommandTable& table);            // start, shell, exec
 void add_sandbox_lifecycle_commands(CLI::App& sandbox, CommandTable& table);  // stop, delete
+void add_network_commands(CLI::App& sandbox, CommandTable& table);            // forward
 
 }  // namespace tnk::cli

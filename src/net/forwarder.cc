@@ -4,6 +4,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "net/address_check.h"
 #include "net/dial.h"
 #include "net/relay.h"
 #include "net/serve_loop.h"
@@ -13,36 +14,51 @@ namespace {
 
 struct Forwarding {
   const ForwardTarget& target;
-  const ForwardErrorSink& on_error;
+  const NetEventSink& on_event;
   std::mutex report_mu;
 
-  void report(const Error& error) {
-    if (!on_error || error.sys_errno == ECANCELED) return;
+  void report(const NetEvent& event) {
+    if (!on_event) return;
     std::lock_guard<std::mutex> lock(report_mu);
-    on_error(error.context("forwarding to the inference endpoint " + target.host + ":" + std::to_string(target.port)));
+    on_event(event);
+  }
+  void report(NetEvent event, const Error& error) {
+    if (error.sys_errno == ECANCELED) return;  // the forwarder is stopping
+    event.reason = error.context("forwarding to " + target.host + ":" + std::to_string(target.port)).message;
+    report(event);
   }
 };
 
 void forward_one(UniqueFd client, Forwarding& forwarding, int stop_fd) {
   const ForwardTarget& target = forwarding.target;
+  NetEvent event;
+  event.allowed = true;
+  event.host = target.host;
+  event.port = target.port;
+  event.rule = target.rule;
   auto deadline = Clock::now() + std::chrono::seconds(kForwardConnectTimeoutSeconds);
   auto endpoints = resolve_tcp(target.host, target.port, deadline, stop_fd);
-  if (!endpoints.ok()) return forwarding.report(endpoints.error());
+  if (!endpoints.ok()) return forwarding.report(event, endpoints.error());
   auto upstream = connect_any(*endpoints, deadline, stop_fd);
-  if (!upstream.ok()) return forwarding.report(upstream.error());
+  if (!upstream.ok()) return forwarding.report(event, upstream.error());
+  event.address = address_to_string(upstream->second.address);
   set_nodelay(client.get());
   set_nodelay(upstream->first.get());
-  (void)relay(client.get(), upstream->first.get(), std::chrono::milliseconds(0), stop_fd);
+  RelayStats stats = relay(client.get(), upstream->first.get(), std::chrono::milliseconds(0), stop_fd);
+  event.bytes_up = stats.bytes_up;
+  event.bytes_down = stats.bytes_down;
+  event.reason = stats.end;
+  forwarding.report(event);
 }
 
 }  // namespace
 
-Status serve_forward(int listener_fd, const ForwardTarget& target, int stop_fd, const ForwardErrorSink& on_error) {
+Status serve_forward(int listener_fd, const ForwardTarget& target, int stop_fd, const NetEventSink& on_event) {
   if (target.host.empty() || target.port == 0) {
     return usage_error("invalid inference forward target \"" + target.host + ":" + std::to_string(target.port) + "\"",
                        "set inference_url to http://host:port");
   }
-  Forwarding forwarding{target, on_error, {}};
+  Forwarding forwarding{target, on_event, {}};
   ConnectionHandler handle = [&forwarding](UniqueFd client, int inner_stop) {
     forward_one(std::move(client), forwarding, inner_stop);
   };

@@ -1,33 +1,31 @@
-// The inference forwarder: every connection accepted on a listener inside the sandbox's network
-// namespace is relayed to the configured inference endpoint on the host. It opens exactly that one
-// host:port (typically a loopback service, which is the point) and nothing else.
+// A forwarder: every connection accepted on a listener is relayed to one fixed host:port. The inference
+// forwarder listens inside the sandbox's network namespace and opens exactly the endpoint on the host
+// (typically a loopback service, which is the point) and nothing else; a port forward listens on the
+// host's loopback and opens one port inside the sandbox.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "core/result.h"
+#include "net/net_event.h"
 
 namespace tnk::net {
 
 struct ForwardTarget {
   std::string host;  // name or IP literal, resolved for each connection
   uint16_t port = 0;
+  std::string rule = "inference endpoint";  // what the events say allowed the connection
 };
 
 inline constexpr std::size_t kForwardMaxConnections = 256;  // more are closed at once
 inline constexpr int kForwardConnectTimeoutSeconds = 10;    // resolve + connect; then the client is closed
 
-// Told why a connection could not be forwarded ("cannot resolve ...", "connecting to 127.0.0.1:
-// Connection refused"). Calls are serialized; they come from connection threads.
-using ForwardErrorSink = std::function<void(const Error&)>;
-
 // Serves until `stop_fd` becomes readable (forever when -1): accepts on `listener_fd` (made
 // nonblocking), connects to `target`, and relays bytes both ways with half-close. There is no idle
-// timeout: a model may think for minutes before its first byte. Returns when every connection thread
-// has ended; fails only for an invalid target or a broken listener. Runs in the host network namespace.
-Status serve_forward(int listener_fd, const ForwardTarget& target, int stop_fd = -1,
-                     const ForwardErrorSink& on_error = {});
+// timeout: a model may think for minutes before its first byte. Each connection is one event when it
+// ends (allowed, with bytes and how it ended, or why the target could not be reached). Returns when
+// every connection thread has ended; fails only for an invalid target or a broken listener.
+Status serve_forward(int listener_fd, const ForwardTarget& target, int stop_fd = -1, const NetEventSink& on_event = {});
 
 }  // namespace tnk::net

@@ -26,4 +26,33 @@ std::string to_string(NetworkPolicy policy) {
   return "inference";
 }
 
+namespace {
+
+std::optional<uint16_t> port_number(std::string_view text) {
+  if (text.empty() || text.size() > 5 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  unsigned long n = std::stoul(std::string(text));
+  if (n < 1 || n > 65535) return std::nullopt;
+  return static_cast<uint16_t>(n);
+}
+
+}  // namespace
+
+Result<PortForward> parse_port_forward(std::string_view text) {
+  size_t colon = text.find(':');
+  auto host = port_number(text.substr(0, colon));
+  auto guest = colon == std::string_view::npos ? host : port_number(text.substr(colon + 1));
+  if (!host || !guest) {
+    return usage_error("invalid port forward '" + std::string(text) + "'",
+                       "write HOSTPORT:GUESTPORT (8080:3000) or one PORT for both sides, each 1-65535");
+  }
+  return PortForward{*host, *guest};
+}
+
+std::string to_string(const PortForward& forward) {
+  return std::to_string(forward.host_port) + ":" + std::to_string(forward.guest_port);
+}
+
 }  // namespace tnk

@@ -1,8 +1,12 @@
 #include "net/proxy.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+
 #include "net/address_check.h"
+#include "net/dial.h"
 #include "net/proxy_session.h"
 #include "net/serve_loop.h"
 #include "net/socket_io.h"
@@ -14,11 +18,11 @@ namespace {
 void refuse_overflow(int fd, ProxyShared& shared) {
   std::string line = "tnk: too many connections through this sandbox's proxy (limit " +
                      std::to_string(shared.config.limits.max_connections) + ")";
-  std::string answer = proxy_error_response(503, line);
+  std::string answer = proxy_answer(503, line);
   (void)::send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   drain_queued_input(fd);
   ::shutdown(fd, SHUT_WR);
-  ProxyEvent event;
+  NetEvent event;
   event.reason = "too many connections";
   shared.report(event);
 }
@@ -33,6 +37,28 @@ Status serve_proxy(int listener_fd, const ProxyConfig& config, int stop_fd) {
   OverflowHandler overflow = [&shared](int fd) { refuse_overflow(fd, shared); };
   return serve_connections(listener_fd, stop_fd, config.limits.max_connections, handle, overflow,
                            "the egress proxy's listener");
+}
+
+std::string ask_proxy_health(uint16_t port, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  auto endpoints = resolve_tcp("127.0.0.1", port, deadline, -1);
+  if (!endpoints.ok()) return endpoints.error().message;
+  auto connected = connect_any(*endpoints, deadline, -1);
+  if (!connected.ok()) return connected.error().message;
+  int fd = connected->first.get();
+  std::string host(kProxyHealthHost);
+  if (!send_all(fd, "GET http://" + host + "/ HTTP/1.1\r\nHost: " + host + "\r\n\r\n", deadline, -1)) {
+    return "the proxy closed the connection before the request was sent";
+  }
+  std::string answer;
+  char buffer[512];
+  while (answer.size() < 4096 && wait_ready(fd, POLLIN, deadline, -1) == Ready::kYes) {
+    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<size_t>(n));
+  }
+  return answer.empty() ? "no answer within " + duration_text(timeout) : answer;
 }
 
 }  // namespace tnk::net

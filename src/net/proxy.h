@@ -12,26 +12,13 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
+#include "net/net_event.h"
 
 namespace tnk::net {
-
-// One decision. Refusals are reported at once (allowed=false, bytes 0); an allowed connection is
-// reported when it ends, with `reason` saying how: "closed", "idle timeout", "stopped", "error: ..."
-// or why the upstream could not be reached ("cannot resolve ...", "... timed out").
-// A client that leaves before sending a complete request head is not reported.
-struct ProxyEvent {
-  bool allowed = false;
-  std::string host;     // from the request target; empty when the request could not be parsed
-  std::string address;  // the address connected to, or the refused one; empty when none
-  uint16_t port = 0;
-  std::string rule;         // the allow-list entry that matched; empty when none did
-  std::string reason;       // for refusals: "not in allow-list", "host-internal address (loopback)", "bad request: ..."
-  uint64_t bytes_up = 0;    // delivered to the destination (for plain http: the rewritten head and the body)
-  uint64_t bytes_down = 0;  // delivered to the client (not counting the proxy's own "200 Connection established")
-};
 
 // Returns why an address must not be reached (the kind, e.g. "loopback"), or nullopt to allow it.
 using AddressCheck = std::function<std::optional<std::string>(const sockaddr_storage&)>;
@@ -43,10 +30,15 @@ struct ProxyLimits {
   std::chrono::milliseconds idle_timeout{120'000};    // a tunnel without traffic is closed
 };
 
+// A request for this name is answered by the proxy itself ("200 tnk proxy: ok") and is no decision:
+// `tnk doctor` asks it to learn that the proxy answers. `.invalid` names never resolve (RFC 6761).
+inline constexpr std::string_view kProxyHealthHost = "tnk-proxy.invalid";
+
 struct ProxyConfig {
   std::vector<std::string> allow;  // entries as domain_match.h describes
+  bool allow_any = false;          // the `open` policy: every name (internal addresses stay refused)
   std::string list_name;           // named in refusals: "... not in this sandbox's allow-list (<list_name>)"
-  std::function<void(const ProxyEvent&)> on_event;  // may be empty; calls are serialized
+  NetEventSink on_event;           // may be empty; calls are serialized
   // Defaults to internal_address_reason. Replacing it opens whatever it lets through: only tests do.
   AddressCheck address_check;
   ProxyLimits limits;
@@ -56,5 +48,9 @@ struct ProxyConfig {
 // Never fails on what clients send (malformed input gets 400); fails only for a broken listener.
 // Runs in the host network namespace; the listener lives in the sandbox's.
 Status serve_proxy(int listener_fd, const ProxyConfig& config, int stop_fd = -1);
+
+// The client side of the health name: connects to 127.0.0.1:port (in the caller's network namespace),
+// asks, and returns the proxy's answer, or what went wrong ("connecting to ...: Connection refused").
+std::string ask_proxy_health(uint16_t port, std::chrono::milliseconds timeout);
 
 }  // namespace tnk::net

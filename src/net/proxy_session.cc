@@ -21,7 +21,7 @@ constexpr std::chrono::milliseconds kLinger{2'000};         // to read what foll
 
 const char* status_text(int status) {
   switch (status) {
-    case 200: return "Connection established";
+    case 200: return "OK";
     case 400: return "Bad Request";
     case 403: return "Forbidden";
     case 408: return "Request Timeout";
@@ -41,6 +41,7 @@ class Session {
   void run() {
     std::optional<RequestHead> head = read_head();
     if (!head) return;
+    if (head->host == kProxyHealthHost) return answer_health();
     event_.host = head->host;
     event_.port = head->port;
     if (!check_allow_list(*head)) return;
@@ -51,6 +52,7 @@ class Session {
  private:
   std::optional<RequestHead> read_head();
   bool check_allow_list(const RequestHead& head);
+  void answer_health();
   UniqueFd open_upstream(const RequestHead& head);
   void pass_through(const RequestHead& head, UniqueFd upstream);
   void fail_upstream(const Error& error, const RequestHead& head);
@@ -61,7 +63,7 @@ class Session {
   const ProxyLimits& limits_;
   int stop_fd_;
   std::string buffered_;
-  ProxyEvent event_;
+  NetEvent event_;
 };
 
 // Reads until the head is complete; answers 400/431/408 itself. nullopt: the connection is over.
@@ -89,6 +91,10 @@ std::optional<RequestHead> Session::read_head() {
 }
 
 bool Session::check_allow_list(const RequestHead& head) {
+  if (shared_.config.allow_any) {
+    event_.rule = "open";
+    return true;
+  }
   if (domain_allowed(shared_.config.allow, head.host, head.port, &event_.rule)) return true;
   bool port_only = host_listed(shared_.config.allow, head.host);
   std::string who = port_only ? host_port_text(head.host, head.port) : head.host;
@@ -96,6 +102,13 @@ bool Session::check_allow_list(const RequestHead& head) {
   refuse(403, "tnk: " + who + " is not in this sandbox's allow-list" + list,
          port_only ? "port not in allow-list" : "not in allow-list");
   return false;
+}
+
+void Session::answer_health() {
+  std::string answer = proxy_answer(200, "tnk proxy: ok");
+  if (send_all(client_.get(), answer, Clock::now() + kAnswerTimeout, stop_fd_)) {
+    linger_before_close(client_.get(), kLinger, stop_fd_);
+  }
 }
 
 // Resolves, refuses when any address is host-internal, then connects to a checked address.
@@ -159,14 +172,14 @@ void Session::pass_through(const RequestHead& head, UniqueFd upstream) {
 void Session::refuse(int status, const std::string& line, std::string reason) {
   event_.reason = std::move(reason);
   shared_.report(event_);
-  if (send_all(client_.get(), proxy_error_response(status, line), Clock::now() + kAnswerTimeout, stop_fd_)) {
+  if (send_all(client_.get(), proxy_answer(status, line), Clock::now() + kAnswerTimeout, stop_fd_)) {
     linger_before_close(client_.get(), kLinger, stop_fd_);
   }
 }
 
 }  // namespace
 
-void ProxyShared::report(const ProxyEvent& event) {
+void ProxyShared::report(const NetEvent& event) {
   if (!config.on_event) return;
   std::lock_guard<std::mutex> lock(event_mu);
   config.on_event(event);
@@ -176,7 +189,7 @@ void serve_proxy_connection(UniqueFd client, ProxyShared& shared, int stop_fd) {
   Session(std::move(client), shared, stop_fd).run();
 }
 
-std::string proxy_error_response(int status, const std::string& body_line) {
+std::string proxy_answer(int status, const std::string& body_line) {
   std::string body = body_line + "\n";
   return "HTTP/1.1 " + std::to_string(status) + " " + status_text(status) +
          "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +

@@ -16,13 +16,14 @@ struct ProxyShared {
   AddressCheck address_check;
   std::mutex event_mu;
 
-  void report(const ProxyEvent& event);
+  void report(const NetEvent& event);
 };
 
 void serve_proxy_connection(UniqueFd client, ProxyShared& shared, int stop_fd);
 
-// A complete "HTTP/1.1 <status> ..." answer with a one-line plain-text body and Connection: close.
-std::string proxy_error_response(int status, const std::string& body_line);
+// A complete "HTTP/1.1 <status> ..." answer of the proxy itself (a refusal, or the health answer) with
+// a one-line plain-text body and Connection: close.
+std::string proxy_answer(int status, const std::string& body_line);
 
 // "10 s", or "250 ms" below a second.
 std::string duration_text(std::chrono::milliseconds duration);

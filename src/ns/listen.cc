@@ -90,15 +90,26 @@ Result<UniqueFd> receive_socket(int channel, uint16_t port) {
   return sock;
 }
 
-}  // namespace
-
-Result<UniqueFd> listen_inside(pid_t init_pid, uint16_t port) {
+Result<UniqueFd> open_netns(pid_t init_pid) {
   std::string path = "/proc/" + std::to_string(init_pid) + "/ns/net";
   UniqueFd netns(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!netns.valid()) {
     if (errno == ENOENT) return not_found("the sandbox's PID 1 (pid " + std::to_string(init_pid) + ") is not running");
     return sys_error(errno, "opening " + path);
   }
+  return netns;
+}
+
+}  // namespace
+
+Status enter_network(pid_t init_pid) {
+  TNK_ASSIGN_OR_RETURN(UniqueFd netns, open_netns(init_pid));
+  if (setns(netns.get(), CLONE_NEWNET) != 0) return sys_error(errno, "joining the sandbox's network namespace");
+  return ok_status();
+}
+
+Result<UniqueFd> listen_inside(pid_t init_pid, uint16_t port) {
+  TNK_ASSIGN_OR_RETURN(UniqueFd netns, open_netns(init_pid));
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
     return sys_error(errno, "creating a socketpair");

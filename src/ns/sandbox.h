@@ -95,4 +95,8 @@ Status remove_cgroups(const std::string& cgroup_name);
 // A TCP socket listening on 127.0.0.1:port inside the sandbox's network namespace, O_CLOEXEC|O_NONBLOCK.
 Result<UniqueFd> listen_inside(pid_t init_pid, uint16_t port);
 
+// Moves the calling process (single-threaded: a forked relay) into the sandbox's network namespace,
+// and nothing else of it: sockets it opened before stay where they were made.
+Status enter_network(pid_t init_pid);
+
 }  // namespace tnk::ns

@@ -14,6 +14,7 @@
 #include "image/store.h"
 #include "inference/url.h"
 #include "ns/sandbox.h"
+#include "sandbox/registries.h"
 #include "session/control_client.h"
 #include "state/layout.h"
 #include "state/liveness.h"
@@ -24,6 +25,7 @@ namespace tnk::sandbox {
 namespace {
 
 constexpr std::chrono::seconds kReadyTimeout{30};
+constexpr std::chrono::seconds kQueryTimeout{5};
 
 Result<image::ImageInfo> image_for_new_sandbox(Context& ctx) {
   TNK_ASSIGN_OR_RETURN(auto sources, image::read_apt_sources());
@@ -54,7 +56,8 @@ state::SandboxRecord new_record(const Resolved& r, const std::string& image_id) 
 
 Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resolved& r,
                                                        const state::SandboxRecord& record,
-                                                       const image::ImageInfo& image) {
+                                                       const image::ImageInfo& image,
+                                                       const std::filesystem::path& audit_log) {
   supervisor::SupervisorConfig config;
   config.id = r.id;
   config.backend = record.backend;
@@ -65,17 +68,34 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   config.memory_bytes = r.manifest.memory_bytes;
   if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
   TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
-  // `none`: not even the endpoint. allowlist and open need the egress policy engine, which this
-  // version does not have: they get the stricter `inference` (with a note), never more.
-  if (r.network != NetworkPolicy::kNone) {
+  config.network = to_string(r.network);
+  if (r.network != NetworkPolicy::kNone) {  // `none`: not even the endpoint
     config.inference_host = url.host;
     config.inference_port = url.port;
   }
-  if (r.network == NetworkPolicy::kAllowlist || r.network == NetworkPolicy::kOpen) {
-    ctx.log.note("network policy '" + to_string(r.network) +
-                 "' is not enforced by this version yet; the sandbox gets 'inference' (the endpoint only)");
+  if (r.network == NetworkPolicy::kAllowlist) {
+    auto allow = expand_registries(r.manifest.allow_domains);
+    if (!allow) return allow.error().context("network.allow of " + r.manifest.source.string());
+    config.allow = *allow;
+    if (config.allow.empty()) ctx.log.note("network policy allowlist with an empty network.allow: only the endpoint");
   }
+  config.forwards = r.manifest.ports;
+  config.audit_log = audit_log;
   return config;
+}
+
+// A policy asked for with --network must be the one the running sandbox has: it is fixed at start.
+Status check_running_policy(const state::Store& store, const Resolved& r) {
+  if (r.network_source != "--network") return ok_status();
+  auto network =
+      session::request_network(store.file(r.id, state::kControlSocket), session::network_op(false), kQueryTimeout);
+  if (!network) return network.error().context("asking " + r.id + " for its network policy");
+  std::string running = network->value("policy", "");
+  if (running == to_string(r.network)) return ok_status();
+  return usage_error(
+      "sandbox " + r.id + " runs with network policy '" + running + "', not '" + to_string(r.network) + "'",
+      "the policy is fixed when a sandbox starts: `tnk sandbox stop`, then start it with --network " +
+          to_string(r.network));
 }
 
 Status check_backend(const std::string& backend) {
@@ -110,7 +130,7 @@ void clean_after_crash(const Paths& paths, const std::string& id) {
   (void)ns::remove_cgroups(id);
 }
 
-Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r) {
+Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path& audit_log) {
   TNK_RETURN_IF_ERROR(check_backend(r.backend));
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
@@ -120,6 +140,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r) {
   if (now == state::SandboxState::kRunning) {
     outcome.already_running = true;
     outcome.record = *existing;
+    TNK_RETURN_IF_ERROR(check_running_policy(store, r));
     return outcome;
   }
   if (now == state::SandboxState::kBroken) {
@@ -136,7 +157,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r) {
     outcome.created = true;
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
   }
-  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image));
+  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log));
   ctx.log.verbose("starting the supervisor of " + r.id);
   TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, kReadyTimeout));
   for (const auto& note : launched.notes) ctx.log.note(note);
@@ -161,13 +182,7 @@ Status stop_sandbox(const Paths& paths, const std::string& id, std::chrono::mill
   }
   for (pid_t pid : pids) wait_for_exit(pid, std::chrono::seconds(5));
   clean_after_crash(paths, id);
-  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, log));
-  TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
-  if (record) {
-    record->stopped_at = std::time(nullptr);
-    TNK_RETURN_IF_ERROR(store.save(*record));
-  }
-  return ok_status();
+  return store.mark_stopped(id, log);
 }
 
 }  // namespace tnk::sandbox

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,9 @@ struct StartOutcome {
 };
 
 // Creates the sandbox on first use (building the image when needed), recovers a broken one (its
-// upper layer is kept), starts its supervisor, and returns once it is ready.
-Result<StartOutcome> ensure_running(Context& ctx, const Resolved& resolved);
+// upper layer is kept), starts its supervisor, and returns once it is ready. `audit_log` (may be
+// empty) gets the sandbox's network records for as long as it runs.
+Result<StartOutcome> ensure_running(Context& ctx, const Resolved& resolved, const std::filesystem::path& audit_log);
 
 // Asks the supervisor to stop the sandbox (graceful, then forced after `grace`) and waits for it to
 // exit. A broken sandbox (supervisor gone) is cleaned up instead. Safe to run for several sandboxes

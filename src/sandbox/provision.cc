@@ -13,6 +13,7 @@
 #include "core/file_lock.h"
 #include "core/files.h"
 #include "sandbox/audit_target.h"
+#include "sandbox/provision_output.h"
 #include "sandbox/registries.h"
 #include "sandbox/session_run.h"
 #include "specs/profiles.h"
@@ -83,39 +84,6 @@ Status copy_in(Context& ctx, const Resolved& r, const std::string& name, const s
   return ok_status();
 }
 
-// The provisioning output, line by line: copied into the audit log, and the failure line kept.
-class OutputTee {
- public:
-  OutputTee(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& r)
-      : ctx_(ctx), audit_(audit), r_(r) {}
-  void add(int stream, std::string_view bytes) {
-    std::string& pending = pending_[stream];
-    pending.append(bytes);
-    for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-      line(stream, pending.substr(0, nl));
-      pending.erase(0, nl + 1);
-    }
-  }
-  void flush() {
-    for (auto& [stream, rest] : pending_) {
-      if (!rest.empty()) line(stream, rest);
-      rest.clear();
-    }
-  }
-  const std::string& failure_line() const { return failure_; }
-
- private:
-  void line(int stream, const std::string& text) {
-    if (text.starts_with("tnk: provisioning failed at ")) failure_ = text.substr(5);
-    audit_append(ctx_, audit_, audit::provision_output(r_.id, r_.profile, stream == 2 ? "stderr" : "stdout", text));
-  }
-  Context& ctx_;
-  std::optional<audit::AuditWriter>& audit_;
-  const Resolved& r_;
-  std::map<int, std::string> pending_;
-  std::string failure_;
-};
-
 Status save_fingerprint(Context& ctx, const std::string& id, const std::string& fingerprint) {
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, ctx.log));
@@ -127,7 +95,11 @@ Status save_fingerprint(Context& ctx, const std::string& id, const std::string& 
 
 Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files, const std::string& fingerprint,
                   std::optional<audit::AuditWriter>& audit) {
-  TNK_ASSIGN_OR_RETURN(auto allow, provision_allow_list(r.manifest.provision_allow_domains));
+  NetworkPolicy policy = r.manifest.provision_network.value_or(NetworkPolicy::kAllowlist);
+  std::vector<std::string> allow;
+  if (policy == NetworkPolicy::kAllowlist) {
+    TNK_ASSIGN_OR_RETURN(allow, provision_allow_list(r.manifest.provision_allow_domains));
+  }
   for (const auto& [name, text] : files.files) TNK_RETURN_IF_ERROR(copy_in(ctx, r, name, text));
   ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
   audit_append(ctx, audit, audit::provision_start(r.id, r.profile, fingerprint));
@@ -135,7 +107,8 @@ Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files, 
   spec.argv = {"bash", "-c", kRunner, std::string(kGuestDir) + "/" + files.script_name};
   spec.identity = session::Identity::kProvision;
   spec.egress_allow = allow;
-  OutputTee tee(ctx, audit, r);
+  spec.egress_any = policy == NetworkPolicy::kOpen;
+  ProvisionOutput tee(ctx, audit, r, false);
   UniqueFd no_input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   session::ClientOptions options;
   options.in_fd = no_input.get();

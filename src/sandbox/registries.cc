@@ -22,8 +22,8 @@ Result<std::vector<std::string>> npm_hosts() {
   options.timeout = std::chrono::seconds(20);
   auto ran = run_process({"npm", "config", "get", "registry"}, options);
   if (!ran || ran->exit_code != 0) {
-    return not_found("cannot resolve @npm in provision.allow: `npm config get registry` failed on the host",
-                     "install npm on the host, or list the registry's domain in provision.allow instead of @npm");
+    return not_found("cannot resolve @npm: `npm config get registry` failed on the host",
+                     "install npm on the host, or list the registry's domain instead of @npm");
   }
   std::string text = ran->out;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -32,21 +32,38 @@ Result<std::vector<std::string>> npm_hosts() {
   return std::vector<std::string>{url->host};
 }
 
+void sort_unique(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
 }  // namespace
 
-Result<std::vector<std::string>> provision_allow_list(const std::vector<std::string>& provision_allow) {
-  TNK_ASSIGN_OR_RETURN(std::vector<std::string> allow, debian_hosts());
-  for (const auto& entry : provision_allow) {
-    if (entry == "@debian") continue;
-    if (entry == "@npm") {
-      TNK_ASSIGN_OR_RETURN(auto hosts, npm_hosts());
+Result<std::vector<std::string>> expand_registries(const std::vector<std::string>& entries) {
+  std::vector<std::string> allow;
+  for (const auto& entry : entries) {
+    if (entry == "@debian" || entry == "@npm") {
+      TNK_ASSIGN_OR_RETURN(auto hosts, entry == "@debian" ? debian_hosts() : npm_hosts());
       allow.insert(allow.end(), hosts.begin(), hosts.end());
     } else {
       allow.push_back(entry);
     }
   }
-  std::sort(allow.begin(), allow.end());
-  allow.erase(std::unique(allow.begin(), allow.end()), allow.end());
+  sort_unique(allow);
+  return allow;
+}
+
+Result<std::vector<std::string>> provision_allow_list(const std::vector<std::string>& provision_allow) {
+  std::vector<std::string> entries = provision_allow;
+  entries.push_back("@debian");
+  TNK_ASSIGN_OR_RETURN(auto allow, expand_registries(entries));
+  // npm's registry is in the default list when the host's npm names one; a profile that lists @npm
+  // itself has had the error above when it does not.
+  bool listed_npm = std::find(entries.begin(), entries.end(), "@npm") != entries.end();
+  if (auto npm = listed_npm ? not_found("") : npm_hosts(); npm.ok()) {
+    allow.insert(allow.end(), npm->begin(), npm->end());
+    sort_unique(allow);
+  }
   return allow;
 }
 

@@ -1,4 +1,4 @@
-// The registries a profile names in provision.allow (@debian, @npm), turned into the host names
+// The registries a profile names in network.allow and provision.allow (@debian, @npm), turned into the host names
 // the host's own clients are configured for: nothing here names a registry host itself.
 #pragma once
 
@@ -9,8 +9,11 @@
 
 namespace tnk::sandbox {
 
-// The provisioning allow-list: @debian always (the image's apt sources), plus `provision_allow`
-// with registry names replaced by their hosts.
+// `entries` (network.allow, provision.allow) with registry names replaced by their hosts, sorted, unique.
+Result<std::vector<std::string>> expand_registries(const std::vector<std::string>& entries);
+
+// The provisioning allow-list: @debian (the image's apt sources) and @npm (when the host's npm names a
+// registry) always, plus `provision_allow`.
 Result<std::vector<std::string>> provision_allow_list(const std::vector<std::string>& provision_allow);
 
 }  // namespace tnk::sandbox

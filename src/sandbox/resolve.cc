@@ -7,6 +7,7 @@
 #include "backend/host_probe.h"
 #include "inference/model_cache.h"
 #include "naming/naming.h"
+#include "sandbox/lima_lifecycle.h"
 #include "specs/profiles.h"
 #include "specs/revision.h"
 #include "state/layout.h"
@@ -109,6 +110,18 @@ Status refuse_tnk_dirs(const Context& ctx, const workspace::Project& project) {
   return ok_status();
 }
 
+// What the profile asks of the network; a running sandbox's own view is added by `inspect`.
+nlohmann::json network_json(const Resolved& r) {
+  nlohmann::json ports = nlohmann::json::array();
+  for (const PortForward& f : r.manifest.ports) ports.push_back(to_string(f));
+  return {{"policy", to_string(r.network)},
+          {"source", r.network_source},
+          {"allow", r.manifest.allow_domains},
+          {"provision", to_string(r.manifest.provision_network.value_or(NetworkPolicy::kAllowlist))},
+          {"provision_allow", r.manifest.provision_allow_domains},
+          {"ports", ports}};
+}
+
 }  // namespace
 
 inference::ModelInfo probe_endpoint(Context& ctx, const std::string& url) {
@@ -147,7 +160,8 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   if (!r.manifest.source.empty()) r.manifest_file = r.manifest.source;
   // A created sandbox keeps the mount point it was created with.
   if (r.record) r.manifest.workspace_mount = r.record->mount_point;
-  r.network = r.manifest.network.value_or(config->default_network.value);
+  r.network = options.network ? *options.network : r.manifest.network.value_or(config->default_network.value);
+  r.network_source = options.network ? "--network" : r.manifest.network ? "manifest" : "config";
   TNK_ASSIGN_OR_RETURN(r.provision_script, specs::provision_script(ctx.paths.config_dir, r.profile));
   r.guest_workdir = workspace::guest_workdir(r.project, r.manifest.workspace_mount);
   TNK_RETURN_IF_ERROR(choose_backend(ctx, *config, options, r));
@@ -158,7 +172,13 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   if (!r.model.note.empty()) r.notes.push_back(r.model.note);
   fill_runtime_env(ctx, *config, r);
 
-  if (r.record) r.state = state::observe(store, r.id);
+  if (r.record && r.record->backend == kLimaBackend) {
+    auto lima = lima_states();  // a lima sandbox runs when Lima says so
+    if (lima.problem) r.notes.push_back("cannot ask Lima whether " + r.id + " runs: " + *lima.problem);
+    r.state = lima.state_of(r.id);
+  } else if (r.record) {
+    r.state = state::observe(store, r.id);
+  }
   return r;
 }
 
@@ -177,7 +197,7 @@ nlohmann::json to_json(const Resolved& r) {
       {"provision_script", optional_path(r.provision_script)},
       {"mount", r.manifest.workspace_mount},
       {"workdir", r.guest_workdir},
-      {"network", to_string(r.network)},
+      {"network", network_json(r)},
       {"runtime_env", env},
       {"inference",
        {{"url", r.host_inference_url},

@@ -23,8 +23,9 @@
 namespace tnk::sandbox {
 
 struct ResolveOptions {
-  std::optional<std::string> profile;  // --profile
-  std::optional<std::string> backend;  // --backend
+  std::optional<std::string> profile;    // --profile
+  std::optional<std::string> backend;    // --backend
+  std::optional<NetworkPolicy> network;  // --network
 };
 
 struct Resolved {
@@ -33,7 +34,8 @@ struct Resolved {
   std::string profile;
   std::string profile_source;  // "--profile", "sandbox record", "config", "fallback"
   specs::Manifest manifest;
-  NetworkPolicy network = NetworkPolicy::kInference;  // the manifest's, else default_network
+  NetworkPolicy network = NetworkPolicy::kInference;  // --network, else the manifest's, else default_network
+  std::string network_source;                         // "--network", "manifest", "config"
   std::optional<std::filesystem::path> manifest_file;
   std::optional<std::filesystem::path> provision_script;
   std::string guest_workdir;

@@ -30,6 +30,7 @@ session::ExecRequest exec_request(Context& ctx, const Resolved& r, const Session
   request.tty = spec.tty;
   request.identity = spec.identity;
   request.egress_allow = spec.egress_allow;
+  request.egress_any = spec.egress_any;
   winsize size{};
   if (spec.tty && ::ioctl(STDIN_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_row > 0) {
     request.rows = size.ws_row;
@@ -58,6 +59,7 @@ std::vector<std::string> env_names(const std::vector<std::string>& assignments) 
 Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec,
                         std::optional<audit::AuditWriter>& audit, const session::ClientOptions& options) {
   session::ExecRequest request = exec_request(ctx, r, spec);
+  if (audit) request.audit_log = audit->path().string();  // the sandbox's network records go there too
   TNK_ASSIGN_OR_RETURN(UniqueFd ctl, connect_sandbox(ctx, r.id));
   audit_append(ctx, audit, audit::session_start(r.id, request.cwd, spec.tty, spec.tty, r.runtime_env));
   audit_append(ctx, audit,

@@ -21,6 +21,7 @@ struct SessionSpec {
   bool tty = false;
   session::Identity identity = session::Identity::kAgent;
   std::vector<std::string> egress_allow;  // provisioning: what its proxy lets through
+  bool egress_any = false;                // provisioning under `network.provision: open`
 };
 
 // The environment of the contract: TERM, COLORTERM, COLUMNS, LINES, LANG from the host, the TNK_*

@@ -24,7 +24,12 @@ Result<json> expect_event(int fd, Clock::time_point deadline, const std::string&
   TNK_ASSIGN_OR_RETURN(std::string event, string_field(m->body, "event"));
   if (event == "error") {
     TNK_ASSIGN_OR_RETURN(RemoteError e, remote_error_from_json(m->body));
-    return failed(e.message, e.hint);
+    switch (e.exit_code) {  // the supervisor's exit code says which kind of error it was
+      case kExitUsage: return usage_error(e.message, e.hint);
+      case kExitNotFound: return not_found(e.message, e.hint);
+      case kExitPermission: return permission_denied(e.message, e.hint);
+      default: return failed(e.message, e.hint);
+    }
   }
   if (event != expected) {
     return failed("the sandbox's supervisor answered '" + event + "', expected '" + expected + "'");
@@ -59,6 +64,25 @@ Status request_stop(const std::filesystem::path& ctl_sock, std::chrono::millisec
     if (!m.ok()) return timed_out(m.error()) ? no_answer(ctl_sock, timeout, "stop the sandbox") : m.error();
     if (!*m) return ok_status();
   }
+}
+
+json network_op(bool ask_proxy) { return {{"op", "network"}, {"ask_proxy", ask_proxy}}; }
+json forward_op(uint16_t host_port, uint16_t guest_port) {
+  return {{"op", "forward"}, {"host_port", host_port}, {"guest_port", guest_port}};
+}
+json unforward_op(uint16_t host_port) { return {{"op", "forward"}, {"host_port", host_port}, {"remove", true}}; }
+
+Result<json> request_network(const std::filesystem::path& ctl_sock, const json& op, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  TNK_ASSIGN_OR_RETURN(UniqueFd fd, connect_control(ctl_sock, timeout));
+  json request = op;
+  request["v"] = kProtocolVersion;
+  TNK_RETURN_IF_ERROR(send_message(fd.get(), request));
+  auto answer = expect_event(fd.get(), deadline, "network");
+  if (!answer.ok()) return timed_out(answer.error()) ? no_answer(ctl_sock, timeout, "answer") : answer.error();
+  auto it = answer->find("network");
+  if (it == answer->end() || !it->is_object()) return failed("the sandbox's supervisor sent no network description");
+  return *it;
 }
 
 }  // namespace tnk::session

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -20,5 +21,13 @@ Result<nlohmann::json> ping(const std::filesystem::path& ctl_sock, std::chrono::
 // exchange and should exceed `grace`.
 Status request_stop(const std::filesystem::path& ctl_sock, std::chrono::milliseconds grace,
                     std::chrono::milliseconds timeout);
+
+// A network op ({"op":"network"} or {"op":"forward",...}: docs/control-protocol.md); returns the
+// supervisor's description of the sandbox's network after it. Errors keep the supervisor's kind.
+Result<nlohmann::json> request_network(const std::filesystem::path& ctl_sock, const nlohmann::json& op,
+                                       std::chrono::milliseconds timeout);
+nlohmann::json network_op(bool ask_proxy);
+nlohmann::json forward_op(uint16_t host_port, uint16_t guest_port);
+nlohmann::json unforward_op(uint16_t host_port);
 
 }  // namespace tnk::session

@@ -89,7 +89,9 @@ json to_json(const ExecRequest& request) {
               {"rows", request.rows},
               {"cols", request.cols},
               {"identity", identity_name(request.identity)},
-              {"egress_allow", request.egress_allow}};
+              {"egress_allow", request.egress_allow},
+              {"egress_any", request.egress_any},
+              {"audit_log", request.audit_log}};
 }
 
 Result<ExecRequest> exec_request_from_json(const json& body) {
@@ -112,6 +114,11 @@ Result<ExecRequest> exec_request_from_json(const json& body) {
   if (body.contains("egress_allow")) {
     TNK_ASSIGN_OR_RETURN(r.egress_allow, string_array_field(body, "egress_allow"));
   }
+  if (body.contains("egress_any")) {
+    TNK_ASSIGN_OR_RETURN(r.egress_any, bool_field(body, "egress_any"));
+  }
+  TNK_ASSIGN_OR_RETURN(r.audit_log, optional_string_field(body, "audit_log"));
+  if (!r.audit_log.empty() && r.audit_log[0] != '/') return field_error("audit_log", "must be an absolute path");
   return r;
 }
 

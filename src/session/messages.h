@@ -30,6 +30,8 @@ struct ExecRequest {
   unsigned short rows = 24, cols = 80;
   Identity identity = Identity::kAgent;
   std::vector<std::string> egress_allow;  // provision: the domains its egress proxy lets through
+  bool egress_any = false;                // provision under `network.provision: open`: any name
+  std::string audit_log;                  // the client's audit log (absolute), for the network records
 };
 nlohmann::json to_json(const ExecRequest& request);  // includes "op":"exec" and "v"
 // Validates: argv a non-empty array of strings with a non-empty argv[0]; env entries "K=V" with K a valid

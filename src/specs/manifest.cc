@@ -29,7 +29,9 @@ class Parser {
       if (key == "resources") return section(value, key, [&](auto& k, auto& v) { return resources(k, v); });
       if (key == "mounts") return section(value, key, [&](auto& k, auto& v) { return mounts(k, v); });
       if (key == "security") return section(value, key, [&](auto& k, auto& v) { return security(k, v); });
-      if (key == "network") return section(value, key, [&](auto& k, auto& v) { return allow(k, v, m_.allow_domains); });
+      if (key == "network") return section(value, key, [&](auto& k, auto& v) { return network(k, v); });
+      if (key == "ports") return ports(key, value);
+      if (key == "lima") return ok_status();  // the lima backend's own section (backend/lima/manifest_keys.h)
       if (key == "provision") {
         return section(value, key, [&](auto& k, auto& v) { return allow(k, v, m_.provision_allow_domains); });
       }
@@ -150,6 +152,35 @@ class Parser {
     }
     m_.network = policy;
     return ok_status();
+  }
+
+  Status network(const std::string& key, const YAML::Node& value) {
+    if (key != "network.provision") return allow(key, value, m_.allow_domains);
+    const std::string hint = "use one of: allowlist (the default: @debian, @npm and provision.allow), open, none";
+    if (value.IsNull()) return ok_status();
+    auto policy = value.IsScalar() ? parse_network_policy(value.Scalar()) : std::nullopt;
+    if (!policy || *policy == NetworkPolicy::kInference) {
+      return error(value, key, "must be allowlist, open or none (provisioning never needs the inference endpoint)",
+                   hint);
+    }
+    m_.provision_network = policy;
+    return ok_status();
+  }
+
+  // The original's specs had `ports:` with no effect; here each entry is a forward from 127.0.0.1 on the host.
+  Status ports(const std::string& key, const YAML::Node& value) {
+    return list(value, key, "\"8080:3000\"", [&](const YAML::Node& item) -> Status {
+      auto forward = parse_port_forward(item.Scalar());
+      if (!forward) return error(item, key, forward.error().message, forward.error().hint);
+      for (const PortForward& f : m_.ports) {
+        if (f.host_port == forward->host_port) {
+          return error(item, key, "host port " + std::to_string(f.host_port) + " is forwarded twice",
+                       "give each forward its own host port");
+        }
+      }
+      m_.ports.push_back(*forward);
+      return ok_status();
+    });
   }
 
   Status allow(const std::string& key, const YAML::Node& value, std::vector<std::string>& out) {

@@ -1,6 +1,6 @@
 // Sandbox manifests (sandbox.d/manifests/*.yaml): what a profile asks of its sandbox. Keys and
 // meaning: docs/specs.md. Manifests of the original tnk-specs load unchanged; keys tnk does not
-// know (`image:`, `ports:`, `security.workspace_mode`) are collected, not fatal.
+// know (`image:`, `security.workspace_mode`) are collected, not fatal.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,8 @@ struct Manifest {
   std::vector<std::string> allow_domains;                             // network.allow: what `allowlist` lets through
   std::vector<std::string> readonly_paths;                            // mounts.readonly: project-relative, normalized
   std::vector<std::string> provision_allow_domains;                   // provision.allow: what provisioning may reach
+  std::optional<NetworkPolicy> provision_network;                     // network.provision: none | allowlist | open
+  std::vector<PortForward> ports;                                     // ports: host:guest forwards, on 127.0.0.1
   std::vector<std::string> unknown_keys;                              // "image (line 3)", in file order
   std::filesystem::path source;                                       // the file it came from; empty for defaults
 };

@@ -42,7 +42,7 @@ bool valid_label(std::string_view label) {
 Status validate_domain(std::string_view domain) {
   auto bad = [&](const std::string& why) {
     return failed("invalid domain '" + std::string(domain) + "': " + why,
-                  "write domains in lowercase, like example.com or *.example.com");
+                  "write domains in lowercase, like example.com, *.example.com or example.com:8443");
   };
   // A registry by its client's name: the host its own client is configured for, resolved when the
   // policy is applied, so specs never hard-code a mirror.
@@ -51,6 +51,15 @@ Status validate_domain(std::string_view domain) {
   }
   if (domain.starts_with("@")) return bad("unknown registry; use @debian (the apt mirror) or @npm (npm's registry)");
   std::string_view name = domain;
+  if (size_t colon = name.rfind(':'); colon != std::string_view::npos) {  // an optional port: example.com:8443
+    std::string_view port = name.substr(colon + 1);
+    bool digits = !port.empty() && port.size() <= 5 &&
+                  std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoul(std::string(port)) < 1 || std::stoul(std::string(port)) > 65535) {
+      return bad("the port after ':' must be a number from 1 to 65535");
+    }
+    name = name.substr(0, colon);
+  }
   if (name.starts_with("*.")) name.remove_prefix(2);
   if (name.empty() || name.size() > 253) return bad("it must have 1 to 253 characters");
   if (lower(name) != name) return bad("it must be lowercase");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ctime>
 #include <system_error>
 
 #include "core/files.h"
@@ -24,6 +25,14 @@ Result<std::optional<SandboxRecord>> Store::load(const std::string& id) const {
 Status Store::save(const SandboxRecord& record) const {
   TNK_RETURN_IF_ERROR(make_dirs(dir(record.id), 0700));
   return write_file_atomic(file(record.id, kRecordFile), record_to_json(record).dump(2) + "\n", 0600);
+}
+
+Status Store::mark_stopped(const std::string& id, Log& log) const {
+  TNK_ASSIGN_OR_RETURN(FileLock held, lock(id, log));
+  TNK_ASSIGN_OR_RETURN(auto record, load(id));
+  if (!record) return ok_status();
+  record->stopped_at = std::time(nullptr);
+  return save(*record);
 }
 
 Result<FileLock> Store::lock(const std::string& id, Log& log, std::chrono::milliseconds timeout) const {

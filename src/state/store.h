@@ -29,6 +29,8 @@ class Store {
   // The per-sandbox flock. Hold it only while state changes, never for a whole session.
   Result<FileLock> lock(const std::string& id, Log& log,
                         std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+  // After a stop: stopped_at in the record (under the lock); a missing record is fine.
+  Status mark_stopped(const std::string& id, Log& log) const;
   // Ids of every sandbox directory, sorted. A missing sandboxes directory is an empty list.
   Result<std::vector<std::string>> list_ids() const;
   // Removes the sandbox directory and everything in it.

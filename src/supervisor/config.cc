@@ -12,7 +12,13 @@ nlohmann::json to_json(const SupervisorConfig& config) {
       {"mount_point", config.mount_point},
       {"inference_host", config.inference_host},
       {"inference_port", config.inference_port},
+      {"network", config.network},
+      {"allow", config.allow},
+      {"audit_log", config.audit_log.string()},
   };
+  for (const PortForward& f : config.forwards) {
+    json["forwards"].push_back({{"host_port", f.host_port}, {"guest_port", f.guest_port}});
+  }
   if (config.memory_bytes) json["memory_bytes"] = *config.memory_bytes;
   if (config.cpus) json["cpus"] = *config.cpus;
   return json;
@@ -29,6 +35,12 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
     config.mount_point = json.at("mount_point").get<std::string>();
     config.inference_host = json.at("inference_host").get<std::string>();
     config.inference_port = json.at("inference_port").get<uint16_t>();
+    config.network = json.at("network").get<std::string>();
+    config.allow = json.at("allow").get<std::vector<std::string>>();
+    config.audit_log = json.at("audit_log").get<std::string>();
+    for (const auto& f : json.value("forwards", nlohmann::json::array())) {
+      config.forwards.push_back({f.at("host_port").get<uint16_t>(), f.at("guest_port").get<uint16_t>()});
+    }
     if (json.contains("memory_bytes")) config.memory_bytes = json["memory_bytes"].get<uint64_t>();
     if (json.contains("cpus")) config.cpus = json["cpus"].get<double>();
     return config;

@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "net/policy.h"
 
 namespace tnk::supervisor {
 
@@ -23,8 +25,12 @@ struct SupervisorConfig {
   std::string mount_point;            // where the project appears inside
   std::optional<uint64_t> memory_bytes;
   std::optional<double> cpus;
-  std::string inference_host;   // where the supervisor reaches the endpoint on the host
-  uint16_t inference_port = 0;  // 0: no endpoint forwarder
+  std::string inference_host;         // where the supervisor reaches the endpoint on the host
+  uint16_t inference_port = 0;        // 0: no endpoint forwarder
+  std::string network = "inference";  // the policy's name (net/policy.h)
+  std::vector<std::string> allow;     // allowlist: the domains the proxy lets through (registries resolved)
+  std::vector<PortForward> forwards;  // set up at start (the manifest's `ports`)
+  std::filesystem::path audit_log;    // where network records go besides the sessions' own logs; empty: none
 };
 
 nlohmann::json to_json(const SupervisorConfig& config);

@@ -31,6 +31,9 @@ class Engine {
   virtual Result<StartedSession> spawn(const session::ExecRequest& request, const std::vector<UniqueFd>& stdio) = 0;
   // A TCP listener on 127.0.0.1:port inside the sandbox, for relays run by the supervisor.
   virtual Result<UniqueFd> listen_inside(uint16_t port) = 0;
+  // Called in a forked, single-threaded child: from then on its new sockets are in the sandbox's network
+  // (a port forward's connections, the proxy health check).
+  virtual Status enter_network() = 0;
   // Whether `pid` is the sandbox itself (its end is the sandbox's end), and what to do once the
   // supervisor has reaped it without a stop() (it crashed or was killed).
   virtual bool is_sandbox_process(pid_t pid) const = 0;

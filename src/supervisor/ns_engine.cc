@@ -85,6 +85,7 @@ class NsEngine : public Engine {
   }
 
   Result<UniqueFd> listen_inside(uint16_t port) override { return ns::listen_inside(init_pid_, port); }
+  Status enter_network() override { return ns::enter_network(init_pid_); }
 
   // The joiner is part of the sandbox: without it no session can start.
   bool is_sandbox_process(pid_t pid) const override { return pid == init_pid_ || (joiner_ && pid == joiner_->pid()); }

@@ -2,65 +2,70 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
-#include <functional>
 
-#include "net/forwarder.h"
-#include "net/proxy.h"
+#include "core/files.h"
 
 namespace tnk::supervisor {
 namespace {
 
-// The child dies with the supervisor, and unblocks the signals the supervisor reads from a signalfd.
-Result<pid_t> fork_relay(const char* what, const char* comm, const std::function<Status()>& serve) {
+// The child dies with the supervisor; SIGTERM becomes its serve loop's stop fd, every other signal the
+// supervisor reads from a signalfd is unblocked again.
+Result<pid_t> fork_relay(const char* what, const char* comm, const std::function<Status(int stop_fd)>& serve) {
   pid_t pid = ::fork();
   if (pid < 0) return sys_error(errno, std::string("starting the ") + what);
   if (pid > 0) return pid;
   ::prctl(PR_SET_NAME, comm);  // tells it apart from the supervisor in ps
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) ::_exit(0);
-  sigset_t all;
-  sigfillset(&all);
-  ::sigprocmask(SIG_UNBLOCK, &all, nullptr);
-  Status served = serve();
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  int stop_fd = ::signalfd(-1, &term, SFD_CLOEXEC);
+  sigset_t others;
+  sigfillset(&others);
+  sigdelset(&others, SIGTERM);
+  ::sigprocmask(SIG_UNBLOCK, &others, nullptr);
+  Status served = serve(stop_fd);
   if (!served.ok()) std::fprintf(stderr, "tnk-supervisor: %s: %s\n", what, served.error().message.c_str());
   ::_exit(served.ok() ? 0 : 1);
 }
 
-void log_proxy_event(const net::ProxyEvent& event) {
-  if (event.allowed) {
-    std::fprintf(stderr, "proxy: allowed %s (%s) port %u by %s: %llu bytes up, %llu down\n", event.host.c_str(),
-                 event.address.c_str(), event.port, event.rule.c_str(), static_cast<unsigned long long>(event.bytes_up),
-                 static_cast<unsigned long long>(event.bytes_down));
-  } else {
-    std::fprintf(stderr, "proxy: denied %s port %u: %s\n", event.host.c_str(), event.port, event.reason.c_str());
-  }
+// One line per decision, to the supervisor's log and its event pipe (one write: lines stay whole).
+net::NetEventSink event_sink(const RelayEvents& events) {
+  return [events](const net::NetEvent& event) {
+    nlohmann::json line = net::to_json(event);
+    line["policy"] = events.policy;
+    std::string text = line.dump() + "\n";
+    if (events.fd >= 0) (void)write_all(events.fd, text, "the supervisor's event pipe");
+    std::fprintf(stderr, "%s: %s %s port %u: %s\n", events.policy.c_str(), event.allowed ? "allowed" : "denied",
+                 event.host.c_str(), event.port, event.allowed ? event.rule.c_str() : event.reason.c_str());
+  };
 }
 
 }  // namespace
 
-Result<pid_t> start_forwarder(UniqueFd listener, const std::string& host, uint16_t port) {
+Result<pid_t> start_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
+                              const std::function<Status()>& enter) {
   int fd = listener.get();
-  auto pid = fork_relay("inference forwarder", "tnk-forwarder", [&] {
-    return net::serve_forward(fd, net::ForwardTarget{host, port});
-  });
-  return pid;  // the parent's copy of the listener closes here; the child keeps its own
+  return fork_relay("forwarder", "tnk-forwarder", [&](int stop_fd) -> Status {
+    if (enter) TNK_RETURN_IF_ERROR(enter());
+    return net::serve_forward(fd, target, stop_fd, event_sink(events));
+  });  // the parent's copy of the listener closes here; the child keeps its own
 }
 
-Result<pid_t> start_proxy(UniqueFd listener, const std::vector<std::string>& allow) {
+Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const RelayEvents& events) {
   int fd = listener.get();
-  net::ProxyConfig config;
-  config.allow = allow;
-  config.list_name = "provisioning allow-list";
-  config.on_event = log_proxy_event;
-  return fork_relay("provisioning proxy", "tnk-proxy", [&] { return net::serve_proxy(fd, config); });
+  config.on_event = event_sink(events);
+  return fork_relay("egress proxy", "tnk-proxy", [&](int stop_fd) { return net::serve_proxy(fd, config, stop_fd); });
 }
 
-std::vector<std::string> proxy_env() {
-  std::string url = "http://127.0.0.1:" + std::to_string(kProvisionProxyPort);
+std::vector<std::string> proxy_env(uint16_t port) {
+  std::string url = "http://127.0.0.1:" + std::to_string(port);
   std::string no_proxy = "localhost,127.0.0.1,host.lima.internal,host.tnk.internal";
   return {"http_proxy=" + url,  "https_proxy=" + url,   "HTTP_PROXY=" + url,
           "HTTPS_PROXY=" + url, "no_proxy=" + no_proxy, "NO_PROXY=" + no_proxy};

@@ -1,9 +1,12 @@
 // The supervisor's network relays, each in its own child process so that the supervisor itself
-// stays single-threaded (it forks into namespaces): the inference forwarder, and the egress proxy
-// that provisioning uses to reach the package registries.
+// stays single-threaded (it forks into namespaces): the inference forwarder, the egress proxies and
+// the port forwards. Each reports its decisions as one JSON line per connection on `events_fd`
+// (the supervisor turns them into audit records), and ends its connections cleanly on SIGTERM, so
+// that connections cut by a stop are reported too.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,20 +14,32 @@
 
 #include "core/result.h"
 #include "core/unique_fd.h"
+#include "net/forwarder.h"
+#include "net/proxy.h"
 
 namespace tnk::supervisor {
 
-// The port of the provisioning proxy inside the sandbox (127.0.0.1).
-inline constexpr uint16_t kProvisionProxyPort = 3128;
+// Inside the sandbox (127.0.0.1): the proxy of the allowlist and open policies, and the one that
+// exists only while provisioning runs (its own port, its own allow-list).
+inline constexpr uint16_t kProxyPort = 3128;
+inline constexpr uint16_t kProvisionProxyPort = 3129;
 
-// Relays connections accepted on `listener` (inside the sandbox) to host:port on the host.
-Result<pid_t> start_forwarder(UniqueFd listener, const std::string& host, uint16_t port);
+// What a relay says its decisions were made under: "inference", "allowlist", "open", "provision",
+// "port forward". Goes into each event line as "policy".
+struct RelayEvents {
+  int fd = -1;  // the write end of the supervisor's event pipe
+  std::string policy;
+};
 
-// An HTTP(S) proxy on `listener` that lets through only `allow` (domains, *.suffix) and never a
-// host-internal address. Its decisions go to the supervisor's log.
-Result<pid_t> start_proxy(UniqueFd listener, const std::vector<std::string>& allow);
+// Relays connections accepted on `listener` to `target`. `enter` (may be empty) runs first in the
+// relay process: a port forward moves into the sandbox's network there, its listener stays outside.
+Result<pid_t> start_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
+                              const std::function<Status()>& enter = {});
 
-// The variables that point a provisioning session at the proxy.
-std::vector<std::string> proxy_env();
+// An HTTP(S) proxy on `listener` that lets through what `config` allows, never a host-internal address.
+Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const RelayEvents& events);
+
+// The variables that point a session at the proxy on `port` inside the sandbox.
+std::vector<std::string> proxy_env(uint16_t port);
 
 }  // namespace tnk::supervisor

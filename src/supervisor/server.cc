@@ -14,7 +14,6 @@
 #include <cstdio>
 
 #include "core/subprocess.h"
-#include "supervisor/relays.h"
 #include "supervisor/session_env.h"
 
 namespace tnk::supervisor {
@@ -35,17 +34,10 @@ nlohmann::json error_event(const Error& error, int exit_code) {
 
 }  // namespace
 
-Status Server::start_relays() {
-  if (config_.inference_port == 0) return ok_status();
-  TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(config_.inference_port));
-  TNK_ASSIGN_OR_RETURN(forwarder_,
-                       start_forwarder(std::move(listener), config_.inference_host, config_.inference_port));
-  return ok_status();
-}
-
 Status Server::run() {
   while (!done_) {
-    std::vector<pollfd> fds = {{signals_.get(), POLLIN, 0}, {control_.get(), POLLIN, 0}};
+    std::vector<pollfd> fds = {
+        {signals_.get(), POLLIN, 0}, {control_.get(), POLLIN, 0}, {network_.events_fd(), POLLIN, 0}};
     std::vector<Connection*> polled;
     for (const auto& conn : connections_) {
       fds.push_back({conn->fd.get(), POLLIN, 0});
@@ -57,8 +49,9 @@ Status Server::run() {
       break;
     }
     for (size_t i = 0; i < polled.size() && !done_; ++i) {
-      if (fds[i + 2].revents && !polled[i]->closed && !handle_message(*polled[i])) finish(*polled[i]);
+      if (fds[i + 3].revents && !polled[i]->closed && !handle_message(*polled[i])) finish(*polled[i]);
     }
+    if (fds[2].revents) network_.read_events();
     if (!done_ && (fds[1].revents & POLLIN)) accept_connection();
     if (!done_ && fds[0].revents) handle_signal();
     std::erase_if(connections_, [](const auto& c) { return c->closed; });
@@ -124,6 +117,10 @@ bool Server::handle_control(Connection& conn, const nlohmann::json& body) {
     auto grace = session::stop_grace_from_json(body);
     send_or_log(conn.fd.get(), session::stopping_event());
     stop_sandbox(grace ? *grace : kDefaultGrace);
+  } else if (op == "network" && conn.session == 0) {
+    send_or_log(conn.fd.get(), network_event(body.value("ask_proxy", false)));
+  } else if (op == "forward" && conn.session == 0) {
+    send_or_log(conn.fd.get(), handle_forward(body));
   } else if (conn.session == 0) {
     send_or_log(conn.fd.get(), error_event(failed("unknown control operation '" + op + "'"), 1));
     return false;
@@ -143,23 +140,25 @@ bool Server::handle_exec(Connection& conn, session::Message& message) {
   }
   bool provisioning = request->identity == session::Identity::kProvision;
   if (provisioning) {
-    Status proxy = ensure_proxy(request->egress_allow);
+    Status proxy = network_.begin_provisioning(request->egress_allow, request->egress_any);
     if (!proxy.ok()) {
       send_or_log(conn.fd.get(), error_event(proxy.error(), 1));
       return false;
     }
   }
-  request->env = session_env(*request, provisioning ? proxy_env() : std::vector<std::string>{});
+  request->env = session_env(*request, network_.session_env(provisioning));
   auto started = engine_.spawn(*request, message.fds);
   if (!started) {
     bool missing = started.error().kind == ErrorKind::kNotFound;
     send_or_log(conn.fd.get(), error_event(started.error(), missing ? session::kExitCommandNotFound
                                                                     : session::kExitCommandNotExecutable));
-    if (provisioning) provisioning_ended();
+    if (provisioning) network_.end_provisioning();
     return false;
   }
   conn.session = started->pid;
   conn.provisioning = provisioning;
+  conn.audit_log = request->audit_log;
+  network_.audit().add_log(conn.audit_log);
   nlohmann::json event = session::started_event(started->pid);
   if (started->pty_master.valid()) {
     int master = started->pty_master.get();
@@ -194,8 +193,8 @@ void Server::reap_children() {
         log_line(failure_->message);
         stop_sandbox(std::chrono::milliseconds(0));
       }
-    } else if (pid == forwarder_ || pid == proxy_) {
-      relay_ended(pid);
+    } else if (network_.owns(pid)) {
+      network_.relay_ended(pid);
     } else {
       session_ended(pid, status);
     }
@@ -206,52 +205,45 @@ void Server::session_ended(pid_t pid, int status) {
   auto it = std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) { return c->session == pid; });
   if (it == connections_.end()) return;
   Connection& conn = **it;
+  network_.read_events();  // the session's last connections belong in its log
   send_or_log(conn.fd.get(), session::exit_event(exit_code_from_wait_status(status)));
-  if (conn.provisioning) provisioning_ended();
+  if (conn.provisioning) network_.end_provisioning();
+  network_.audit().release_log(conn.audit_log);
+  conn.audit_log.clear();
   conn.session = 0;  // ended: finishing the connection must not signal a reused pid
   finish(conn);
 }
 
-void Server::relay_ended(pid_t pid) {
-  if (pid == proxy_) {
-    proxy_ = 0;
-    return;
-  }
-  forwarder_ = 0;
-  if (done_) return;
-  log_line("the inference forwarder ended; restarting it");
-  Status restarted = start_relays();
-  if (!restarted.ok()) log_line("cannot restart the inference forwarder: " + restarted.error().message);
+nlohmann::json Server::network_event(bool ask_proxy) {
+  return {{"event", "network"}, {"v", session::kProtocolVersion}, {"network", network_.describe(ask_proxy)}};
 }
 
-Status Server::ensure_proxy(const std::vector<std::string>& allow) {
-  if (proxy_ == 0) {
-    TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(kProvisionProxyPort));
-    TNK_ASSIGN_OR_RETURN(proxy_, start_proxy(std::move(listener), allow));
+nlohmann::json Server::handle_forward(const nlohmann::json& body) {
+  auto refused = [](const Error& e) { return error_event(e, exit_code_for(e.kind)); };
+  auto host_port = session::int_field(body, "host_port", 0, 65535);
+  if (!host_port) return refused(host_port.error());
+  if (body.value("remove", false)) {
+    Status removed = network_.remove_forward(static_cast<uint16_t>(*host_port));
+    if (!removed.ok()) return refused(removed.error());
+  } else {
+    auto guest_port = session::int_field(body, "guest_port", 1, 65535);
+    if (!guest_port) return refused(guest_port.error());
+    auto added = network_.add_forward({static_cast<uint16_t>(*host_port), static_cast<uint16_t>(*guest_port)});
+    if (!added) return refused(added.error());
   }
-  ++provisioning_sessions_;
-  return ok_status();
-}
-
-// The proxy exists only while provisioning runs: the sandbox's own sessions never get a way out.
-void Server::provisioning_ended() {
-  if (--provisioning_sessions_ > 0 || proxy_ == 0) return;
-  ::kill(proxy_, SIGKILL);
+  return network_event();
 }
 
 void Server::stop_sandbox(std::chrono::milliseconds grace) {
   done_ = true;
   Status stopped = engine_.stop(grace);
   if (!stopped.ok()) log_line("stopping the sandbox: " + stopped.error().message);
-  for (pid_t relay : {forwarder_, proxy_}) {
-    if (relay > 0) ::kill(relay, SIGKILL);
-  }
+  network_.stop();
   // Every process of the sandbox has ended: reap them and tell each session how.
   for (;;) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) break;
-    if (pid == forwarder_ || pid == proxy_) continue;
     session_ended(pid, status);
   }
 }

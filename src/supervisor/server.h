@@ -14,16 +14,21 @@
 #include "session/protocol.h"
 #include "supervisor/config.h"
 #include "supervisor/engine.h"
+#include "supervisor/network.h"
 
 namespace tnk::supervisor {
 
 class Server {
  public:
   Server(SupervisorConfig config, Engine& engine, UniqueFd control, UniqueFd signals)
-      : config_(std::move(config)), engine_(engine), control_(std::move(control)), signals_(std::move(signals)) {}
+      : config_(std::move(config)),
+        engine_(engine),
+        control_(std::move(control)),
+        signals_(std::move(signals)),
+        network_(config_, engine) {}
 
-  // Starts the relays the sandbox needs from the first moment (the inference forwarder).
-  Status start_relays();
+  // Starts the relays the sandbox needs from the first moment (network.h).
+  Status start_relays() { return network_.start(); }
   // Serves until a stop request, a termination signal, or the end of the sandbox. Then stops
   // the sandbox and tells every session how it ended. Ok when the sandbox was stopped on request.
   Status run();
@@ -34,8 +39,9 @@ class Server {
     pid_t session = 0;  // the session this connection started, 0 before exec
     UniqueFd pty;       // the session's terminal, for resize
     bool provisioning = false;
-    bool closed = false;   // finished: removed after the current loop turn
-    bool greeted = false;  // its first message passed the version check
+    std::string audit_log;  // the session's own audit log, which gets the network records while it runs
+    bool closed = false;    // finished: removed after the current loop turn
+    bool greeted = false;   // its first message passed the version check
   };
 
   void accept_connection();
@@ -47,9 +53,8 @@ class Server {
   void handle_signal();
   void reap_children();
   void session_ended(pid_t pid, int status);
-  void relay_ended(pid_t pid);
-  void provisioning_ended();
-  Status ensure_proxy(const std::vector<std::string>& allow);
+  nlohmann::json handle_forward(const nlohmann::json& body);
+  nlohmann::json network_event(bool ask_proxy = false);
   void stop_sandbox(std::chrono::milliseconds grace);
 
   SupervisorConfig config_;
@@ -57,9 +62,7 @@ class Server {
   UniqueFd control_;
   UniqueFd signals_;
   std::vector<std::unique_ptr<Connection>> connections_;
-  pid_t forwarder_ = 0;
-  pid_t proxy_ = 0;
-  int provisioning_sessions_ = 0;
+  Network network_;
   bool done_ = false;
   std::optional<Error> failure_;  // why the loop ended, when it was not a stop request
 };

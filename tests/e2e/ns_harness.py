@@ -32,12 +32,14 @@ class NsSandbox:
         kwargs.setdefault("timeout", 120)
         return self.tnk.run(*args, **kwargs)
 
-    def exec(self, *argv, env_flags=(), root=False, **kwargs):
+    def exec(self, *argv, env_flags=(), root=False, audit=None, **kwargs):
         flags = []
         for kv in env_flags:
             flags += ["-e", kv]
         if root:
             flags.append("--root")
+        if audit:
+            flags += ["--audit-log", str(audit)]
         return self.run("sandbox", "exec", *flags, "--", *argv, **kwargs)
 
     def sh(self, script, **kwargs):

@@ -1,13 +1,11 @@
 """ns backend: isolation, tested from the outside and in pairs (the forbidden thing fails in the
 sandbox; the same probe succeeds where it is allowed)."""
-import http.server
 import os
-import socketserver
 import subprocess
-import threading
 
 import pytest
 
+from net_harness import serve
 from ns_harness import NsSandbox, compile_probe, ns_tnk, sandbox  # noqa: F401 (fixtures)
 
 
@@ -38,26 +36,6 @@ def test_host_environment_does_not_leak(sandbox):
     assert "MY_FLAG=given" in lines  # the explicit -e reaches the sandbox
     assert any(line.startswith("TNK_INFERENCE_URL=http://host.lima.internal:") for line in lines)
     assert not any("leak-me-5e6f" in line or line.startswith("SSH_AUTH_SOCK=") for line in lines)
-
-
-class _Answer(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
-        body = self.server.answer
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-def serve(answer):
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Answer)
-    server.answer = answer
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def test_only_the_inference_endpoint_is_reachable(ns_tnk):

@@ -132,3 +132,10 @@ def test_stop_start_and_ls(ns_tnk):
     assert [r["status"] for r in rows if r["name"].startswith("tnk-life")] == ["stopped"]
     # exec starts a stopped sandbox; files in its upper layer are still there
     assert box.exec("cat", "/home/agent/kept").stdout == "kept\n"
+
+
+def test_env_flag_before_double_dash_keeps_argv_whole(sandbox):
+    # `-e` takes one value: the `--` after it starts ARGV, whose own `-c` is not a tnk flag.
+    result = sandbox.run("sandbox", "exec", "-e", "A=one", "-e", "B=two", "--", "sh", "-c", 'echo "$A $B"')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "one two\n"

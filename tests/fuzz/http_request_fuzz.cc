@@ -1,7 +1,7 @@
 // libFuzzer target for the egress proxy's request-head parser (and what the proxy derives from a
-// parsed head: the allow-list match and the origin-form head sent upstream). Build:
-//   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc tests/fuzz/http_request_fuzz.cc \
-//     src/net/http_request.cc src/net/domain_match.cc src/core/error.cc -o /tmp/http_request_fuzz
+// parsed head: the allow-list match and the origin-form head sent upstream).
+// Build and run: scripts/fuzz.sh SECONDS http_request (it reads the line below).
+// fuzz-sources: src/net/http_request.cc src/net/domain_match.cc src/core/error.cc
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

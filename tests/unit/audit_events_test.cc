@@ -53,12 +53,15 @@ TEST(AuditEventsTest, Provisioning) {
 }
 
 TEST(AuditEventsTest, Network) {
-  EXPECT_EQ(net_allow("tnk-p", "10.0.2.2", 8080, "inference"), json::parse(R"({
-    "event": "net_allow", "container_id": "tnk-p", "destination": "10.0.2.2", "port": 8080,
-    "rule": "inference"})"));
-  EXPECT_EQ(net_deny("tnk-p", "example.com", 443, "network = none"), json::parse(R"({
-    "event": "net_deny", "container_id": "tnk-p", "destination": "example.com", "port": 443,
-    "reason": "network = none"})"));
+  NetRecord allowed{"deb.example.org", "203.0.113.5", 80, "allowlist", "*.example.org", "closed", 310, 92817};
+  EXPECT_EQ(net_allow("tnk-p", allowed), json::parse(R"({
+    "event": "net_allow", "container_id": "tnk-p", "destination": "deb.example.org", "address": "203.0.113.5",
+    "port": 80, "policy": "allowlist", "rule": "*.example.org", "end": "closed", "bytes_up": 310,
+    "bytes_down": 92817})"));
+  NetRecord denied{"evil.example", "", 443, "allowlist", "", "not in allow-list", 0, 0};
+  EXPECT_EQ(net_deny("tnk-p", denied), json::parse(R"({
+    "event": "net_deny", "container_id": "tnk-p", "destination": "evil.example", "address": "", "port": 443,
+    "policy": "allowlist", "rule": "", "reason": "not in allow-list"})"));
 }
 
 }  // namespace

@@ -42,6 +42,55 @@ TEST(NetForwarder, RelaysBothWaysWithHalfClose) {
   EXPECT_TRUE(serving.stop().ok());
 }
 
+TEST(NetEvent, RoundTripsThroughItsJsonLineAndStaysUnderPipeBuf) {
+  NetEvent event;
+  event.allowed = true;
+  event.host = "docs.example.org";
+  event.address = "203.0.113.9";
+  event.port = 443;
+  event.rule = "*.example.org";
+  event.reason = std::string(5000, 'r');  // an upstream error message can be long
+  event.bytes_up = 1;
+  event.bytes_down = 1ULL << 40;
+  nlohmann::json line = to_json(event);
+  EXPECT_LT(line.dump().size() + 1, 4096u);  // one atomic write() on the event pipe
+  NetEvent back = net_event_from_json(line);
+  EXPECT_EQ(back.host, event.host);
+  EXPECT_EQ(back.address, event.address);
+  EXPECT_EQ(back.port, 443);
+  EXPECT_EQ(back.rule, event.rule);
+  EXPECT_EQ(back.bytes_down, event.bytes_down);
+  EXPECT_TRUE(back.allowed);
+  EXPECT_LT(back.reason.size(), event.reason.size());
+}
+
+TEST(NetForwarder, EachConnectionIsOneEventWithItsBytes) {
+  EchoServer echo;
+  UniqueFd listener = listen_loopback();
+  std::mutex mu;
+  std::vector<NetEvent> events;
+  NetEventSink sink = [&](const NetEvent& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(e);
+  };
+  ForwardTarget target{"127.0.0.1", echo.port(), "port forward 8080:80"};
+  Serving serving([&](int stop) { return serve_forward(listener.get(), target, stop, sink); });
+  UniqueFd client = connect_loopback(port_of(listener.get()));
+  ASSERT_TRUE(send_text(client.get(), "twelve bytes"));
+  ::shutdown(client.get(), SHUT_WR);
+  EXPECT_EQ(read_until_eof(client.get()), "twelve bytes");
+  client.reset();
+  EXPECT_TRUE(serving.stop().ok());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].allowed);
+  EXPECT_EQ(events[0].rule, "port forward 8080:80");
+  EXPECT_EQ(events[0].address, "127.0.0.1");
+  EXPECT_EQ(events[0].port, echo.port());
+  EXPECT_EQ(events[0].bytes_up, 12u);
+  EXPECT_EQ(events[0].bytes_down, 12u);
+  EXPECT_EQ(events[0].reason, "closed");
+}
+
 TEST(NetForwarder, StreamsLargeTransfersBothWaysAtOnce) {
   EchoServer echo;
   UniqueFd listener = listen_loopback();
@@ -67,9 +116,11 @@ TEST(NetForwarder, UnreachableTargetClosesTheClientAndSaysWhy) {
   uint16_t port = port_of(listener.get());
   std::mutex mu;
   std::vector<std::string> errors;
-  ForwardErrorSink sink = [&](const Error& e) {
+  NetEventSink sink = [&](const NetEvent& e) {
     std::lock_guard<std::mutex> lock(mu);
-    errors.push_back(e.message);
+    EXPECT_TRUE(e.allowed);
+    EXPECT_EQ(e.rule, "inference endpoint");
+    errors.push_back(e.reason);
   };
   Serving serving([&](int stop) { return serve_forward(listener.get(), {"127.0.0.1", closed_port()}, stop, sink); });
   UniqueFd client = connect_loopback(port);
@@ -77,7 +128,7 @@ TEST(NetForwarder, UnreachableTargetClosesTheClientAndSaysWhy) {
   EXPECT_EQ(read_until_eof(client.get()), "");
   EXPECT_TRUE(serving.stop().ok());
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].find("forwarding to the inference endpoint 127.0.0.1:"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("forwarding to 127.0.0.1:"), std::string::npos) << errors[0];
   EXPECT_NE(errors[0].find("Connection refused"), std::string::npos) << errors[0];
 }
 

@@ -54,7 +54,7 @@ ProxyConfig allowing(std::vector<std::string> allow, std::string list_name = "te
 class ProxyUnderTest {
  public:
   explicit ProxyUnderTest(ProxyConfig config) : listener_(listen_loopback()), config_(std::move(config)) {
-    config_.on_event = [this](const ProxyEvent& e) {
+    config_.on_event = [this](const NetEvent& e) {
       std::lock_guard<std::mutex> lock(mu_);
       events_.push_back(e);
     };
@@ -73,7 +73,7 @@ class ProxyUnderTest {
   }
 
   // Waits a little for the n-th event (allowed connections report when they end).
-  std::vector<ProxyEvent> events(size_t at_least = 1) {
+  std::vector<NetEvent> events(size_t at_least = 1) {
     for (int i = 0; i < 200; ++i) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -89,7 +89,7 @@ class ProxyUnderTest {
   UniqueFd listener_;
   ProxyConfig config_;
   std::mutex mu_;
-  std::vector<ProxyEvent> events_;
+  std::vector<NetEvent> events_;
   std::unique_ptr<Serving> serving_;
 };
 
@@ -164,7 +164,7 @@ TEST(NetProxy, InternalIpLiteralsAreRefused) {
     EXPECT_NE(body_of(answer).find(" resolves to " + c.address + ", a host-internal address"), std::string::npos)
         << body_of(answer);
   }
-  for (const ProxyEvent& e : proxy.events(7)) EXPECT_NE(e.reason.find("host-internal address ("), std::string::npos);
+  for (const NetEvent& e : proxy.events(7)) EXPECT_NE(e.reason.find("host-internal address ("), std::string::npos);
 }
 
 // The pair of the test above: the same loopback server is reachable once the check lets it through.
@@ -189,6 +189,41 @@ TEST(NetProxy, ConnectTunnelRelaysAndCountsBytes) {
   EXPECT_EQ(events[0].reason, "closed");
   EXPECT_EQ(events[0].bytes_up, 11u);
   EXPECT_EQ(events[0].bytes_down, 11u);
+}
+
+// `open`: any name and port is let through to the address check, which still refuses internal ranges.
+TEST(NetProxy, OpenAllowsAnyNameButStillChecksAddresses) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  ProxyConfig config;
+  config.allow_any = true;
+  config.address_check = allow_test_server(echo.port());
+  ProxyUnderTest proxy(std::move(config));
+  UniqueFd client = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(client.get(), "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\n"));
+  EXPECT_EQ(read_until(client.get(), "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
+  ::shutdown(client.get(), SHUT_WR);
+  EXPECT_EQ(read_until_eof(client.get()), "");
+  std::string refused = proxy.ask("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(status_line(refused), "HTTP/1.1 403 Forbidden");
+  auto events = proxy.events(2);
+  ASSERT_EQ(events.size(), 2u);
+  const NetEvent& allowed = events[0].allowed ? events[0] : events[1];
+  const NetEvent& denied = events[0].allowed ? events[1] : events[0];
+  EXPECT_EQ(allowed.rule, "open");
+  EXPECT_FALSE(denied.allowed);
+  EXPECT_EQ(denied.reason, "host-internal address (private)");
+}
+
+TEST(NetProxy, HealthNameIsAnsweredByTheProxyAndIsNoDecision) {
+  ProxyUnderTest proxy(allowing({}));
+  std::string answer = proxy.ask("GET http://" + std::string(kProxyHealthHost) + "/ HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 200 OK");
+  EXPECT_EQ(body_of(answer), "tnk proxy: ok\n");
+  std::string denied = proxy.ask("CONNECT example.com:443 HTTP/1.1\r\n\r\n");
+  auto events = proxy.events(1);
+  ASSERT_EQ(events.size(), 1u);  // only the refusal
+  EXPECT_EQ(events[0].host, "example.com");
 }
 
 TEST(NetProxy, PlainHttpIsRewrittenToOriginForm) {

@@ -98,8 +98,12 @@ TEST_F(NsLifecycleTest, BackgroundProcessSurvivesItsSession) {
   ASSERT_EQ(bg.status, 0) << bg.err;
   std::string pid = trim(bg.out);
   ASSERT_FALSE(pid.empty());
-  RunResult comm = run(init, {"cat", "/proc/" + pid + "/comm"});
-  EXPECT_EQ(trim(comm.out), "sleep") << comm.err;
+  // The background child may not have exec'ed sleep yet when bash has printed its pid: wait for it.
+  RunResult comm = run(init, {"sh", "-c",
+                              "for i in $(seq 100); do [ \"$(cat /proc/$1/comm)\" = sleep ] && exit 0; "
+                              "sleep 0.05; done; cat /proc/$1/comm; exit 1",
+                              "sh", pid});
+  EXPECT_EQ(comm.status, 0) << comm.out << comm.err;
   // Reparented to the sandbox's PID 1, which reaps it later.
   RunResult ppid = run(init, {"ps", "-o", "ppid=", "-p", pid});
   EXPECT_EQ(trim(ppid.out), "1") << ppid.err;

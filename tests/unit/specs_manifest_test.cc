@@ -42,6 +42,26 @@ constexpr const char* kOriginalContainerPi =
     "image: docker.io/arm64v8/debian:13-slim\nresources:\n  cpus: 4\n  memory: 6GiB\nsecurity:\n"
     "  network: restricted\n  workspace_mode: direct\nmounts:\n  workspace: /workspace\nports:\n  - \"8080:8080\"\n";
 
+TEST(SpecsManifestFields, PortsAreForwardsOnTheHostLoopback) {
+  Manifest m = *parse("ports:\n  - \"8080:3000\"\n  - 5173\n");
+  EXPECT_EQ(m.ports, (std::vector<PortForward>{{8080, 3000}, {5173, 5173}}));
+  for (const char* bad : {"ports:\n  - \"0:80\"\n", "ports:\n  - \"80:99999\"\n", "ports:\n  - web\n",
+                          "ports:\n  - 80\n  - \"80:81\"\n", "ports: 80\n"}) {
+    Result<Manifest> r = parse(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("ports"), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(SpecsManifestFields, ProvisionPolicyAndAllowEntriesWithPorts) {
+  Manifest m = *parse("network:\n  provision: open\n  allow:\n    - example.com:8443\n    - \"*.example.org\"\n");
+  EXPECT_EQ(m.provision_network, NetworkPolicy::kOpen);
+  EXPECT_EQ(m.allow_domains, (std::vector<std::string>{"example.com:8443", "*.example.org"}));
+  EXPECT_FALSE(parse("network:\n  provision: inference\n").ok());
+  EXPECT_FALSE(parse("network:\n  allow:\n    - example.com:0\n").ok());
+  EXPECT_FALSE(parse("network:\n  allow:\n    - example.com:http\n").ok());
+}
+
 TEST(SpecsManifestFields, ReadonlyPathsAreNormalizedAndChecked) {
   Manifest m = *parse("mounts:\n  readonly:\n    - .git/hooks\n    - ./.git/config\n    - .git/hooks/\n    - .envrc\n");
   EXPECT_EQ(m.readonly_paths, (std::vector<std::string>{".git/hooks", ".git/config", ".envrc"}));
@@ -66,9 +86,10 @@ TEST(SpecsManifestFields, AllowDomainsAreChecked) {
       "    - \"*.readthedocs.io\"\n    - docs.python.org\n");
   EXPECT_EQ(m.allow_domains, (std::vector<std::string>{"docs.python.org", "*.readthedocs.io"}));
   for (const char* bad : {"Docs.Python.org", "com", "*.com", "10.0.0.1", "a..b", "-a.com", "a_b.com", "http://a.com",
-                          "a.com/x", "*", "*.*.a.com", "a.com:443"}) {
+                          "a.com/x", "*", "*.*.a.com", "a.com:", "a.com:0", "a.com:65536", "a.com:https"}) {
     EXPECT_FALSE(validate_domain(bad).ok()) << bad;
   }
+  EXPECT_TRUE(validate_domain("a.com:8443").ok());  // a port narrows an entry to it
   Result<Manifest> r = parse("network:\n  allow:\n    - Example.com\n");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "/x/m.yaml:3:7: network.allow: invalid domain 'Example.com': it must be lowercase");
@@ -113,12 +134,11 @@ TEST_F(SpecsLoadManifestTest, OriginalContainerFormatLoadsWithAWarning) {
   EXPECT_EQ(pi.cpus, 4u);
   EXPECT_EQ(pi.memory_bytes, 6ull << 30);
   EXPECT_EQ(pi.network, NetworkPolicy::kInference);  // `restricted`
-  EXPECT_EQ(pi.unknown_keys,
-            (std::vector<std::string>{"image (line 3)", "security.workspace_mode (line 9)", "ports (line 12)"}));
+  EXPECT_EQ(pi.unknown_keys, (std::vector<std::string>{"image (line 3)", "security.workspace_mode (line 9)"}));
+  EXPECT_EQ(pi.ports, (std::vector<PortForward>{{8080, 8080}}));  // its `ports:` is a forward here
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0], (config_ / "sandbox.d/manifests/pi.yaml").string() +
-                             ": ignoring keys tnk does not use: image (line 3), security.workspace_mode (line 9), "
-                             "ports (line 12)");
+                             ": ignoring keys tnk does not use: image (line 3), security.workspace_mode (line 9)");
 }
 
 TEST_F(SpecsLoadManifestTest, FallbackAndDefaults) {

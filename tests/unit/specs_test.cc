@@ -219,7 +219,7 @@ TEST(SpecsManifest, UnknownKeysAreCollectedWithLines) {
       "profile: pi\nimage: debian\nresources:\n  cpus: 4\n  gpus: 1\nsecurity:\n"
       "  network: none\n  workspace_mode: direct\nports:\n  - 8080\n");
   EXPECT_EQ(m.unknown_keys, (std::vector<std::string>{"image (line 2)", "resources.gpus (line 5)",
-                                                      "security.workspace_mode (line 8)", "ports (line 9)"}));
+                                                      "security.workspace_mode (line 8)"}));
   EXPECT_EQ(m.cpus, 4u);
   EXPECT_EQ(m.network, NetworkPolicy::kNone);
 }

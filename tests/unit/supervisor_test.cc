@@ -23,12 +23,20 @@ TEST(SupervisorConfig, RoundTripsThroughJson) {
   config.memory_bytes = 1ULL << 31;
   config.inference_host = "127.0.0.1";
   config.inference_port = 8080;
+  config.network = "allowlist";
+  config.allow = {"docs.example.org", "*.example.net:8443"};
+  config.forwards = {{8080, 3000}, {5173, 5173}};
+  config.audit_log = "/home/ann/audit.ndjson";
   auto back = config_from_json(to_json(config));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->project_dir, config.project_dir);
   EXPECT_EQ(back->memory_bytes, config.memory_bytes);
   EXPECT_FALSE(back->cpus.has_value());
   EXPECT_EQ(back->inference_port, 8080);
+  EXPECT_EQ(back->network, "allowlist");
+  EXPECT_EQ(back->allow, config.allow);
+  EXPECT_EQ(back->forwards, config.forwards);
+  EXPECT_EQ(back->audit_log, config.audit_log);
 }
 
 TEST(SupervisorConfig, MissingFieldIsAnError) {

@@ -1,0 +1,36 @@
+// One network decision of a sandbox's relays (the egress proxy, the inference forwarder, a port
+// forward): what was asked, what was connected, by which rule, and how much passed. The supervisor
+// turns each into a net_allow or net_deny audit record (docs/audit-format.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tnk::net {
+
+// Refusals are reported at once (allowed=false, bytes 0); an allowed connection is reported when it
+// ends, with `reason` saying how: "closed", "idle timeout", "stopped", "error: ..." or why the
+// destination could not be reached ("cannot resolve ...", "... timed out").
+struct NetEvent {
+  bool allowed = false;
+  std::string host;     // the name asked for; empty when the request could not be parsed
+  std::string address;  // the address connected to, or the refused one; empty when none
+  uint16_t port = 0;
+  std::string rule;         // what allowed it: an allow-list entry, "open", "inference endpoint", ...
+  std::string reason;       // for refusals: "not in allow-list", "host-internal address (loopback)", ...
+  uint64_t bytes_up = 0;    // delivered to the destination
+  uint64_t bytes_down = 0;  // delivered to the sandbox side
+};
+
+// Calls are serialized by whoever reports (connection threads take a lock).
+using NetEventSink = std::function<void(const NetEvent&)>;
+
+// One JSON object, for the line a relay process sends to its supervisor. `reason` and `host` are cut
+// to a length that keeps the line under PIPE_BUF, so that each line is one atomic write.
+nlohmann::json to_json(const NetEvent& event);
+NetEvent net_event_from_json(const nlohmann::json& json);
+
+}  // namespace tnk::net

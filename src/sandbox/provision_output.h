@@ -1,0 +1,38 @@
+// A provisioning run's output, line by line: each line in the audit log (provision_output), the
+// failure line of the runner kept for the error message, and, when asked, the bytes shown on stderr
+// as they come. Shared by every backend's provisioning.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "audit/writer.h"
+#include "cli/context.h"
+#include "sandbox/resolve.h"
+
+namespace tnk::sandbox {
+
+class ProvisionOutput {
+ public:
+  // `echo`: also write the bytes to the log stream (when the session does not deliver them itself).
+  ProvisionOutput(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& r, bool echo)
+      : ctx_(ctx), audit_(audit), r_(r), echo_(echo) {}
+
+  void add(int stream, std::string_view bytes);  // stream: 1 stdout, 2 stderr
+  void flush();                                  // the last lines without a newline
+  const std::string& failure_line() const { return failure_; }
+
+ private:
+  void line(int stream, const std::string& text);
+
+  Context& ctx_;
+  std::optional<audit::AuditWriter>& audit_;
+  const Resolved& r_;
+  bool echo_;
+  std::map<int, std::string> pending_;
+  std::string failure_;
+};
+
+}  // namespace tnk::sandbox

@@ -1,0 +1,46 @@
+#include "supervisor/net_audit.h"
+
+#include <cstdio>
+
+#include "audit/events.h"
+
+namespace tnk::supervisor {
+
+NetAudit::Log& NetAudit::open(const std::filesystem::path& path) {
+  Log& log = logs_[path];
+  if (!log.writer && log.users == 0) {
+    auto writer = audit::AuditWriter::open(path);
+    if (writer) {
+      log.writer = std::make_unique<audit::AuditWriter>(std::move(*writer));
+    } else {
+      std::fprintf(stderr, "tnk-supervisor: audit log: %s\n", writer.error().message.c_str());
+    }
+  }
+  return log;
+}
+
+void NetAudit::add_log(const std::filesystem::path& path) {
+  if (path.empty()) return;
+  ++open(path).users;
+}
+
+void NetAudit::release_log(const std::filesystem::path& path) {
+  auto it = logs_.find(path);
+  if (it == logs_.end()) return;
+  if (--it->second.users <= 0 && path != config_.audit_log) logs_.erase(it);
+}
+
+void NetAudit::record(const nlohmann::json& line) {
+  net::NetEvent event = net::net_event_from_json(line);
+  audit::NetRecord record{event.host, event.address, event.port,     line.value("policy", ""),
+                          event.rule, event.reason,  event.bytes_up, event.bytes_down};
+  nlohmann::json json = event.allowed ? audit::net_allow(config_.id, record) : audit::net_deny(config_.id, record);
+  if (!config_.audit_log.empty()) open(config_.audit_log);  // the sandbox's own log, kept open while it runs
+  for (auto& [path, log] : logs_) {
+    if (!log.writer) continue;
+    Status appended = log.writer->append(json);
+    if (!appended.ok()) std::fprintf(stderr, "tnk-supervisor: audit log: %s\n", appended.error().message.c_str());
+  }
+}
+
+}  // namespace tnk::supervisor

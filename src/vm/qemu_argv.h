@@ -1,0 +1,61 @@
+// The QEMU command line of a vm sandbox as a pure function of its configuration (golden-tested; the
+// supervisor only runs it): a microvm with modern virtio-mmio, guest RAM in a shared memfd (virtiofs
+// needs it), direct boot of tnk's vmlinux, no default devices, QMP and the agent's virtio-serial port
+// on unix sockets, the serial console into a file, the root disk as a qcow2 overlay, the workspace
+// over vhost-user-fs, and (optionally) a user network restricted to guestfwd forwarders.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "agent/boot_params.h"
+#include "core/result.h"
+
+namespace tnk::vm {
+
+inline constexpr const char* kQemuProgram = "qemu-system-x86_64";
+inline constexpr const char* kForwardGuestIp = "10.0.2.100";  // where guestfwd forwarders listen in the guest
+
+// One guest address:port whose TCP connections QEMU hands to a host command (each connection starts
+// `command` with the connection on its stdin/stdout). The only way out of the restricted network.
+struct GuestForward {
+  std::string guest_ip = kForwardGuestIp;
+  uint16_t guest_port = 0;
+  std::vector<std::string> command;  // argv; words without spaces, commas or quotes (QEMU's syntax)
+};
+
+struct QemuConfig {
+  std::string program = kQemuProgram;
+  bool kvm = false;      // hardware KVM (vm::host_kvm); else TCG
+  uint64_t tsc_khz = 0;  // TCG: the host TSC in kHz for tsc_early_khz= (0: not passed)
+  int cpus = 1;
+  uint64_t memory_mib = 512;
+  std::filesystem::path kernel;           // vmlinux
+  std::filesystem::path root_disk;        // the sandbox's qcow2 overlay
+  std::filesystem::path qmp_socket;       // created by QEMU (server)
+  std::filesystem::path agent_socket;     // created by QEMU (server); the supervisor connects
+  std::filesystem::path virtiofs_socket;  // virtiofsd's socket; empty: no workspace device
+  std::filesystem::path serial_log;       // the guest console
+  std::string init = "/sbin/tnk-agent";   // init= on the kernel command line
+  // tnk-agent's tnk.* kernel parameters (agent/boot_params.h); agent.port also names the virtio-serial
+  // port, and the workspace device carries agent::kWorkspaceTag.
+  agent::BootParams agent;
+  bool network = false;                // a restricted user network, even with no forwards
+  std::vector<GuestForward> forwards;  // needs network
+  bool quiet = true;                   // `quiet` on the kernel command line (tests turn it off)
+  std::vector<std::string> extra_kernel_args;
+  std::string name;  // -name, shown in ps; "" for none
+};
+
+// The kernel command line (without init's own arguments).
+Result<std::string> kernel_cmdline(const QemuConfig& config);
+// The whole argv, argv[0] = config.program. usage_error for values QEMU or the kernel command line
+// cannot carry (spaces in kernel parameters, bad forward commands, zero cpus or memory).
+Result<std::vector<std::string>> qemu_argv(const QemuConfig& config);
+
+// QEMU option values separate keys with commas; a literal comma is written twice.
+std::string qemu_escape(const std::string& value);
+
+}  // namespace tnk::vm

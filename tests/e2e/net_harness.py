@@ -1,0 +1,154 @@
+"""Pieces of the network-policy tests: HTTP servers on the host's loopback, a test host in a network
+namespace of its own (a public-looking documentation address, 198.51.100.2, reached over a veth pair:
+nothing leaves the machine), and a sandbox whose supervisor resolves names through a private
+/etc/hosts (so that a listed name can point at 127.0.0.1 or at the test host)."""
+import http.server
+import json
+import os
+import re
+import shutil
+import socket
+import socketserver
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import TNK_BIN, require
+
+TEST_HOST_IP = "198.51.100.2"  # TEST-NET-2 (RFC 5737): not an address the proxy refuses as internal
+NETNS = "tnk-e2e-net"
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):  # noqa: N802
+        body = self.server.answer
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(answer, host="127.0.0.1"):
+    """A threaded HTTP server answering every GET with `answer` (bytes)."""
+    server = socketserver.ThreadingTCPServer((host, 0), _Answer)
+    server.answer = answer
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def ip(*args):
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def test_host():
+    """An HTTP server on 198.51.100.2:80 in its own network namespace, routed from the host by a veth."""
+    require(shutil.which("ip") is not None, "iproute2 (`ip`) is not installed")
+    subprocess.run(["ip", "netns", "del", NETNS], capture_output=True)
+    subprocess.run(["ip", "link", "del", "tnk-e2e0"], capture_output=True)
+    ip("netns", "add", NETNS)
+    ip("link", "add", "tnk-e2e0", "type", "veth", "peer", "name", "tnk-e2e1")
+    ip("link", "set", "tnk-e2e1", "netns", NETNS)
+    ip("addr", "add", "198.51.100.1/24", "dev", "tnk-e2e0")
+    ip("link", "set", "tnk-e2e0", "up")
+    ip("-n", NETNS, "addr", "add", f"{TEST_HOST_IP}/24", "dev", "tnk-e2e1")
+    ip("-n", NETNS, "link", "set", "tnk-e2e1", "up")
+    ip("-n", NETNS, "link", "set", "lo", "up")
+    server_code = (
+        "import http.server,socketserver\n"
+        "class H(http.server.BaseHTTPRequestHandler):\n"
+        "  protocol_version='HTTP/1.1'\n"
+        "  def do_GET(self):\n"
+        "    body=b'TEST-HOST-OK' if self.path!='/big' else b'x'*(8<<20)\n"
+        "    self.send_response(200);self.send_header('Content-Length',str(len(body)));self.end_headers()\n"
+        "    self.wfile.write(body)\n"
+        "  def log_message(self,*a): pass\n"
+        "class S(socketserver.ThreadingTCPServer):\n"
+        "  daemon_threads=True; allow_reuse_address=True; request_queue_size=256\n"
+        f"S(('{TEST_HOST_IP}',80),H).serve_forever()\n"
+    )
+    server = subprocess.Popen(["ip", "netns", "exec", NETNS, "python3", "-c", server_code])
+    try:
+        for _ in range(100):  # until it answers
+            probe = subprocess.run(["curl", "-s", "--max-time", "1", f"http://{TEST_HOST_IP}/"], capture_output=True)
+            if probe.stdout == b"TEST-HOST-OK":
+                break
+        else:
+            pytest.fail("the test host did not come up")
+        yield TEST_HOST_IP
+    finally:
+        server.kill()
+        server.wait()
+        subprocess.run(["ip", "link", "del", "tnk-e2e0"], capture_output=True)
+        subprocess.run(["ip", "netns", "del", NETNS], capture_output=True)
+
+
+def start_with_hosts(box, hosts, *extra):
+    """`tnk sandbox start` in a private mount namespace whose /etc/hosts also has `hosts` (name -> ip):
+    the supervisor, and so its proxy, resolve those names as listed. The host's own file is untouched."""
+    hosts_file = box.tnk.home / "hosts"
+    text = Path("/etc/hosts").read_text() + "".join(f"{addr}\t{name}\n" for name, addr in hosts.items())
+    hosts_file.write_text(text)
+    profile = [] if "--profile" in extra else ["--profile", "base"]
+    wrapper = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+               'mount --bind "$1" /etc/hosts && shift && exec "$@"', "sh", str(hosts_file)]
+    env = dict(box.tnk.env)
+    result = subprocess.run([*wrapper, TNK_BIN, "sandbox", "start", "--backend", "ns", *profile, *extra],
+                            cwd=str(box.project), env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, f"start failed: {result.stderr}"
+    return result
+
+
+def audit_records(path, event=None):
+    records = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    return [r for r in records if event is None or r["event"] == event]
+
+
+def debian_mirror_host():
+    """The host name of the first Debian archive in the host's own apt sources (never written in a test)."""
+    texts = [p.read_text() for p in Path("/etc/apt/sources.list.d").glob("*.sources")]
+    texts += [Path("/etc/apt/sources.list").read_text()] if Path("/etc/apt/sources.list").exists() else []
+    for text in texts:
+        match = re.search(r"(?:URIs:\s*|^deb\s+(?:\[[^]]*\]\s+)?)https?://([^/\s:]+)", text, re.M)
+        if match:
+            return match.group(1)
+    pytest.fail("no Debian mirror in the host's apt sources")
+
+
+def supervisor_pid(tnk, sandbox_id):
+    text = (tnk.state_dir / "sandboxes" / sandbox_id / "supervisor.pid").read_text()
+    return int(text.split()[0])
+
+
+def children_named(parent, comm):
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if ppid == parent and name == comm:
+            pids.append(int(entry))
+    return pids
+
+
+def open_fds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -1,0 +1,269 @@
+"""ns backend: the network policies, enforced and audited. Each denial is paired with an allowed
+control in the same run, and every test's audit log must hold the matching net_allow/net_deny records
+and pass `tnk audit verify`."""
+import json
+import socket
+import subprocess
+import time
+
+from net_harness import (audit_records, children_named, debian_mirror_host, free_port, open_fds, serve,
+                         start_with_hosts, supervisor_pid, test_host)  # noqa: F401 (fixture)
+from ns_harness import NsSandbox, ns_tnk  # noqa: F401 (fixture)
+from test_output import check_fields, doc_tables, field_tree
+
+CURL = ("curl", "-sS", "--max-time", "10")
+
+
+def manifest(tnk, name, text):
+    (tnk.config_dir / "sandbox.d" / "manifests" / f"{name}.yaml").write_text(f"profile: {name}\n{text}")
+
+
+def verify(tnk, log):
+    result = tnk.run("audit", "verify", str(log))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def sandbox_id(box):
+    return box.tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)["id"]
+
+
+def test_inference_reaches_the_endpoint_and_nothing_else(ns_tnk, tmp_path):
+    endpoint, other = serve(b"ENDPOINT-OK"), serve(b"OTHER-SERVICE")
+    log = tmp_path / "audit.ndjson"
+    try:
+        port, other_port = endpoint.server_address[1], other.server_address[1]
+        ns_tnk.env["TNK_SERVER_PORT"] = str(port)
+        box = NsSandbox(ns_tnk, ns_tnk.project("inference"))
+        box.start("--network", "inference", "--audit-log", str(log))
+        ok = box.exec(*CURL, f"http://host.lima.internal:{port}/v1/models", audit=log)
+        assert ok.returncode == 0 and ok.stdout == "ENDPOINT-OK", ok.stderr
+        # The host reaches the other loopback service and the mirror; the sandbox reaches neither.
+        assert subprocess.run(["curl", "-sS", f"http://127.0.0.1:{other_port}/"], capture_output=True).stdout == \
+            b"OTHER-SERVICE"
+        mirror = debian_mirror_host()
+        mirror_ip = socket.gethostbyname(mirror)
+        for url in (f"http://127.0.0.1:{other_port}/", f"http://host.lima.internal:{other_port}/",
+                    f"http://{mirror}/debian/"):
+            denied = box.exec(*CURL, url)
+            assert denied.returncode != 0 and "OTHER-SERVICE" not in denied.stdout, url
+        for target in (f"127.0.0.1/{other_port}", f"{mirror_ip}/80"):
+            raw = box.exec("bash", "-c", f"exec 3<>/dev/tcp/{target}")
+            assert raw.returncode != 0, target
+        env = box.exec("env").stdout
+        assert "HTTP_PROXY" not in env and "http_proxy" not in env  # inference has no proxy
+        allowed = audit_records(log, "net_allow")
+        assert any(r["policy"] == "inference" and r["rule"] == "inference endpoint" and r["port"] == port
+                   and r["bytes_down"] > 0 for r in allowed), allowed
+        verify(ns_tnk, log)
+    finally:
+        endpoint.shutdown()
+        other.shutdown()
+
+
+ALLOW = """security:
+  network: allowlist
+network:
+  allow:
+    - "@debian"
+    - listed.tnk-test.example
+    - rebound.tnk-test.example
+"""
+
+
+def test_allowlist_lets_listed_hosts_through_the_proxy_only(ns_tnk, tmp_path, test_host):
+    manifest(ns_tnk, "allow", ALLOW)
+    log = tmp_path / "audit.ndjson"
+    box = NsSandbox(ns_tnk, ns_tnk.project("allow"))
+    start_with_hosts(box, {"listed.tnk-test.example": test_host, "unlisted.tnk-test.example": test_host,
+                           "rebound.tnk-test.example": "127.0.0.1"}, "--profile", "allow", "--audit-log", str(log))
+    # apt reaches the image's mirror through the proxy (@debian).
+    update = box.exec("apt-get", "update", root=True, timeout=300, audit=log)
+    assert update.returncode == 0, update.stdout + update.stderr
+    listed = box.exec(*CURL, "http://listed.tnk-test.example/", audit=log)
+    assert listed.returncode == 0 and listed.stdout == "TEST-HOST-OK", listed.stderr
+    # The same test host under a name that is not listed: a clear answer from the proxy.
+    unlisted = box.exec("curl", "-sS", "--max-time", "10", "http://unlisted.tnk-test.example/", audit=log)
+    assert "TEST-HOST-OK" not in unlisted.stdout
+    assert "unlisted.tnk-test.example is not in this sandbox's allow-list" in unlisted.stdout
+    tunnel = box.exec("curl", "-sS", "--max-time", "10", "https://unlisted.tnk-test.example/", audit=log)
+    assert tunnel.returncode != 0 and "403" in tunnel.stderr
+    # Listed, but resolves to the host's loopback: refused although a service answers there.
+    rebound = box.exec("curl", "-sS", "--max-time", "10", "http://rebound.tnk-test.example/", audit=log)
+    assert "a host-internal address" in rebound.stdout
+    # No DNS of its own: without the proxy, names do not resolve.
+    direct = box.exec("curl", "-sS", "--noproxy", "*", "--max-time", "5", "http://listed.tnk-test.example/")
+    assert direct.returncode != 0
+    allowed = audit_records(log, "net_allow")
+    denied = audit_records(log, "net_deny")
+    assert any(r["destination"] == "listed.tnk-test.example" and r["address"] == test_host
+               and r["rule"] == "listed.tnk-test.example" and r["bytes_down"] > 0 for r in allowed), allowed
+    assert any(r["policy"] == "allowlist" and r["port"] == 80 and r["destination"] != "listed.tnk-test.example"
+               for r in allowed), "no record of apt's connections to the mirror"
+    assert any(r["destination"] == "unlisted.tnk-test.example" and r["reason"] == "not in allow-list"
+               for r in denied), denied
+    assert any(r["destination"] == "rebound.tnk-test.example" and r["address"] == "127.0.0.1"
+               and r["reason"] == "host-internal address (loopback)" for r in denied), denied
+    verify(ns_tnk, log)
+
+
+OPEN = """security:
+  network: open
+"""
+
+
+def test_open_reaches_the_mirror_but_not_host_loopback(ns_tnk, tmp_path):
+    other = serve(b"OTHER-SERVICE")
+    manifest(ns_tnk, "wide", OPEN)
+    log = tmp_path / "audit.ndjson"
+    try:
+        other_port = other.server_address[1]
+        box = NsSandbox(ns_tnk, ns_tnk.project("wide"))
+        box.start("--profile", "wide", "--audit-log", str(log))
+        mirror = debian_mirror_host()
+        reached = box.exec("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
+                           f"http://{mirror}/debian/dists/bookworm/Release", audit=log)
+        assert reached.stdout == "200", reached.stderr
+        via_proxy = ("--noproxy", "", "--proxy", "http://127.0.0.1:3128")  # NO_PROXY lists 127.0.0.1
+        for proxy_flag in ((), via_proxy):  # direct, and asked of the proxy
+            url = f"http://127.0.0.1:{other_port}/"
+            denied = box.exec("curl", "-sS", "--max-time", "10", *proxy_flag, url, audit=log)
+            assert "OTHER-SERVICE" not in denied.stdout
+        asked = box.exec("curl", "-sS", "--max-time", "10", *via_proxy, f"http://127.0.0.1:{other_port}/")
+        assert "a host-internal address" in asked.stdout
+        allowed = audit_records(log, "net_allow")
+        assert any(r["destination"] == mirror and r["rule"] == "open" for r in allowed), allowed
+        assert any(r["destination"] == "127.0.0.1" and r["reason"] == "host-internal address (loopback)"
+                   for r in audit_records(log, "net_deny"))
+        verify(ns_tnk, log)
+    finally:
+        other.shutdown()
+
+
+def test_inspect_shows_the_running_policy_and_doctor_asks_the_proxy(ns_tnk):
+    manifest(ns_tnk, "wide", OPEN)
+    box = NsSandbox(ns_tnk, ns_tnk.project("wide"))
+    box.start("--profile", "wide")
+    doc = ns_tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)
+    assert doc["network"]["policy"] == "open" and doc["network"]["source"] == "manifest"
+    assert doc["network"]["running"]["policy"] == "open"
+    assert doc["network"]["running"]["proxy"]["address"] == "127.0.0.1:3128"
+    # --network asks for another policy than the running one: refused, with the way out.
+    other = box.run("sandbox", "start", "--network", "none")
+    assert other.returncode == 64 and "runs with network policy 'open'" in other.stderr
+    doctor = ns_tnk.json("doctor", "-o", "json")
+    checks = {c["id"]: c for c in doctor["checks"]}
+    proxy = checks[f"net_proxy_{doc['id']}"]
+    assert proxy["status"] == "ok" and "tnk proxy: ok" in proxy["summary"], proxy
+    # The pair: a sandbox without a proxy has no such check.
+    box.run("sandbox", "stop")
+    box.start("--profile", "wide", "--network", "inference")
+    doctor = ns_tnk.json("doctor", "-o", "json")
+    assert not any(c["id"].startswith("net_proxy_") for c in doctor["checks"])
+
+
+PERL_SERVER = (
+    "use IO::Socket::INET; my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $ARGV[0], "
+    "Listen => 16, ReuseAddr => 1) or die; while (my $c = $s->accept) { "
+    "print $c \"HTTP/1.0 200 OK\\r\\nContent-Length: 9\\r\\n\\r\\nINSIDE-OK\"; close $c }"
+)
+
+
+def test_port_forward_reaches_a_server_inside_on_host_loopback_only(ns_tnk, tmp_path):
+    log = tmp_path / "audit.ndjson"
+    box = NsSandbox(ns_tnk, ns_tnk.project("fwd"))
+    box.start("--audit-log", str(log))
+    started = box.exec("sh", "-c", 'setsid perl -e "$1" 8000 >/dev/null 2>&1 &', "sh", PERL_SERVER)
+    assert started.returncode == 0, started.stderr
+    host_port = free_port()
+    url = f"http://127.0.0.1:{host_port}/"
+    before = subprocess.run(["curl", "-sS", "--max-time", "5", url], capture_output=True, text=True)
+    assert before.returncode != 0  # nothing forwards yet
+    added = box.run("sandbox", "forward", f"{host_port}:8000", "-o", "json")
+    assert added.returncode == 0, added.stderr
+    assert {"host": "127.0.0.1", "host_port": host_port, "guest_port": 8000} in json.loads(added.stdout)
+    for _ in range(50):
+        got = subprocess.run(["curl", "-sS", "--max-time", "5", url], capture_output=True, text=True)
+        if got.stdout == "INSIDE-OK":
+            break
+        time.sleep(0.1)
+    assert got.stdout == "INSIDE-OK", got.stderr
+    listening = subprocess.run(["ss", "-Hltn", f"sport = :{host_port}"], capture_output=True, text=True).stdout
+    assert [line.split()[3] for line in listening.splitlines()] == [f"127.0.0.1:{host_port}"]  # loopback only
+    removed = box.run("sandbox", "forward", "--remove", str(host_port))
+    assert removed.returncode == 0, removed.stderr
+    after = subprocess.run(["curl", "-sS", "--max-time", "5", url], capture_output=True, text=True)
+    assert after.returncode != 0
+    # Errors: a port in use on the host, and a bad spec.
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = box.run("sandbox", "forward", f"{busy.getsockname()[1]}:8000")
+        assert taken.returncode == 1 and "Address already in use" in taken.stderr and "hint:" in taken.stderr
+    assert box.run("sandbox", "forward", "80:http").returncode == 64
+    box.run("sandbox", "stop")  # the forward's connection is written when the sandbox's relays end
+    records = audit_records(log, "net_allow")
+    assert any(r["policy"] == "port forward" and r["rule"] == f"port forward {host_port}:8000" for r in records), records
+    verify(ns_tnk, log)
+
+
+def test_manifest_ports_are_forwarded_from_start(ns_tnk):
+    host_port = free_port()
+    manifest(ns_tnk, "web", f'ports:\n  - "{host_port}:8001"\n')
+    box = NsSandbox(ns_tnk, ns_tnk.project("web"))
+    box.start("--profile", "web")
+    box.exec("sh", "-c", 'setsid perl -e "$1" 8001 >/dev/null 2>&1 &', "sh", PERL_SERVER)
+    for _ in range(50):
+        got = subprocess.run(["curl", "-sS", "--max-time", "5", f"http://127.0.0.1:{host_port}/"],
+                             capture_output=True, text=True)
+        if got.stdout == "INSIDE-OK":
+            break
+        time.sleep(0.1)
+    assert got.stdout == "INSIDE-OK"
+    listed = ns_tnk.json("sandbox", "forward", "-o", "json", cwd=box.project)
+    assert listed == [{"host": "127.0.0.1", "host_port": host_port, "guest_port": 8001}]
+    check_fields(listed, field_tree(doc_tables()["fields:forward"]))  # exactly what docs/json-output.md says
+
+
+def settled_fds(*pids):
+    """The open descriptor counts of `pids` once they stop changing (connection threads close theirs
+    a moment after each tunnel ends)."""
+    last = None
+    for _ in range(100):
+        now = tuple(open_fds(pid) for pid in pids)
+        if now == last:
+            return now
+        last = now
+        time.sleep(0.2)
+    return last
+
+
+LOAD = """security:
+  network: allowlist
+network:
+  allow:
+    - load.tnk-test.example
+"""
+
+
+def test_hundred_concurrent_connects_leave_no_leaked_descriptors(ns_tnk, tmp_path, test_host):
+    manifest(ns_tnk, "load", LOAD)
+    log = tmp_path / "audit.ndjson"
+    box = NsSandbox(ns_tnk, ns_tnk.project("load"))
+    start_with_hosts(box, {"load.tnk-test.example": test_host}, "--profile", "load", "--audit-log", str(log))
+    supervisor = supervisor_pid(ns_tnk, sandbox_id(box))
+    (proxy,) = children_named(supervisor, "tnk-proxy")
+    warm = box.exec(*CURL, "-p", "http://load.tnk-test.example/")  # -p: through a CONNECT tunnel
+    assert warm.stdout == "TEST-HOST-OK", warm.stderr
+    before = settled_fds(supervisor, proxy)  # once the warm-up tunnel's thread has closed its sockets
+    script = ('for i in $(seq 100); do curl -sS -p --max-time 60 -o /dev/null -w "%{http_code}\\n" '
+              'http://load.tnk-test.example/ & done; wait')
+    began = time.monotonic()
+    load = box.exec("bash", "-c", script, audit=log, timeout=180)
+    elapsed = time.monotonic() - began
+    codes = load.stdout.split()
+    assert codes == ["200"] * 100, (load.stdout, load.stderr)
+    assert elapsed < 120, f"100 tunnels took {elapsed:.1f} s"
+    assert settled_fds(supervisor, proxy) == before
+    tunnels = [r for r in audit_records(log, "net_allow") if r["destination"] == "load.tnk-test.example"]
+    assert len(tunnels) >= 100 and all(r["end"] == "closed" for r in tunnels)
+    verify(ns_tnk, log)
