@@ -11,6 +11,7 @@ import socket
 import socketserver
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,17 @@ def start_with_hosts(box, hosts, *extra):
 def audit_records(path, event=None):
     records = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
     return [r for r in records if event is None or r["event"] == event]
+
+
+def wait_for_records(path, event, holds, timeout=15):
+    """The `event` records of the log once `holds(records)` is true. A connection is recorded when it
+    ends, by the supervisor, a moment after the client's session may have returned."""
+    deadline = time.monotonic() + timeout
+    while True:
+        records = audit_records(path, event)
+        if holds(records) or time.monotonic() > deadline:
+            return records
+        time.sleep(0.05)
 
 
 def debian_mirror_host():

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from net_harness import serve
+from net_harness import audit_records, serve, wait_for_records
 from ns_harness import NsSandbox, compile_probe, ns_tnk, sandbox  # noqa: F401 (fixtures)
 
 
@@ -154,19 +154,27 @@ security:
 """
 
 
-def test_network_none_blocks_even_the_endpoint(ns_tnk):
+def test_network_none_blocks_even_the_endpoint(ns_tnk, tmp_path):
     endpoint = serve(b"ENDPOINT-OK")
+    offline_log, online_log = tmp_path / "offline.ndjson", tmp_path / "online.ndjson"
     try:
         port = endpoint.server_address[1]
         ns_tnk.env["TNK_SERVER_PORT"] = str(port)
         (ns_tnk.config_dir / "sandbox.d" / "manifests" / "offline.yaml").write_text(OFFLINE)
         offline = NsSandbox(ns_tnk, ns_tnk.project("offline"))
         online = NsSandbox(ns_tnk, ns_tnk.project("online"))
-        offline.start("--profile", "offline")
-        online.start()
+        offline.start("--profile", "offline", "--audit-log", str(offline_log))
+        online.start("--audit-log", str(online_log))
         url = f"http://host.lima.internal:{port}/v1/models"
-        assert online.exec("curl", "-sS", "--max-time", "5", url).stdout == "ENDPOINT-OK"
-        denied = offline.exec("curl", "-sS", "--max-time", "5", url)
+        assert online.exec("curl", "-sS", "--max-time", "5", url, audit=online_log).stdout == "ENDPOINT-OK"
+        denied = offline.exec("curl", "-sS", "--max-time", "5", url, audit=offline_log)
         assert denied.returncode != 0 and "ENDPOINT-OK" not in denied.stdout
+        # The pair in the logs: the endpoint connection is a record; under `none` nothing got through
+        # (the kernel refused it inside the sandbox: no relay saw it, so there is nothing to record).
+        records = wait_for_records(online_log, "net_allow", lambda rs: rs != [])
+        assert any(r["rule"] == "inference endpoint" for r in records)
+        assert audit_records(offline_log, "net_allow") == []
+        for log in (offline_log, online_log):
+            assert ns_tnk.run("audit", "verify", str(log)).returncode == 0
     finally:
         endpoint.shutdown()

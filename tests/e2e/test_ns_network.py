@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from net_harness import (audit_records, children_named, debian_mirror_host, free_port, open_fds, serve,
-                         start_with_hosts, supervisor_pid, test_host)  # noqa: F401 (fixture)
+                         start_with_hosts, supervisor_pid, test_host, wait_for_records)  # noqa: F401 (fixture)
 from ns_harness import NsSandbox, ns_tnk  # noqa: F401 (fixture)
 from test_output import check_fields, doc_tables, field_tree
 
@@ -51,9 +51,10 @@ def test_inference_reaches_the_endpoint_and_nothing_else(ns_tnk, tmp_path):
             assert raw.returncode != 0, target
         env = box.exec("env").stdout
         assert "HTTP_PROXY" not in env and "http_proxy" not in env  # inference has no proxy
-        allowed = audit_records(log, "net_allow")
-        assert any(r["policy"] == "inference" and r["rule"] == "inference endpoint" and r["port"] == port
-                   and r["bytes_down"] > 0 for r in allowed), allowed
+        endpoint_record = lambda r: (r["policy"] == "inference" and r["rule"] == "inference endpoint"  # noqa: E731
+                                     and r["port"] == port and r["bytes_down"] > 0)
+        allowed = wait_for_records(log, "net_allow", lambda rs: any(map(endpoint_record, rs)))
+        assert any(map(endpoint_record, allowed)), allowed
         verify(ns_tnk, log)
     finally:
         endpoint.shutdown()
@@ -93,8 +94,9 @@ def test_allowlist_lets_listed_hosts_through_the_proxy_only(ns_tnk, tmp_path, te
     # No DNS of its own: without the proxy, names do not resolve.
     direct = box.exec("curl", "-sS", "--noproxy", "*", "--max-time", "5", "http://listed.tnk-test.example/")
     assert direct.returncode != 0
-    allowed = audit_records(log, "net_allow")
-    denied = audit_records(log, "net_deny")
+    allowed = wait_for_records(log, "net_allow",
+                               lambda rs: any(r["destination"] == "listed.tnk-test.example" for r in rs))
+    denied = audit_records(log, "net_deny")  # refusals are written at once
     assert any(r["destination"] == "listed.tnk-test.example" and r["address"] == test_host
                and r["rule"] == "listed.tnk-test.example" and r["bytes_down"] > 0 for r in allowed), allowed
     assert any(r["policy"] == "allowlist" and r["port"] == 80 and r["destination"] != "listed.tnk-test.example"
@@ -130,7 +132,7 @@ def test_open_reaches_the_mirror_but_not_host_loopback(ns_tnk, tmp_path):
             assert "OTHER-SERVICE" not in denied.stdout
         asked = box.exec("curl", "-sS", "--max-time", "10", *via_proxy, f"http://127.0.0.1:{other_port}/")
         assert "a host-internal address" in asked.stdout
-        allowed = audit_records(log, "net_allow")
+        allowed = wait_for_records(log, "net_allow", lambda rs: any(r["destination"] == mirror for r in rs))
         assert any(r["destination"] == mirror and r["rule"] == "open" for r in allowed), allowed
         assert any(r["destination"] == "127.0.0.1" and r["reason"] == "host-internal address (loopback)"
                    for r in audit_records(log, "net_deny"))
@@ -264,6 +266,7 @@ def test_hundred_concurrent_connects_leave_no_leaked_descriptors(ns_tnk, tmp_pat
     assert codes == ["200"] * 100, (load.stdout, load.stderr)
     assert elapsed < 120, f"100 tunnels took {elapsed:.1f} s"
     assert settled_fds(supervisor, proxy) == before
-    tunnels = [r for r in audit_records(log, "net_allow") if r["destination"] == "load.tnk-test.example"]
+    load_records = lambda rs: [r for r in rs if r["destination"] == "load.tnk-test.example"]  # noqa: E731
+    tunnels = load_records(wait_for_records(log, "net_allow", lambda rs: len(load_records(rs)) >= 101))
     assert len(tunnels) >= 100 and all(r["end"] == "closed" for r in tunnels)
     verify(ns_tnk, log)

@@ -1,6 +1,7 @@
 """ns backend: provisioning with a profile (fingerprint, re-runs, failures, audit)."""
 import json
 
+from net_harness import debian_mirror_host, wait_for_records
 from ns_harness import NsSandbox, ns_tnk  # noqa: F401 (fixtures)
 
 HELLO = """#!/usr/bin/env bash
@@ -51,9 +52,16 @@ def test_a_failing_script_names_its_line_and_leaves_the_sandbox_usable(ns_tnk):
     assert box.exec("echo", "still-usable").stdout == "still-usable\n"
 
 
-def test_pi_profile_provisions_and_pi_runs(ns_tnk):
+def test_pi_profile_provisions_and_pi_runs(ns_tnk, tmp_path):
+    log = tmp_path / "audit.ndjson"
     box = NsSandbox(ns_tnk, ns_tnk.project("pi"))
-    box.start("--profile", "pi")
+    box.start("--profile", "pi", "--audit-log", str(log))
     result = box.exec("pi", "--help")
     assert result.returncode == 0, result.stderr
     assert "pi" in result.stdout.lower()
+    # Under its default provision policy: the Debian mirror and npm's registry, each connection a record.
+    provision = [r for r in wait_for_records(log, "net_allow", lambda rs: rs != []) if r["policy"] == "provision"]
+    assert {r["destination"] for r in provision} >= {debian_mirror_host()}, provision
+    assert any(r["port"] == 443 and r["bytes_down"] > 0 for r in provision), "no record of npm's registry"
+    verify = ns_tnk.run("audit", "verify", str(log))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
