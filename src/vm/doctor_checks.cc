@@ -1,7 +1,5 @@
 #include "vm/doctor_checks.h"
 
-#include <regex>
-
 #include "core/subprocess.h"
 #include "image/apt_sources.h"
 #include "image/disk.h"
@@ -96,11 +94,29 @@ Outcome disk_outcome(const Paths& paths, const std::filesystem::path& self_exe) 
 
 }  // namespace
 
+// "version", blanks, an optional "v", then digits.digits[.digits]. Written out: std::regex trips GCC 12's
+// -Wmaybe-uninitialized in the sanitized -O2 build.
 std::optional<std::string> parse_version(const std::string& output) {
-  static const std::regex kVersion(R"(version\s+v?([0-9]+\.[0-9]+(\.[0-9]+)?))");
-  std::smatch m;
-  if (!std::regex_search(output, m, kVersion)) return std::nullopt;
-  return m[1].str();
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t at = output.find("version"); at != std::string::npos; at = output.find("version", at + 1)) {
+    size_t i = at + 7, blanks = i;
+    while (i < output.size() && (output[i] == ' ' || output[i] == '\t')) ++i;
+    if (i == blanks) continue;
+    if (i < output.size() && output[i] == 'v') ++i;
+    size_t start = i;
+    int parts = 0;
+    while (parts < 3 && i < output.size() && digit(output[i])) {
+      while (i < output.size() && digit(output[i])) ++i;
+      ++parts;
+      if (parts < 3 && i + 1 < output.size() && output[i] == '.' && digit(output[i + 1])) {
+        ++i;
+      } else {
+        break;
+      }
+    }
+    if (parts >= 2) return output.substr(start, i - start);
+  }
+  return std::nullopt;
 }
 
 bool qemu_version_ok(const std::string& version) {
