@@ -35,6 +35,8 @@ Result<image::Recipe> current_recipe() {
   return image::default_recipe(sources);
 }
 
+}  // namespace
+
 std::string megabytes(uint64_t bytes) { return std::to_string((bytes + 500'000) / 1'000'000) + " MB"; }
 
 std::string age(int64_t since, int64_t now) {
@@ -44,6 +46,8 @@ std::string age(int64_t since, int64_t now) {
   if (s < 2 * 86400) return std::to_string(s / 3600) + "h";
   return std::to_string(s / 86400) + "d";
 }
+
+namespace {
 
 nlohmann::json to_json(const image::ImageInfo& info, bool current, const std::vector<std::string>& used_by) {
   bool ok = info.problem.empty();

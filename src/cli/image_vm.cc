@@ -12,16 +12,6 @@
 namespace tnk::cli {
 namespace {
 
-std::string megabytes(uint64_t bytes) { return std::to_string((bytes + 500'000) / 1'000'000) + " MB"; }
-
-std::string age(int64_t since, int64_t now) {
-  int64_t s = now > since ? now - since : 0;
-  if (s < 120) return std::to_string(s) + "s";
-  if (s < 7200) return std::to_string(s / 60) + "m";
-  if (s < 2 * 86400) return std::to_string(s / 3600) + "h";
-  return std::to_string(s / 86400) + "d";
-}
-
 std::string seconds(double s) { return std::to_string(static_cast<long>(s + 0.5)) + "s"; }
 
 // The kernel id of this tnk on this host; "" when it cannot be told (no source package, ...).

@@ -1,6 +1,7 @@
 // The vm backend's part of `tnk image`: guest kernels and base disks in build (--vm), ls and rm.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,10 @@
 #include "image/users.h"
 
 namespace tnk::cli {
+
+// The image tables' cells (cmd_image.cc): "177 MB", and an age such as "3d".
+std::string megabytes(uint64_t bytes);
+std::string age(int64_t since, int64_t now);
 
 // `tnk image build --vm`: the kernel and the base disk of `image`, as the document's "kernel" and
 // "disk" objects. The text lines (kernel id, disk id) are appended to `text`.
