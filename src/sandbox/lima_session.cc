@@ -66,15 +66,6 @@ Status copy_files(Context& ctx, lima::Limactl& limactl, const Resolved& r) {
   return ok_status();
 }
 
-Status save_fingerprint(Context& ctx, const std::string& id, const std::string& fingerprint) {
-  state::Store store(ctx.paths.sandboxes_dir());
-  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, ctx.log));
-  TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
-  if (!record) return not_found("sandbox " + id + " was deleted while it was being provisioned");
-  record->provision_fingerprint = fingerprint;
-  return store.save(*record);
-}
-
 Status run_provisioning(Context& ctx, const Resolved& r, const std::string& fingerprint,
                         std::optional<audit::AuditWriter>& audit) {
   auto limactl = lima::system_limactl();
@@ -85,22 +76,8 @@ Status run_provisioning(Context& ctx, const Resolved& r, const std::string& fing
   std::string script = guest_path(r.provision_script->filename().string());
   auto argv = lima::shell_argv(r.id, r.guest_workdir, env, {"bash", "-c", kRunner, script}, false);
   ProvisionOutput output(ctx, audit, r, true);
-  auto started = std::chrono::steady_clock::now();
   auto code = limactl->stream(argv, [&](int stream, std::string_view bytes) { output.add(stream, bytes); });
-  output.flush();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  audit_append(ctx, audit, audit::provision_end(r.id, r.profile, code ? *code : -1, ms.count()));
-  if (audit) (void)audit->sync();
-  if (!code) return code.error();
-  if (*code != 0) {
-    std::string where = output.failure_line().empty() ? "" : ": " + output.failure_line();
-    return failed(
-        "provisioning " + r.id + " with profile " + r.profile + " failed (exit " + std::to_string(*code) + ")" + where,
-        "the sandbox is running and usable; fix the script and run `tnk sandbox start` to try again");
-  }
-  TNK_RETURN_IF_ERROR(save_fingerprint(ctx, r.id, fingerprint));
-  ctx.log.info("provisioned " + r.id + " in " + std::to_string(ms.count() / 1000) + " s");
-  return ok_status();
+  return output.finish(code, fingerprint);
 }
 
 }  // namespace

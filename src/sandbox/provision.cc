@@ -84,15 +84,6 @@ Status copy_in(Context& ctx, const Resolved& r, const std::string& name, const s
   return ok_status();
 }
 
-Status save_fingerprint(Context& ctx, const std::string& id, const std::string& fingerprint) {
-  state::Store store(ctx.paths.sandboxes_dir());
-  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, ctx.log));
-  TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
-  if (!record) return not_found("sandbox " + id + " was deleted while it was being provisioned");
-  record->provision_fingerprint = fingerprint;
-  return store.save(*record);
-}
-
 Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files, const std::string& fingerprint,
                   std::optional<audit::AuditWriter>& audit) {
   NetworkPolicy policy = r.manifest.provision_network.value_or(NetworkPolicy::kAllowlist);
@@ -114,22 +105,8 @@ Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files, 
   options.in_fd = no_input.get();
   options.out_fd = STDERR_FILENO;  // progress, not the command's result: stdout stays clean
   options.tee = [&](int stream, std::string_view bytes) { tee.add(stream, bytes); };
-  auto started = std::chrono::steady_clock::now();
   auto code = run_session(ctx, r, spec, audit, options);
-  tee.flush();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  audit_append(ctx, audit, audit::provision_end(r.id, r.profile, code ? *code : -1, ms.count()));
-  if (audit) (void)audit->sync();
-  if (!code) return code.error();
-  if (*code != 0) {
-    std::string where = tee.failure_line().empty() ? "" : ": " + tee.failure_line();
-    return failed(
-        "provisioning " + r.id + " with profile " + r.profile + " failed (exit " + std::to_string(*code) + ")" + where,
-        "the sandbox is running and usable; fix the script and run `tnk sandbox start` to try again");
-  }
-  TNK_RETURN_IF_ERROR(save_fingerprint(ctx, r.id, fingerprint));
-  ctx.log.info("provisioned " + r.id + " in " + std::to_string(ms.count() / 1000) + " s");
-  return ok_status();
+  return tee.finish(code, fingerprint);
 }
 
 }  // namespace

@@ -4,8 +4,21 @@
 
 #include "audit/events.h"
 #include "sandbox/audit_target.h"
+#include "state/store.h"
 
 namespace tnk::sandbox {
+namespace {
+
+Status save_fingerprint(Context& ctx, const std::string& id, const std::string& fingerprint) {
+  state::Store store(ctx.paths.sandboxes_dir());
+  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, ctx.log));
+  TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
+  if (!record) return not_found("sandbox " + id + " was deleted while it was being provisioned");
+  record->provision_fingerprint = fingerprint;
+  return store.save(*record);
+}
+
+}  // namespace
 
 void ProvisionOutput::add(int stream, std::string_view bytes) {
   if (echo_) ctx_.log.stream() << bytes << std::flush;
@@ -27,6 +40,23 @@ void ProvisionOutput::flush() {
 void ProvisionOutput::line(int stream, const std::string& text) {
   if (text.starts_with("tnk: provisioning failed at ")) failure_ = text.substr(5);
   audit_append(ctx_, audit_, audit::provision_output(r_.id, r_.profile, stream == 2 ? "stderr" : "stdout", text));
+}
+
+Status ProvisionOutput::finish(const Result<int>& code, const std::string& fingerprint) {
+  flush();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
+  audit_append(ctx_, audit_, audit::provision_end(r_.id, r_.profile, code ? *code : -1, ms.count()));
+  if (audit_) (void)audit_->sync();
+  if (!code) return code.error();
+  if (*code != 0) {
+    std::string where = failure_.empty() ? "" : ": " + failure_;
+    return failed("provisioning " + r_.id + " with profile " + r_.profile + " failed (exit " + std::to_string(*code) +
+                      ")" + where,
+                  "the sandbox is running and usable; fix the script and run `tnk sandbox start` to try again");
+  }
+  TNK_RETURN_IF_ERROR(save_fingerprint(ctx_, r_.id, fingerprint));
+  ctx_.log.info("provisioned " + r_.id + " in " + std::to_string(ms.count() / 1000) + " s");
+  return ok_status();
 }
 
 }  // namespace tnk::sandbox

@@ -1,8 +1,10 @@
 // A provisioning run's output, line by line: each line in the audit log (provision_output), the
 // failure line of the runner kept for the error message, and, when asked, the bytes shown on stderr
-// as they come. Shared by every backend's provisioning.
+// as they come; then the run's end (provision_end, the error or the saved fingerprint). Shared by
+// every backend's provisioning.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,21 +18,26 @@ namespace tnk::sandbox {
 
 class ProvisionOutput {
  public:
-  // `echo`: also write the bytes to the log stream (when the session does not deliver them itself).
+  // Made when the run starts (its duration counts from here). `echo`: also write the bytes to the log
+  // stream (when the session does not deliver them itself).
   ProvisionOutput(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& r, bool echo)
-      : ctx_(ctx), audit_(audit), r_(r), echo_(echo) {}
+      : ctx_(ctx), audit_(audit), r_(r), echo_(echo), started_(std::chrono::steady_clock::now()) {}
 
   void add(int stream, std::string_view bytes);  // stream: 1 stdout, 2 stderr
-  void flush();                                  // the last lines without a newline
-  const std::string& failure_line() const { return failure_; }
+
+  // The run ended with `code` (or could not run): the last lines, provision_end, and either the error
+  // naming the failing line or the fingerprint saved in the sandbox's record.
+  Status finish(const Result<int>& code, const std::string& fingerprint);
 
  private:
+  void flush();  // the last lines without a newline
   void line(int stream, const std::string& text);
 
   Context& ctx_;
   std::optional<audit::AuditWriter>& audit_;
   const Resolved& r_;
   bool echo_;
+  std::chrono::steady_clock::time_point started_;
   std::map<int, std::string> pending_;
   std::string failure_;
 };
