@@ -176,10 +176,12 @@ TEST(NetProxy, ConnectTunnelRelaysAndCountsBytes) {
   ProxyUnderTest proxy(std::move(config));
   UniqueFd client = connect_loopback(proxy.port());
   ASSERT_TRUE(send_text(client.get(), "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\nHost: x\r\n\r\nearly-"));
-  EXPECT_EQ(read_until(client.get(), "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
+  // The echo of "early-" may arrive in the same read as the proxy's answer.
+  std::string answer = read_until(client.get(), "\r\n\r\n");
   ASSERT_TRUE(send_text(client.get(), "bytes"));
   ::shutdown(client.get(), SHUT_WR);
-  EXPECT_EQ(read_until_eof(client.get()), "early-bytes");
+  answer += read_until_eof(client.get());
+  EXPECT_EQ(answer, "HTTP/1.1 200 Connection established\r\n\r\nearly-bytes");
   auto events = proxy.events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_TRUE(events[0].allowed);
