@@ -136,7 +136,7 @@ Status start_and_provision(Context& ctx, sandbox::Resolved& r, std::optional<aud
 Status stop_supervised(const Paths& paths, const std::string& id, const std::string& backend,
                        std::chrono::milliseconds grace, Log& log) {
   if (backend == sandbox::kLimaBackend) return sandbox::stop_lima(paths, id, grace, log);
-  if (backend != "ns") {
+  if (backend != "ns" && backend != "vm") {
     TNK_ASSIGN_OR_RETURN(auto opened, backend::open_backend(backend));
     return failed("cannot stop " + id + ": the '" + opened->name() + "' backend is not available in this build");
   }

@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <ctime>
 
+#include "backend/host_probe.h"
 #include "core/files.h"
 #include "image/apt_sources.h"
+#include "image/kernel_and_disk.h"
 #include "image/recipe.h"
 #include "image/store.h"
 #include "inference/url.h"
@@ -25,6 +27,7 @@ namespace tnk::sandbox {
 namespace {
 
 constexpr std::chrono::seconds kReadyTimeout{30};
+constexpr std::chrono::seconds kVmReadyTimeout{180};  // a TCG guest on a loaded machine boots slowly
 constexpr std::chrono::seconds kQueryTimeout{5};
 
 Result<image::ImageInfo> image_for_new_sandbox(Context& ctx) {
@@ -81,7 +84,18 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   }
   config.forwards = r.manifest.ports;
   config.audit_log = audit_log;
+  config.disk_bytes = r.manifest.disk_bytes;
   return config;
+}
+
+// The vm backend's boot files (kernel built once per machine, the image's base disk) and accelerator.
+Status add_vm_boot(Context& ctx, const image::ImageInfo& image, const backend::HostFacts& facts,
+                   supervisor::SupervisorConfig& config) {
+  TNK_ASSIGN_OR_RETURN(auto boot, image::ensure_vm_boot_files(ctx.paths, image, ctx.self_exe, ctx.log));
+  config.vm_kernel = boot.kernel.vmlinux;
+  config.vm_base_disk = boot.disk.base;
+  config.vm_kvm = backend::choose_vm_accel(facts).accel == backend::Accel::kKvm;
+  return ok_status();
 }
 
 // A policy asked for with --network must be the one the running sandbox has: it is fixed at start.
@@ -98,14 +112,24 @@ Status check_running_policy(const state::Store& store, const Resolved& r) {
           to_string(r.network));
 }
 
-Status check_backend(const std::string& backend) {
-  if (backend != "ns") {
+Status check_backend(const std::string& backend, const backend::HostFacts& facts) {
+  if (backend != "ns" && backend != "vm") {
     return failed("the '" + backend + "' backend is not available in this build",
-                  "use --backend ns (see `tnk doctor`)");
+                  "use --backend ns or --backend vm (see `tnk doctor`)");
   }
   if (::geteuid() != 0) {
-    return permission_denied("the ns backend needs root in this version of tnk",
+    return permission_denied("the " + backend + " backend needs root in this version of tnk",
                              "run tnk as root (it maps the sandbox to an unprivileged uid range)");
+  }
+  if (backend == "vm" && (facts.qemu_path.empty() || facts.virtiofsd_path.empty())) {
+    return not_found(std::string("the vm backend needs ") +
+                         (facts.qemu_path.empty() ? "qemu-system-x86_64" : "virtiofsd") + ", which is not installed",
+                     "install the Debian packages qemu-system-x86 and qemu-utils (scripts/install-deps.sh), "
+                     "or use --backend ns");
+  }
+  if (backend == "vm" && !std::filesystem::exists("/usr/bin/socat")) {
+    return not_found("the vm backend needs socat for the guest's network forwarders, which is not installed",
+                     "install the Debian package socat (scripts/install-deps.sh), or use --backend ns");
   }
   return ok_status();
 }
@@ -131,7 +155,8 @@ void clean_after_crash(const Paths& paths, const std::string& id) {
 }
 
 Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path& audit_log) {
-  TNK_RETURN_IF_ERROR(check_backend(r.backend));
+  backend::HostFacts facts = backend::gather_host_facts(ctx.env);
+  TNK_RETURN_IF_ERROR(check_backend(r.backend, facts));
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(auto existing, store.load(r.id));  // again: another tnk may have created it meanwhile
@@ -158,8 +183,10 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
   }
   TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log));
+  bool vm = outcome.record.backend == "vm";
+  if (vm) TNK_RETURN_IF_ERROR(add_vm_boot(ctx, image, facts, config));
   ctx.log.verbose("starting the supervisor of " + r.id);
-  TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, kReadyTimeout));
+  TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, vm ? kVmReadyTimeout : kReadyTimeout));
   for (const auto& note : launched.notes) ctx.log.note(note);
   outcome.record.started_at = std::time(nullptr);
   TNK_RETURN_IF_ERROR(store.save(outcome.record));

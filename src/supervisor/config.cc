@@ -15,7 +15,11 @@ nlohmann::json to_json(const SupervisorConfig& config) {
       {"network", config.network},
       {"allow", config.allow},
       {"audit_log", config.audit_log.string()},
+      {"vm_kernel", config.vm_kernel.string()},
+      {"vm_base_disk", config.vm_base_disk.string()},
+      {"vm_kvm", config.vm_kvm},
   };
+  if (config.disk_bytes) json["disk_bytes"] = *config.disk_bytes;
   for (const PortForward& f : config.forwards) {
     json["forwards"].push_back({{"host_port", f.host_port}, {"guest_port", f.guest_port}});
   }
@@ -42,6 +46,10 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
       config.forwards.push_back({f.at("host_port").get<uint16_t>(), f.at("guest_port").get<uint16_t>()});
     }
     if (json.contains("memory_bytes")) config.memory_bytes = json["memory_bytes"].get<uint64_t>();
+    config.vm_kernel = json.value("vm_kernel", std::string());
+    config.vm_base_disk = json.value("vm_base_disk", std::string());
+    config.vm_kvm = json.value("vm_kvm", false);
+    if (json.contains("disk_bytes")) config.disk_bytes = json["disk_bytes"].get<uint64_t>();
     if (json.contains("cpus")) config.cpus = json["cpus"].get<double>();
     return config;
   } catch (const nlohmann::json::exception& e) {

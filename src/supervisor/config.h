@@ -31,6 +31,11 @@ struct SupervisorConfig {
   std::vector<std::string> allow;     // allowlist: the domains the proxy lets through (registries resolved)
   std::vector<PortForward> forwards;  // set up at start (the manifest's `ports`)
   std::filesystem::path audit_log;    // where network records go besides the sessions' own logs; empty: none
+  // vm only: what the guest boots (image/kernel_and_disk.h), the overlay's size, and the accelerator.
+  std::filesystem::path vm_kernel;
+  std::filesystem::path vm_base_disk;
+  std::optional<uint64_t> disk_bytes;
+  bool vm_kvm = false;  // hardware KVM; TCG otherwise
 };
 
 nlohmann::json to_json(const SupervisorConfig& config);

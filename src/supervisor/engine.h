@@ -17,9 +17,19 @@
 
 namespace tnk::supervisor {
 
+// How the supervisor names a session. ns: the session's host pid (a child of the supervisor, whose exit
+// is the session's exit). vm: a number the engine assigns (the session runs in the guest).
+using SessionKey = int64_t;
+
 struct StartedSession {
-  pid_t pid = 0;        // a child of the supervisor; its exit is the session's exit
+  SessionKey key = 0;
+  long long pid = 0;    // shown to the client: the host pid (ns) or the guest pid (vm, 0 when unknown)
   UniqueFd pty_master;  // when the session has a terminal
+};
+
+struct EndedSession {
+  SessionKey key = 0;
+  int exit_code = 0;  // the shell convention: status, 128+signal, 127 not found
 };
 
 class Engine {
@@ -38,10 +48,19 @@ class Engine {
   // supervisor has reaped it without a stop() (it crashed or was killed).
   virtual bool is_sandbox_process(pid_t pid) const = 0;
   virtual void sandbox_ended(pid_t reaped) = 0;
+  // Sessions that are not children of the supervisor report their end through this fd (readable when
+  // ended_sessions() has something); -1 when every session is a reaped child whose pid is its key.
+  virtual int session_events_fd() const { return -1; }
+  virtual std::vector<EndedSession> ended_sessions() { return {}; }
+  // To the session's process group; best effort (a session that just ended is no error).
+  virtual void signal_session(SessionKey key, int sig) = 0;
+  // The terminal's new size, beyond the host pty the supervisor already resized.
+  virtual void resize_session(SessionKey /*key*/, unsigned short /*rows*/, unsigned short /*cols*/) {}
   // Ends everything in the sandbox: graceful first, forced after `grace`.
   virtual Status stop(std::chrono::milliseconds grace) = 0;
 };
 
 Result<std::unique_ptr<Engine>> make_engine(const SupervisorConfig& config);
+Result<std::unique_ptr<Engine>> make_vm_engine(const SupervisorConfig& config);  // vm_engine.cc
 
 }  // namespace tnk::supervisor

@@ -1,6 +1,7 @@
 // The ns engine: a namespace sandbox (src/ns) run by the supervisor.
-#include <filesystem>
+#include <signal.h>
 
+#include <filesystem>
 #include <optional>
 
 #include "ns/joiner.h"
@@ -81,7 +82,14 @@ class NsEngine : public Engine {
     }
     if (!joiner_) return failed("the sandbox is not running");
     TNK_ASSIGN_OR_RETURN(ns::Session session, joiner_->spawn(spec));
-    return StartedSession{session.pid, std::move(session.pty_master)};
+    return StartedSession{session.pid, session.pid, std::move(session.pty_master)};
+  }
+
+  // The session leads its own process group.
+  void signal_session(SessionKey key, int sig) override {
+    if (key <= 0) return;
+    ::kill(-static_cast<pid_t>(key), sig);
+    if (sig == SIGKILL) ::kill(static_cast<pid_t>(key), sig);  // before it made its group
   }
 
   Result<UniqueFd> listen_inside(uint16_t port) override { return ns::listen_inside(init_pid_, port); }
@@ -117,6 +125,7 @@ class NsEngine : public Engine {
 
 Result<std::unique_ptr<Engine>> make_engine(const SupervisorConfig& config) {
   if (config.backend == "ns") return std::unique_ptr<Engine>(std::make_unique<NsEngine>(config));
+  if (config.backend == "vm") return make_vm_engine(config);
   return failed("the supervisor cannot run a '" + config.backend + "' sandbox");
 }
 

@@ -36,8 +36,10 @@ nlohmann::json error_event(const Error& error, int exit_code) {
 
 Status Server::run() {
   while (!done_) {
-    std::vector<pollfd> fds = {
-        {signals_.get(), POLLIN, 0}, {control_.get(), POLLIN, 0}, {network_.events_fd(), POLLIN, 0}};
+    std::vector<pollfd> fds = {{signals_.get(), POLLIN, 0},
+                               {control_.get(), POLLIN, 0},
+                               {network_.events_fd(), POLLIN, 0},
+                               {engine_.session_events_fd(), POLLIN, 0}};
     std::vector<Connection*> polled;
     for (const auto& conn : connections_) {
       fds.push_back({conn->fd.get(), POLLIN, 0});
@@ -49,9 +51,10 @@ Status Server::run() {
       break;
     }
     for (size_t i = 0; i < polled.size() && !done_; ++i) {
-      if (fds[i + 3].revents && !polled[i]->closed && !handle_message(*polled[i])) finish(*polled[i]);
+      if (fds[i + 4].revents && !polled[i]->closed && !handle_message(*polled[i])) finish(*polled[i]);
     }
     if (fds[2].revents) network_.read_events();
+    if (!done_ && fds[3].revents) engine_sessions_ended();
     if (!done_ && (fds[1].revents & POLLIN)) accept_connection();
     if (!done_ && fds[0].revents) handle_signal();
     std::erase_if(connections_, [](const auto& c) { return c->closed; });
@@ -108,9 +111,10 @@ bool Server::handle_control(Connection& conn, const nlohmann::json& body) {
       ws.ws_col = size->cols;
       ::ioctl(conn.pty.get(), TIOCSWINSZ, &ws);
     }
+    if (size && conn.session != 0) engine_.resize_session(conn.session, size->rows, size->cols);
   } else if (op == "signal") {
     auto sig = session::signal_from_json(body);
-    if (sig && conn.session > 0) ::kill(-conn.session, *sig);
+    if (sig && conn.session != 0) engine_.signal_session(conn.session, *sig);
   } else if (op == "ping") {
     send_or_log(conn.fd.get(), session::pong_event(config_.backend, ::getpid()));
   } else if (op == "stop") {
@@ -155,7 +159,7 @@ bool Server::handle_exec(Connection& conn, session::Message& message) {
     if (provisioning) network_.end_provisioning();
     return false;
   }
-  conn.session = started->pid;
+  conn.session = started->key;
   conn.provisioning = provisioning;
   conn.audit_log = request->audit_log;
   network_.audit().add_log(conn.audit_log);
@@ -174,10 +178,7 @@ bool Server::handle_exec(Connection& conn, session::Message& message) {
 // (background processes it detached on purpose are in their own process group and stay).
 // The connection itself is closed after the current loop turn.
 void Server::finish(Connection& conn) {
-  if (conn.session > 0) {
-    ::kill(-conn.session, SIGKILL);
-    ::kill(conn.session, SIGKILL);
-  }
+  if (conn.session != 0) engine_.signal_session(conn.session, SIGKILL);
   conn.closed = true;
 }
 
@@ -196,17 +197,22 @@ void Server::reap_children() {
     } else if (network_.owns(pid)) {
       network_.relay_ended(pid);
     } else {
-      session_ended(pid, status);
+      session_ended(pid, exit_code_from_wait_status(status));
     }
   }
 }
 
-void Server::session_ended(pid_t pid, int status) {
-  auto it = std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) { return c->session == pid; });
+void Server::engine_sessions_ended() {
+  for (const EndedSession& ended : engine_.ended_sessions()) session_ended(ended.key, ended.exit_code);
+}
+
+void Server::session_ended(SessionKey key, int exit_code) {
+  if (key == 0) return;
+  auto it = std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) { return c->session == key; });
   if (it == connections_.end()) return;
   Connection& conn = **it;
   network_.read_events();  // the session's last connections belong in its log
-  send_or_log(conn.fd.get(), session::exit_event(exit_code_from_wait_status(status)));
+  send_or_log(conn.fd.get(), session::exit_event(exit_code));
   if (conn.provisioning) network_.end_provisioning();
   network_.audit().release_log(conn.audit_log);
   conn.audit_log.clear();
@@ -244,8 +250,9 @@ void Server::stop_sandbox(std::chrono::milliseconds grace) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) break;
-    session_ended(pid, status);
+    session_ended(pid, exit_code_from_wait_status(status));
   }
+  engine_sessions_ended();  // the engine's own sessions ended with the sandbox
 }
 
 }  // namespace tnk::supervisor

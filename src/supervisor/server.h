@@ -36,7 +36,7 @@ class Server {
  private:
   struct Connection {
     UniqueFd fd;
-    pid_t session = 0;  // the session this connection started, 0 before exec
+    SessionKey session = 0;  // the session this connection started, 0 before exec
     UniqueFd pty;       // the session's terminal, for resize
     bool provisioning = false;
     std::string audit_log;  // the session's own audit log, which gets the network records while it runs
@@ -52,7 +52,8 @@ class Server {
   void finish(Connection& conn);
   void handle_signal();
   void reap_children();
-  void session_ended(pid_t pid, int status);
+  void session_ended(SessionKey key, int exit_code);
+  void engine_sessions_ended();
   nlohmann::json handle_forward(const nlohmann::json& body);
   nlohmann::json network_event(bool ask_proxy = false);
   void stop_sandbox(std::chrono::milliseconds grace);

@@ -37,7 +37,7 @@ Result<VirtiofsdPlan> virtiofsd_plan(const VirtiofsdConfig& c) {
   }
   VirtiofsdPlan plan;
   plan.argv = {c.program,
-               "--socket-path=" + c.socket.string(),
+               c.listen_fd >= 0 ? "--fd=" + std::to_string(c.listen_fd) : "--socket-path=" + c.socket.string(),
                "-o",
                "source=" + c.source.string(),
                "-o",

@@ -24,6 +24,7 @@ inline constexpr const char* kVirtiofsdProgram = "/usr/lib/qemu/virtiofsd";
 struct VirtiofsdConfig {
   std::string program = kVirtiofsdProgram;  // backend::HostFacts::virtiofsd_path
   std::filesystem::path socket;             // the vhost-user socket QEMU connects to
+  int listen_fd = -1;  // >= 0: that socket already listens on this fd in virtiofsd (--fd=N, no --socket-path)
   std::filesystem::path source;             // the project directory: all the guest sees of the host
   std::string cache = "auto";               // auto | always | none
   uid_t owner_uid = 0;                      // the project directory's owner
