@@ -38,8 +38,13 @@ int child_stdio(int log_fd) {
 int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project,
                     const char* source, const char* run_options) {
   if (int e = child_stdio(log_fd); e != 0) return e;
+  // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack: then the hard limit it has.
   rlimit limit{nofile, nofile};
-  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return errno;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return errno;
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return errno;
+  }
   if (::unshare(CLONE_NEWNS) != 0) return errno;
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
   if (::mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, run_options) != 0) return errno;
