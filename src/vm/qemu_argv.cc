@@ -113,8 +113,10 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
   add(argv,
       {"-smp", std::to_string(c.cpus), "-m", mem, "-object", "memory-backend-memfd,id=mem,size=" + mem + "M,share=on"});
   add(argv, {"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"});
-  // QEMU's own seccomp filter; spawning stays allowed for the guestfwd forwarders.
-  add(argv, {"-sandbox", "on,obsolete=deny,elevateprivileges=deny,resourcecontrol=deny"});
+  // QEMU's own seccomp filter; spawning stays allowed for the guestfwd forwarders. elevateprivileges=deny
+  // (or =children) kills libslirp's forwarder child with SIGSYS right after its setsid(), before it
+  // execs, so the guest's connections get an empty reply: it stays allowed until QEMU runs unprivileged.
+  add(argv, {"-sandbox", "on,obsolete=deny,elevateprivileges=allow,resourcecontrol=deny"});
   add(argv, {"-kernel", c.kernel.string(), "-append", cmdline});
   add(argv, {"-chardev", "file,id=serial0,path=" + qemu_escape(c.serial_log.string()), "-serial", "chardev:serial0"});
   add(argv, {"-chardev", "socket,id=qmp,path=" + qemu_escape(c.qmp_socket.string()) + ",server=on,wait=off", "-mon",

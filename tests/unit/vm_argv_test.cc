@@ -51,7 +51,7 @@ TEST(QemuArgv, GoldenTcgWithRestrictedNetwork) {
             "-accel\ntcg\n-cpu\nmax\n"
             "-smp\n2\n-m\n1024\n-object\nmemory-backend-memfd,id=mem,size=1024M,share=on\n"
             "-nodefaults\n-no-user-config\n-display\nnone\n-no-reboot\n"
-            "-sandbox\non,obsolete=deny,elevateprivileges=deny,resourcecontrol=deny\n"
+            "-sandbox\non,obsolete=deny,elevateprivileges=allow,resourcecontrol=deny\n"
             "-kernel\n/cache/kernels/linux-6.1.192-0123456789ab/vmlinux\n"
             "-append\nquiet rw console=ttyS0 reboot=t panic=-1 root=/dev/vda rootfstype=ext4 tsc_early_khz=2596140 "
             "init=/sbin/tnk-agent tnk.token=tok123 tnk.port=tnk.agent tnk.host=10.0.2.100 tnk.mount=/workspace "
