@@ -16,6 +16,10 @@ inline constexpr const char* kQmpSocket = "qmp.sock";
 inline constexpr const char* kVirtiofsdSocket = "virtiofsd.sock";
 inline constexpr const char* kAgentSocket = "agent.sock";
 inline constexpr const char* kSerialLog = "serial.log";
+inline constexpr const char* kQemuLog = "qemu.log";            // vm: QEMU's stdout and stderr, rewritten at start
+inline constexpr const char* kVirtiofsdLog = "virtiofsd.log";  // vm: virtiofsd's stdout and stderr
+// vm: fwd-<port>.sock, where QEMU's guestfwd forwarder for guest port <port> connects (at most 14 bytes)
+inline constexpr const char* kForwardSocketPrefix = "fwd-";
 inline constexpr const char* kUpperDir = "upper";                // ns: persistent overlay upper layer
 inline constexpr const char* kOverlayWorkDir = "work";           // ns: overlayfs work dir
 inline constexpr const char* kStagingDir = "mnt";                // ns: where the root is assembled before pivot_root

@@ -35,8 +35,6 @@ namespace {
 constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;  // the image's `agent` and `sudo`
 constexpr uint64_t kDefaultDiskBytes = 10ull << 30;
 constexpr uint64_t kDefaultMemoryMib = 1024;
-constexpr const char* kVirtiofsdLog = "virtiofsd.log";
-constexpr const char* kQemuLog = "qemu.log";
 constexpr const char* kGuestIp = "10.0.2.15/24";
 constexpr SessionKey kFirstKey = SessionKey(1) << 32;  // above any pid: keys never collide with a reaped pid
 
@@ -204,13 +202,26 @@ class VmEngine : public Engine {
       wait_child(virtiofsd_, std::chrono::seconds(5));
     }
     virtiofsd_ = 0;
+    remove_sockets();
     return ok_status();
   }
 
  private:
   std::filesystem::path file(const char* name) const { return config_.state_dir / name; }
   std::filesystem::path forward_socket(uint16_t port) const {
-    return config_.state_dir / ("fwd-" + std::to_string(port) + ".sock");
+    return config_.state_dir / (state::kForwardSocketPrefix + std::to_string(port) + ".sock");
+  }
+
+  // The sockets QEMU and virtiofsd served, and the forwarders' (the next start makes its own).
+  void remove_sockets() const {
+    std::error_code ec;
+    for (const char* name : {state::kAgentSocket, state::kQmpSocket, state::kVirtiofsdSocket}) {
+      std::filesystem::remove(file(name), ec);
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(config_.state_dir, ec)) {
+      std::string name = entry.path().filename().string();
+      if (name.starts_with(state::kForwardSocketPrefix) && name.ends_with(".sock")) std::filesystem::remove(entry.path(), ec);
+    }
   }
 
   void session_exited(SessionKey key, int code) {  // on the client's pump thread
@@ -244,7 +255,7 @@ class VmEngine : public Engine {
     vfs.owner_gid = st.st_gid;
     TNK_ASSIGN_OR_RETURN(vm::VirtiofsdPlan plan, vm::virtiofsd_plan(vfs));
     TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(vfs.socket));
-    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(file(kVirtiofsdLog)));
+    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(file(state::kVirtiofsdLog)));
     TNK_ASSIGN_OR_RETURN(virtiofsd_, start_virtiofsd(plan, config_.project_dir, vfs.source, listener.get(), log.get()));
     return ok_status();
   }
@@ -287,7 +298,7 @@ class VmEngine : public Engine {
     std::error_code ec;
     std::filesystem::remove(q.agent_socket, ec);
     std::filesystem::remove(q.qmp_socket, ec);
-    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(file(kQemuLog)));
+    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(file(state::kQemuLog)));
     TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(argv, log.get()));
     return ok_status();
   }

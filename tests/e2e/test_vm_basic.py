@@ -60,6 +60,8 @@ def test_guest_kernel_workspace_owner_exit_status(vm):
     assert (made.stat().st_uid, made.stat().st_gid) == (owner.st_uid, owner.st_gid)
 
     assert vm.sh("exit 42").returncode == 42
+    assert vm.sh("exit 1").returncode == 1
+    assert vm.sh("kill -INT $$").returncode == 130
     assert vm.exec("cat", input="streamed\n").stdout == "streamed\n"
 
 
