@@ -39,7 +39,9 @@ class Engine {
   virtual Result<std::vector<std::string>> start() = 0;
   // Starts one session. `stdio` holds stdin, stdout and stderr when the request has no terminal.
   virtual Result<StartedSession> spawn(const session::ExecRequest& request, const std::vector<UniqueFd>& stdio) = 0;
-  // A TCP listener on 127.0.0.1:port inside the sandbox, for relays run by the supervisor.
+  // Where a session reaches what listen_inside() serves (ns: 127.0.0.1; vm: the guestfwd address).
+  virtual std::string relay_host() const { return "127.0.0.1"; }
+  // A listener reached from inside the sandbox at relay_host():port, for relays run by the supervisor.
   virtual Result<UniqueFd> listen_inside(uint16_t port) = 0;
   // Called in a forked, single-threaded child: from then on its new sockets are in the sandbox's network
   // (a port forward's connections, the proxy health check).

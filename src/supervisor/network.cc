@@ -170,8 +170,9 @@ void Network::end_provisioning() {
 }
 
 std::vector<std::string> Network::session_env(bool provisioning) const {
-  if (provisioning) return provision_proxy_ != 0 ? proxy_env(kProvisionProxyPort) : std::vector<std::string>{};
-  return has_proxy(config_.network) ? proxy_env(kProxyPort) : std::vector<std::string>{};
+  std::string host = engine_.relay_host();
+  if (provisioning) return provision_proxy_ != 0 ? proxy_env(kProvisionProxyPort, host) : std::vector<std::string>{};
+  return has_proxy(config_.network) ? proxy_env(kProxyPort, host) : std::vector<std::string>{};
 }
 
 Result<pid_t> Network::start_forward_relay(const PortForward& forward, UniqueFd listener) {

@@ -64,8 +64,8 @@ Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const Rela
   return fork_relay("egress proxy", "tnk-proxy", [&](int stop_fd) { return net::serve_proxy(fd, config, stop_fd); });
 }
 
-std::vector<std::string> proxy_env(uint16_t port) {
-  std::string url = "http://127.0.0.1:" + std::to_string(port);
+std::vector<std::string> proxy_env(uint16_t port, const std::string& host) {
+  std::string url = "http://" + host + ":" + std::to_string(port);
   std::string no_proxy = "localhost,127.0.0.1,host.lima.internal,host.tnk.internal";
   return {"http_proxy=" + url,  "https_proxy=" + url,   "HTTP_PROXY=" + url,
           "HTTPS_PROXY=" + url, "no_proxy=" + no_proxy, "NO_PROXY=" + no_proxy};

@@ -39,7 +39,8 @@ Result<pid_t> start_forwarder(UniqueFd listener, const net::ForwardTarget& targe
 // An HTTP(S) proxy on `listener` that lets through what `config` allows, never a host-internal address.
 Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const RelayEvents& events);
 
-// The variables that point a session at the proxy on `port` inside the sandbox.
-std::vector<std::string> proxy_env(uint16_t port);
+// The variables that point a session at the proxy on `port` inside the sandbox, at `host` (where the
+// sandbox reaches the supervisor's relays: Engine::relay_host).
+std::vector<std::string> proxy_env(uint16_t port, const std::string& host = "127.0.0.1");
 
 }  // namespace tnk::supervisor

@@ -5,6 +5,7 @@
 // First version: QEMU runs as host root (inside its own -sandbox seccomp filter); virtiofsd runs in a
 // user namespace where only the guest's agent uid is the project's owner. Port forwards into the guest
 // are not supported yet; the inference endpoint and the proxies reach the guest through guestfwd.
+// docs/vm-backend.md describes it.
 #include <fcntl.h>
 #include <pty.h>
 #include <signal.h>
@@ -169,6 +170,7 @@ class VmEngine : public Engine {
     if (client_ && it != sessions_.end()) (void)client_->resize(it->second, rows, cols);
   }
 
+  std::string relay_host() const override { return vm::kForwardGuestIp; }
   // The guest reaches 10.0.2.100:<port>; QEMU starts a socat per connection into this socket.
   Result<UniqueFd> listen_inside(uint16_t port) override { return listen_unix(forward_socket(port)); }
 
