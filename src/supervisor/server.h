@@ -37,7 +37,7 @@ class Server {
   struct Connection {
     UniqueFd fd;
     SessionKey session = 0;  // the session this connection started, 0 before exec
-    UniqueFd pty;       // the session's terminal, for resize
+    UniqueFd pty;            // the session's terminal, for resize
     bool provisioning = false;
     std::string audit_log;  // the session's own audit log, which gets the network records while it runs
     bool closed = false;    // finished: removed after the current loop turn

@@ -113,7 +113,8 @@ class VmEngine : public Engine {
       return client.error().context("waiting for the guest agent (console: " + file(state::kSerialLog).string() + ")");
     }
     client_ = std::move(*client);
-    if (!config_.vm_kvm) notes.push_back("the vm runs under TCG emulation (no hardware KVM): expect a slower guest CPU");
+    if (!config_.vm_kvm)
+      notes.push_back("the vm runs under TCG emulation (no hardware KVM): expect a slower guest CPU");
     return notes;
   }
 
@@ -222,7 +223,8 @@ class VmEngine : public Engine {
     }
     for (const auto& entry : std::filesystem::directory_iterator(config_.state_dir, ec)) {
       std::string name = entry.path().filename().string();
-      if (name.starts_with(state::kForwardSocketPrefix) && name.ends_with(".sock")) std::filesystem::remove(entry.path(), ec);
+      if (name.starts_with(state::kForwardSocketPrefix) && name.ends_with(".sock"))
+        std::filesystem::remove(entry.path(), ec);
     }
   }
 
@@ -309,7 +311,7 @@ class VmEngine : public Engine {
   pid_t qemu_ = 0, virtiofsd_ = 0;
   std::unique_ptr<agent::AgentClient> client_;
   UniqueFd events_;
-  std::mutex mutex_;                                 // guards ended_ (written on the client's pump thread)
+  std::mutex mutex_;  // guards ended_ (written on the client's pump thread)
   std::vector<EndedSession> ended_;
   std::map<SessionKey, agent::SessionId> sessions_;  // running, by key (the supervisor's thread only)
   SessionKey next_key_ = kFirstKey;

@@ -35,8 +35,8 @@ int child_stdio(int log_fd) {
 
 // virtiofsd's child, before exec (async-signal-safe calls only): the project bound under a fresh /run
 // by host root, then the user namespace, then the socket on fd 3.
-int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project,
-                    const char* source, const char* run_options) {
+int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project, const char* source,
+                    const char* run_options) {
   if (int e = child_stdio(log_fd); e != 0) return e;
   // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack: then the hard limit it has.
   rlimit limit{nofile, nofile};
@@ -93,14 +93,12 @@ Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesyst
                               const std::filesystem::path& plan_source, int listen_fd, int log_fd) {
   TNK_ASSIGN_OR_RETURN(UniqueFd userns, ns::create_userns(plan.uid_map, plan.gid_map));
   uint32_t root_uid = host_root_of(plan.uid_map), root_gid = host_root_of(plan.gid_map);
-  std::string run_options =
-      "mode=0755,size=1m,uid=" + std::to_string(root_uid) + ",gid=" + std::to_string(root_gid);
+  std::string run_options = "mode=0755,size=1m,uid=" + std::to_string(root_uid) + ",gid=" + std::to_string(root_gid);
   std::string project = project_dir.string(), source = plan_source.string();
   int userns_fd = userns.get();
   uint64_t nofile = plan.nofile_limit;
   auto started = start_process(plan.argv, [&]() {
-    return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, project.c_str(), source.c_str(),
-                           run_options.c_str());
+    return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, project.c_str(), source.c_str(), run_options.c_str());
   });
   if (!started) return started.error().context("starting virtiofsd for " + project);
   return *started;

@@ -24,10 +24,10 @@ inline constexpr const char* kVirtiofsdProgram = "/usr/lib/qemu/virtiofsd";
 struct VirtiofsdConfig {
   std::string program = kVirtiofsdProgram;  // backend::HostFacts::virtiofsd_path
   std::filesystem::path socket;             // the vhost-user socket QEMU connects to
-  int listen_fd = -1;  // >= 0: that socket already listens on this fd in virtiofsd (--fd=N, no --socket-path)
-  std::filesystem::path source;             // the project directory: all the guest sees of the host
-  std::string cache = "auto";               // auto | always | none
-  uid_t owner_uid = 0;                      // the project directory's owner
+  int listen_fd = -1;            // >= 0: that socket already listens on this fd in virtiofsd (--fd=N, no --socket-path)
+  std::filesystem::path source;  // the project directory: all the guest sees of the host
+  std::string cache = "auto";    // auto | always | none
+  uid_t owner_uid = 0;           // the project directory's owner
   gid_t owner_gid = 0;
   uint32_t guest_agent_id = 1000;  // `agent` in the image
   uint32_t host_id_base = 100000;  // guest uid/gid 0 on the host (the ns backend's range)
