@@ -39,6 +39,29 @@ TEST(SupervisorConfig, RoundTripsThroughJson) {
   EXPECT_EQ(back->audit_log, config.audit_log);
 }
 
+TEST(SupervisorConfig, VmBootFilesRoundTripAndAreOptional) {
+  SupervisorConfig config;
+  config.backend = "vm";
+  config.vm_kernel = "/cache/kernels/k/vmlinux";
+  config.vm_base_disk = "/cache/disks/d/base.img";
+  config.disk_bytes = 8ULL << 30;
+  config.vm_kvm = true;
+  auto back = config_from_json(to_json(config));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->vm_kernel, config.vm_kernel);
+  EXPECT_EQ(back->vm_base_disk, config.vm_base_disk);
+  EXPECT_EQ(back->disk_bytes, config.disk_bytes);
+  EXPECT_TRUE(back->vm_kvm);
+  auto json = to_json(SupervisorConfig{});  // a config written for an ns sandbox by an older tnk
+  json.erase("vm_kernel");
+  json.erase("vm_base_disk");
+  json.erase("vm_kvm");
+  auto ns = config_from_json(json);
+  ASSERT_TRUE(ns.ok()) << ns.error().message;
+  EXPECT_TRUE(ns->vm_kernel.empty());
+  EXPECT_FALSE(ns->disk_bytes.has_value());
+}
+
 TEST(SupervisorConfig, MissingFieldIsAnError) {
   auto json = to_json(SupervisorConfig{});
   json.erase("project_dir");

@@ -153,6 +153,19 @@ TEST(VirtiofsdPlan, GoldenArgvAndIdMaps) {
   EXPECT_EQ(plan->nofile_limit, 1'000'000u);
 }
 
+// The supervisor makes the socket itself (virtiofsd, nobody on the host, could not create it in the
+// state directory) and hands it over as fd 3.
+TEST(VirtiofsdPlan, AnInheritedSocketReplacesTheSocketPath) {
+  VirtiofsdConfig c;
+  c.socket = "/state/sb/virtiofsd.sock";
+  c.source = "/run/tnk-workspace";
+  c.listen_fd = 3;
+  auto plan = virtiofsd_plan(c);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->argv.at(1), "--fd=3");
+  EXPECT_EQ(joined(plan->argv).find("--socket-path"), std::string::npos);
+}
+
 TEST(VirtiofsdPlan, RootOwnedProjectMapsTheAgentToHostRootOnly) {
   VirtiofsdConfig c;
   c.socket = "/s/v.sock";
