@@ -50,6 +50,8 @@ class Engine {
   // supervisor has reaped it without a stop() (it crashed or was killed).
   virtual bool is_sandbox_process(pid_t pid) const = 0;
   virtual void sandbox_ended(pid_t reaped) = 0;
+  // What `pid` (a sandbox process) is, for messages: "PID 1", "QEMU", ...
+  virtual std::string sandbox_process_name(pid_t /*pid*/) const { return "PID 1"; }
   // Sessions that are not children of the supervisor report their end through this fd (readable when
   // ended_sessions() has something); -1 when every session is a reaped child whose pid is its key.
   virtual int session_events_fd() const { return -1; }

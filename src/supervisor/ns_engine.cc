@@ -98,6 +98,8 @@ class NsEngine : public Engine {
   // The joiner is part of the sandbox: without it no session can start.
   bool is_sandbox_process(pid_t pid) const override { return pid == init_pid_ || (joiner_ && pid == joiner_->pid()); }
 
+  std::string sandbox_process_name(pid_t pid) const override { return pid == init_pid_ ? "PID 1" : "joiner"; }
+
   // `reaped` is gone already: it must not be signalled or waited for again.
   void sandbox_ended(pid_t reaped) override {
     if (joiner_ && reaped == joiner_->pid()) joiner_->forget();

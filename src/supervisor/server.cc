@@ -188,9 +188,10 @@ void Server::reap_children() {
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid <= 0) return;
     if (engine_.is_sandbox_process(pid)) {
+      std::string name = engine_.sandbox_process_name(pid);
       engine_.sandbox_ended(pid);
       if (!done_) {
-        failure_ = failed("the sandbox's PID 1 ended unexpectedly (wait status " + std::to_string(status) + ")");
+        failure_ = failed("the sandbox's " + name + " ended unexpectedly (wait status " + std::to_string(status) + ")");
         log_line(failure_->message);
         stop_sandbox(std::chrono::milliseconds(0));
       }

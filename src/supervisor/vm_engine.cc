@@ -181,6 +181,11 @@ class VmEngine : public Engine {
 
   bool is_sandbox_process(pid_t pid) const override { return pid > 0 && (pid == qemu_ || pid == virtiofsd_); }
 
+  std::string sandbox_process_name(pid_t pid) const override {
+    return pid == qemu_ ? "QEMU (see " + file(state::kQemuLog).string() + ")"
+                        : "virtiofsd (see " + file(state::kVirtiofsdLog).string() + ")";
+  }
+
   void sandbox_ended(pid_t reaped) override {
     if (reaped == qemu_) qemu_ = 0;
     if (reaped == virtiofsd_) virtiofsd_ = 0;
