@@ -80,7 +80,8 @@ class AgentClient {
   // The round trip of one ping frame.
   Result<std::chrono::microseconds> ping(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   // Starts a session; its end is reported through `on_exit` (also when the program could not start:
-  // code 127 or 126 with the reason in `error`). Fails when the request cannot be sent (too large for
+  // code 127 or 126 with the reason in `error`, which is also written to the session's stderr, or its
+  // terminal, as "tnk: <reason>"). Fails when the request cannot be sent (too large for
   // one frame, not UTF-8, tty without a terminal fd, connection lost).
   Result<SessionId> start(const ExecRequest& request, SessionIo io, ExitCallback on_exit);
   // Best effort: a session that has just ended is no error.

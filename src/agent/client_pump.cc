@@ -245,6 +245,15 @@ void AgentClient::Pump::write_output(SessionId id, Session& s, int which) {
   if (done > 0) send(FrameType::kOutputAck, id, encode_ack(static_cast<uint32_t>(done)));
 }
 
+// A session that did not start or was lost says why on its own stderr (the terminal, for a tty
+// session), like a program the shell cannot run. One short line: a non-blocking write takes it whole.
+void AgentClient::Pump::tell_why(const Session& s) {
+  if (!s.exit || s.exit->error.empty()) return;
+  const UniqueFd& fd = s.err.valid() ? s.err : s.out;
+  std::string line = "tnk: " + s.exit->error + (s.tty ? "\r\n" : "\n");
+  if (fd.valid()) (void)!::write(fd.get(), line.data(), line.size());
+}
+
 AgentClient::Pump::Finished AgentClient::Pump::collect_finished() {
   Finished done;
   for (auto it = sessions.begin(); it != sessions.end();) {
@@ -253,6 +262,7 @@ AgentClient::Pump::Finished AgentClient::Pump::collect_finished() {
       ++it;
       continue;
     }
+    tell_why(s);
     s.in.reset();
     s.out.reset();
     s.err.reset();

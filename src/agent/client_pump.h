@@ -55,6 +55,7 @@ class AgentClient::Pump {
 
  private:
   void fail(const Error& error);
+  static void tell_why(const Session& s);
   void build_poll(std::vector<pollfd>& fds, std::vector<std::pair<SessionId, int>>& owners);
   void read_socket();
   void handle(const Frame& frame);

@@ -1,5 +1,6 @@
 #include "agent/guest_session.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 
 #include "agent/frame.h"
 #include "core/subprocess.h"
+#include "core/unique_fd.h"
 
 namespace tnk::agent {
 
@@ -137,6 +139,16 @@ void GuestSession::drop_input(std::string& out) {
   if (!tty_) stdin_w_.reset();
 }
 
+// What a finished command wrote to the guest's disk reaches the host (QEMU's overlay) before the host
+// hears that it finished: a killed QEMU then loses nothing a command completed. Cheap when nothing is
+// dirty; the workspace (virtiofs) writes through to the host anyway.
+namespace {
+void persist_root_disk() {
+  UniqueFd root(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (root.valid()) (void)::syncfs(root.get());
+}
+}  // namespace
+
 void GuestSession::set_exited(int status) {
   exited_ = true;
   status_ = status;
@@ -151,6 +163,7 @@ bool GuestSession::finish(std::string& out) {
     if (output_fd(s) >= 0 && unacked_ < kStreamWindow) close_output(s);
   }
   if (output_fd(0) >= 0 || output_fd(1) >= 0) return false;  // waiting for the host's ack
+  persist_root_disk();
   ExitInfo exit;
   exit.code = exit_code_from_wait_status(status_);
   if (WIFSIGNALED(status_)) exit.signal = WTERMSIG(status_);

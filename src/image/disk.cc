@@ -203,14 +203,31 @@ Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const f
   return find_disk(paths, id);
 }
 
-Status create_overlay(const fs::path& base, const fs::path& overlay, uint64_t size_bytes) {
+namespace {
+
+// A base disk is never written (0444), so a link is as good as a copy, and costs nothing.
+Status pin_base(const fs::path& base, const fs::path& pinned) {
+  std::error_code ec;
+  fs::remove(pinned, ec);  // a leftover of a start that failed before its overlay was made
+  if (::link(base.c_str(), pinned.c_str()) == 0) return ok_status();
+  if (errno != EXDEV) return sys_error(errno, "linking " + base.string() + " to " + pinned.string());
+  TNK_RETURN_IF_ERROR(run_tool({"cp", "--sparse=always", "--reflink=auto", base.string(), pinned.string()},
+                               std::chrono::seconds(600), "copying the base disk to " + pinned.string()));
+  if (::chmod(pinned.c_str(), 0444) != 0) return sys_error(errno, "cannot make " + pinned.string() + " read-only");
+  return ok_status();
+}
+
+}  // namespace
+
+Status create_overlay(const fs::path& base, const fs::path& pinned, const fs::path& overlay, uint64_t size_bytes) {
   std::error_code ec;
   if (fs::exists(overlay, ec)) return failed("not creating " + overlay.string() + ": it exists");
   if (!fs::is_regular_file(base, ec)) {
     return not_found("the base disk " + base.string() + " is missing", "`tnk image build --vm` builds it");
   }
   uint64_t base_size = fs::file_size(base, ec);
-  TNK_RETURN_IF_ERROR(run_tool(overlay_argv(fs::absolute(base), overlay, std::max(size_bytes, base_size)),
+  TNK_RETURN_IF_ERROR(pin_base(base, pinned));
+  TNK_RETURN_IF_ERROR(run_tool(overlay_argv(fs::absolute(pinned), overlay, std::max(size_bytes, base_size)),
                                std::chrono::seconds(60), "creating the overlay " + overlay.string()));
   if (::chmod(overlay.c_str(), 0600) != 0) return sys_error(errno, "cannot restrict " + overlay.string());
   return ok_status();

@@ -67,9 +67,12 @@ Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const s
 Result<DiskInfo> find_disk(const Paths& paths, const std::string& id);
 Result<std::vector<DiskInfo>> list_disks(const Paths& paths);
 
-// Creates a sandbox's overlay (0600) on `base`, with a virtual size of at least `size_bytes`.
-// Refuses to overwrite an existing overlay.
-Status create_overlay(const std::filesystem::path& base, const std::filesystem::path& overlay, uint64_t size_bytes);
+// Creates a sandbox's overlay (0600), with a virtual size of at least `size_bytes`, on `pinned`: a hard
+// link to `base` made next to the overlay (a sparse copy when they are on different file systems), so
+// that removing or rebuilding `base` in the cache never changes what the overlay reads. Refuses to
+// overwrite an existing overlay.
+Status create_overlay(const std::filesystem::path& base, const std::filesystem::path& pinned,
+                      const std::filesystem::path& overlay, uint64_t size_bytes);
 
 // sha256 hex of a file's content.
 Result<std::string> file_sha256(const std::filesystem::path& file);

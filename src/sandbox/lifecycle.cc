@@ -148,7 +148,7 @@ void wait_for_exit(pid_t pid, std::chrono::milliseconds timeout) {
 void clean_after_crash(const Paths& paths, const std::string& id) {
   state::Store store(paths.sandboxes_dir());
   std::error_code ec;
-  for (const char* name : {state::kSupervisorPidFile, state::kControlSocket}) {
+  for (const char* name : {state::kSupervisorPidFile, state::kControlSocket, state::kFailureFile}) {
     std::filesystem::remove(store.file(id, name), ec);
   }
   (void)ns::remove_cgroups(id);
@@ -169,7 +169,9 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     return outcome;
   }
   if (now == state::SandboxState::kBroken) {
-    ctx.log.note("sandbox " + r.id + " was broken (its supervisor had died); restarting it with its files intact");
+    auto why = read_file(store.file(r.id, state::kFailureFile));
+    std::string reason = why && !why->empty() ? why->substr(0, why->find('\n')) : "its supervisor had died";
+    ctx.log.note("sandbox " + r.id + " was broken (" + reason + "); restarting it with its files intact");
     clean_after_crash(ctx.paths, r.id);
   }
   image::ImageInfo image;

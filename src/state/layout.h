@@ -10,8 +10,12 @@ inline constexpr const char* kLockFile = "lock";            // flock, held only 
 inline constexpr const char* kSupervisorPidFile = "supervisor.pid";
 inline constexpr const char* kControlSocket = "ctl.sock";        // supervisor control socket, 0600
 inline constexpr const char* kSupervisorLog = "supervisor.log";  // the supervisor's stdout and stderr
-inline constexpr const char* kDiskFile = "disk.qcow2";           // vm: overlay of the shared base image
-inline constexpr const char* kQemuPidFile = "qemu.pid";
+// Why the sandbox ended without a stop (QEMU or virtiofsd died, ...): it is broken until the next start.
+inline constexpr const char* kFailureFile = "failure.txt";
+inline constexpr const char* kDiskFile = "disk.qcow2";  // vm: overlay of the shared base image
+// vm: a hard link to (or copy of) the base disk the overlay was made on: its backing file, which image
+// rm/rebuild in the cache can then never change.
+inline constexpr const char* kBaseDiskLink = "base.img";
 inline constexpr const char* kQmpSocket = "qmp.sock";
 inline constexpr const char* kVirtiofsdSocket = "virtiofsd.sock";
 inline constexpr const char* kAgentSocket = "agent.sock";

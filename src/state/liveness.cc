@@ -51,7 +51,7 @@ std::optional<PidRecord> parse_pid_record(const std::string& text) {
 
 std::vector<pid_t> live_sandbox_pids(const Store& store, const std::string& id) {
   std::vector<pid_t> live;
-  for (const char* name : {kSupervisorPidFile, kQemuPidFile}) {
+  for (const char* name : {kSupervisorPidFile}) {
     auto text = read_file(store.file(id, name));
     if (!text) continue;
     auto record = parse_pid_record(*text);
@@ -67,7 +67,7 @@ std::vector<pid_t> live_sandbox_pids(const Store& store, const std::string& id) 
 SandboxState observe(const Store& store, const std::string& id) {
   if (!live_sandbox_pids(store, id).empty()) return SandboxState::kRunning;
   std::error_code ec;
-  for (const char* name : {kSupervisorPidFile, kQemuPidFile}) {
+  for (const char* name : {kSupervisorPidFile, kFailureFile}) {
     if (std::filesystem::exists(store.file(id, name), ec)) return SandboxState::kBroken;
   }
   return SandboxState::kStopped;

@@ -17,7 +17,8 @@ enum class SandboxState {
   kAbsent,   // no record
   kStopped,  // a record, no live process, no leftover pid file
   kRunning,  // its supervisor (or qemu) is alive
-  kBroken,   // a pid file names a dead process (killed, crashed), or the record is unreadable
+  kBroken,   // a pid file names a dead process (killed, crashed), the supervisor left a failure.txt, or the
+             // record is unreadable
 };
 std::string to_string(SandboxState state);
 

@@ -88,6 +88,9 @@ Status serve(const SupervisorConfig& config) {
   std::fprintf(stderr, "tnk-supervisor: sandbox %s is running\n", config.id.c_str());
   Status served = server.run();
   remove_runtime_files(config);
+  // The sandbox ended by itself (a killed QEMU, a crashed PID 1): `ls` shows it broken, the next start
+  // says why.
+  if (!served.ok()) (void)write_file_atomic(config.state_dir / state::kFailureFile, served.error().message + "\n");
   return served;
 }
 

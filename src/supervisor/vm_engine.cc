@@ -250,7 +250,8 @@ class VmEngine : public Engine {
     auto overlay = file(state::kDiskFile);
     std::error_code ec;
     if (std::filesystem::exists(overlay, ec)) return ok_status();
-    return image::create_overlay(config_.vm_base_disk, overlay, config_.disk_bytes.value_or(kDefaultDiskBytes));
+    return image::create_overlay(config_.vm_base_disk, file(state::kBaseDiskLink), overlay,
+                                 config_.disk_bytes.value_or(kDefaultDiskBytes));
   }
 
   Status launch_virtiofsd() {

@@ -124,15 +124,20 @@ def wait_for_records(path, event, holds, timeout=15):
         time.sleep(0.05)
 
 
-def debian_mirror_host():
-    """The host name of the first Debian archive in the host's own apt sources (never written in a test)."""
+def debian_mirror_url():
+    """The first Debian archive in the host's own apt sources, e.g. http://<host>/debian (never written in a
+    test)."""
     texts = [p.read_text() for p in Path("/etc/apt/sources.list.d").glob("*.sources")]
     texts += [Path("/etc/apt/sources.list").read_text()] if Path("/etc/apt/sources.list").exists() else []
     for text in texts:
-        match = re.search(r"(?:URIs:\s*|^deb\s+(?:\[[^]]*\]\s+)?)https?://([^/\s:]+)", text, re.M)
+        match = re.search(r"(?:URIs:\s*|^deb\s+(?:\[[^]]*\]\s+)?)(https?://[^/\s:]+[^\s]*)", text, re.M)
         if match:
-            return match.group(1)
+            return match.group(1).rstrip("/")
     pytest.fail("no Debian mirror in the host's apt sources")
+
+
+def debian_mirror_host():
+    return re.match(r"https?://([^/:]+)", debian_mirror_url()).group(1)
 
 
 def supervisor_pid(tnk, sandbox_id):

@@ -2,7 +2,7 @@
 import subprocess
 
 from conftest import require
-from ns_harness import NsSandbox, ns_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixtures)
 
 HOG = "set -o pipefail; head -c 300M /dev/zero | tail -n 1 | wc -c"
 
@@ -19,7 +19,7 @@ security:
 
 def test_memory_limit_kills_the_hog_not_the_sandbox(ns_tnk):
     (ns_tnk.config_dir / "sandbox.d" / "manifests" / "small.yaml").write_text(MANIFEST)
-    box = NsSandbox(ns_tnk, ns_tnk.project("small"))
+    box = Sandbox(ns_tnk, ns_tnk.project("small"))
     started = box.start("--profile", "small")
     require("limits not applied" not in started.stderr, f"this host gives tnk no memory cgroup: {started.stderr}")
     host = subprocess.run(["bash", "-c", HOG], capture_output=True, text=True)

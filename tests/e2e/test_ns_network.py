@@ -8,7 +8,7 @@ import time
 
 from net_harness import (audit_records, children_named, debian_mirror_host, free_port, open_fds, serve,
                          start_with_hosts, supervisor_pid, test_host, wait_for_records)  # noqa: F401 (fixture)
-from ns_harness import NsSandbox, ns_tnk  # noqa: F401 (fixture)
+from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixture)
 from test_output import check_fields, doc_tables, field_tree
 
 CURL = ("curl", "-sS", "--max-time", "10")
@@ -33,7 +33,7 @@ def test_inference_reaches_the_endpoint_and_nothing_else(ns_tnk, tmp_path):
     try:
         port, other_port = endpoint.server_address[1], other.server_address[1]
         ns_tnk.env["TNK_SERVER_PORT"] = str(port)
-        box = NsSandbox(ns_tnk, ns_tnk.project("inference"))
+        box = Sandbox(ns_tnk, ns_tnk.project("inference"))
         box.start("--network", "inference", "--audit-log", str(log))
         ok = box.exec(*CURL, f"http://host.lima.internal:{port}/v1/models", audit=log)
         assert ok.returncode == 0 and ok.stdout == "ENDPOINT-OK", ok.stderr
@@ -74,7 +74,7 @@ network:
 def test_allowlist_lets_listed_hosts_through_the_proxy_only(ns_tnk, tmp_path, test_host):
     manifest(ns_tnk, "allow", ALLOW)
     log = tmp_path / "audit.ndjson"
-    box = NsSandbox(ns_tnk, ns_tnk.project("allow"))
+    box = Sandbox(ns_tnk, ns_tnk.project("allow"))
     start_with_hosts(box, {"listed.tnk-test.example": test_host, "unlisted.tnk-test.example": test_host,
                            "rebound.tnk-test.example": "127.0.0.1"}, "--profile", "allow", "--audit-log", str(log))
     # apt reaches the image's mirror through the proxy (@debian).
@@ -119,7 +119,7 @@ def test_open_reaches_the_mirror_but_not_host_loopback(ns_tnk, tmp_path):
     log = tmp_path / "audit.ndjson"
     try:
         other_port = other.server_address[1]
-        box = NsSandbox(ns_tnk, ns_tnk.project("wide"))
+        box = Sandbox(ns_tnk, ns_tnk.project("wide"))
         box.start("--profile", "wide", "--audit-log", str(log))
         mirror = debian_mirror_host()
         reached = box.exec("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
@@ -143,7 +143,7 @@ def test_open_reaches_the_mirror_but_not_host_loopback(ns_tnk, tmp_path):
 
 def test_inspect_shows_the_running_policy_and_doctor_asks_the_proxy(ns_tnk):
     manifest(ns_tnk, "wide", OPEN)
-    box = NsSandbox(ns_tnk, ns_tnk.project("wide"))
+    box = Sandbox(ns_tnk, ns_tnk.project("wide"))
     box.start("--profile", "wide")
     doc = ns_tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)
     assert doc["network"]["policy"] == "open" and doc["network"]["source"] == "manifest"
@@ -172,7 +172,7 @@ PERL_SERVER = (
 
 def test_port_forward_reaches_a_server_inside_on_host_loopback_only(ns_tnk, tmp_path):
     log = tmp_path / "audit.ndjson"
-    box = NsSandbox(ns_tnk, ns_tnk.project("fwd"))
+    box = Sandbox(ns_tnk, ns_tnk.project("fwd"))
     box.start("--audit-log", str(log))
     started = box.exec("sh", "-c", 'setsid perl -e "$1" 8000 >/dev/null 2>&1 &', "sh", PERL_SERVER)
     assert started.returncode == 0, started.stderr
@@ -211,7 +211,7 @@ def test_port_forward_reaches_a_server_inside_on_host_loopback_only(ns_tnk, tmp_
 def test_manifest_ports_are_forwarded_from_start(ns_tnk):
     host_port = free_port()
     manifest(ns_tnk, "web", f'ports:\n  - "{host_port}:8001"\n')
-    box = NsSandbox(ns_tnk, ns_tnk.project("web"))
+    box = Sandbox(ns_tnk, ns_tnk.project("web"))
     box.start("--profile", "web")
     box.exec("sh", "-c", 'setsid perl -e "$1" 8001 >/dev/null 2>&1 &', "sh", PERL_SERVER)
     for _ in range(50):
@@ -250,7 +250,7 @@ network:
 def test_hundred_concurrent_connects_leave_no_leaked_descriptors(ns_tnk, tmp_path, test_host):
     manifest(ns_tnk, "load", LOAD)
     log = tmp_path / "audit.ndjson"
-    box = NsSandbox(ns_tnk, ns_tnk.project("load"))
+    box = Sandbox(ns_tnk, ns_tnk.project("load"))
     start_with_hosts(box, {"load.tnk-test.example": test_host}, "--profile", "load", "--audit-log", str(log))
     supervisor = supervisor_pid(ns_tnk, sandbox_id(box))
     (proxy,) = children_named(supervisor, "tnk-proxy")

@@ -149,13 +149,14 @@ TEST_F(DiskBuildTest, BaseDiskKeepsOwnersModesAndLinksAndAddsTheAgent) {
   EXPECT_EQ(list_disks(paths_)->size(), 2u);
 }
 
-TEST_F(DiskBuildTest, OverlayOnTheBase) {
+TEST_F(DiskBuildTest, OverlayOnAPinnedLinkToTheBase) {
   if (!have("qemu-img")) GTEST_SKIP() << "SKIPPED LOUDLY: qemu-img is missing (apt-get install qemu-utils)";
   Log log(std::cerr);
   auto disk = ensure_disk(paths_, image_, agent_, log);
   ASSERT_TRUE(disk.ok()) << disk.error().message;
   auto overlay = dir_.path() / "disk.qcow2";
-  ASSERT_TRUE(create_overlay(disk->base, overlay, 2ull << 30).ok());
+  auto pinned = dir_.path() / "base.img";
+  ASSERT_TRUE(create_overlay(disk->base, pinned, overlay, 2ull << 30).ok());
   struct stat st {};
   ASSERT_EQ(::stat(overlay.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -165,9 +166,17 @@ TEST_F(DiskBuildTest, OverlayOnTheBase) {
   ASSERT_TRUE(info.ok());
   auto doc = nlohmann::json::parse(info->out);
   EXPECT_EQ(doc["virtual-size"], 2ull << 30);
-  EXPECT_EQ(doc["backing-filename"], disk->base.string());
+  EXPECT_EQ(doc["backing-filename"], pinned.string());
   EXPECT_EQ(doc["backing-filename-format"], "raw");
-  EXPECT_FALSE(create_overlay(disk->base, overlay, 0).ok());  // never over an existing overlay
+  // The pin is the cache's file (a link), so removing the cache's name leaves the overlay's backing.
+  struct stat base_st {
+  }, pinned_st{};
+  ASSERT_EQ(::stat(disk->base.c_str(), &base_st), 0);
+  ASSERT_EQ(::stat(pinned.c_str(), &pinned_st), 0);
+  EXPECT_EQ(base_st.st_ino, pinned_st.st_ino);
+  ASSERT_TRUE(std::filesystem::remove(disk->base));
+  EXPECT_TRUE(std::filesystem::exists(pinned));
+  EXPECT_FALSE(create_overlay(disk->base, pinned, overlay, 0).ok());  // never over an existing overlay
 }
 
 TEST_F(DiskBuildTest, MissingAgentIsNotFound) {

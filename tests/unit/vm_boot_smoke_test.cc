@@ -124,7 +124,7 @@ TEST(VmBootSmoke, TcgBootMountsTheRootRunsInitAndQemuExits) {
   struct stat base_before {};
   ASSERT_EQ(::stat(disk->base.c_str(), &base_before), 0);
   const fs::path overlay = dir.path() / "disk.qcow2";
-  ASSERT_TRUE(image::create_overlay(disk->base, overlay, 1ull << 30).ok());
+  ASSERT_TRUE(image::create_overlay(disk->base, dir.path() / "base.img", overlay, 1ull << 30).ok());
 
   QemuConfig config;
   config.kvm = false;  // TCG on every host: the same path as this machine's

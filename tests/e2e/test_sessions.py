@@ -1,4 +1,4 @@
-"""ns backend: sessions (exit status, streams, terminals) and the lifecycle around them."""
+"""Sessions (exit status, streams, terminals) and the lifecycle around them, on each backend."""
 import fcntl
 import json
 import os
@@ -12,44 +12,44 @@ import threading
 import time
 
 from conftest import TNK_BIN
-from ns_harness import NsSandbox, ns_tnk, sandbox  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, any_sandbox, any_tnk  # noqa: F401 (fixtures)
 
 
-def test_exit_codes_pass_through(sandbox):
-    assert sandbox.exec("true").returncode == 0
-    assert sandbox.exec("false").returncode == 1
-    assert sandbox.sh("exit 42").returncode == 42
-    assert sandbox.sh("kill -INT $$").returncode == 130
-    assert sandbox.run("sandbox", "shell", "--no-tty", "-c", "exit 42").returncode == 42
-    missing = sandbox.exec("no-such-program-here")
+def test_exit_codes_pass_through(any_sandbox):
+    assert any_sandbox.exec("true").returncode == 0
+    assert any_sandbox.exec("false").returncode == 1
+    assert any_sandbox.sh("exit 42").returncode == 42
+    assert any_sandbox.sh("kill -INT $$").returncode == 130
+    assert any_sandbox.run("sandbox", "shell", "--no-tty", "-c", "exit 42").returncode == 42
+    missing = any_sandbox.exec("no-such-program-here")
     assert missing.returncode == 127 and "no-such-program-here" in missing.stderr
 
 
-def test_streams_stay_separate_and_stdin_streams(sandbox):
-    assert sandbox.exec("cat", input="hi\n").stdout == "hi\n"
-    both = sandbox.sh("echo out; echo err >&2")
+def test_streams_stay_separate_and_stdin_streams(any_sandbox):
+    assert any_sandbox.exec("cat", input="hi\n").stdout == "hi\n"
+    both = any_sandbox.sh("echo out; echo err >&2")
     assert (both.stdout, both.stderr.splitlines()[-1]) == ("out\n", "err")
     big = "x" * 3_000_000
-    assert sandbox.exec("wc", "-c", input=big).stdout.strip() == str(len(big))
+    assert any_sandbox.exec("wc", "-c", input=big).stdout.strip() == str(len(big))
 
 
-def test_cwd_maps_into_the_workspace(sandbox):
-    sub = sandbox.project / "src" / "lib"
+def test_cwd_maps_into_the_workspace(any_sandbox):
+    sub = any_sandbox.project / "src" / "lib"
     sub.mkdir(parents=True)
-    assert sandbox.exec("pwd", cwd=sub).stdout.strip() == "/workspace/src/lib"
+    assert any_sandbox.exec("pwd", cwd=sub).stdout.strip() == "/workspace/src/lib"
 
 
-def test_a_background_process_survives_its_session(sandbox):
-    started = sandbox.sh("nohup sleep 600 >/dev/null 2>&1 & echo started")
+def test_a_background_process_survives_its_session(any_sandbox):
+    started = any_sandbox.sh("nohup sleep 600 >/dev/null 2>&1 & echo started")
     assert started.stdout == "started\n"
-    assert sandbox.exec("pgrep", "-x", "sleep").returncode == 0
+    assert any_sandbox.exec("pgrep", "-x", "sleep").returncode == 0
 
 
-def test_many_sessions_at_once(sandbox):
+def test_many_sessions_at_once(any_sandbox):
     results = [None] * 8
 
     def one(i):
-        results[i] = sandbox.sh(f"sleep 0.5; echo {i}")
+        results[i] = any_sandbox.sh(f"sleep 0.5; echo {i}")
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
     began = time.monotonic()
@@ -61,17 +61,17 @@ def test_many_sessions_at_once(sandbox):
     assert time.monotonic() - began < 30
 
 
-def test_a_killed_client_leaves_nothing_running(sandbox):
-    client = subprocess.Popen([TNK_BIN, "sandbox", "exec", "--", "sleep", "777"], cwd=sandbox.project,
-                              env=sandbox.tnk.env)
+def test_a_killed_client_leaves_nothing_running(any_sandbox):
+    client = subprocess.Popen([TNK_BIN, "sandbox", "exec", "--", "sleep", "777"], cwd=any_sandbox.project,
+                              env=any_sandbox.tnk.env)
     deadline = time.monotonic() + 30
-    while sandbox.exec("pgrep", "-f", "sleep 777").returncode != 0:
+    while any_sandbox.exec("pgrep", "-f", "sleep 777").returncode != 0:
         assert time.monotonic() < deadline
         time.sleep(0.1)
     client.kill()
     client.wait()
     deadline = time.monotonic() + 10
-    while sandbox.exec("pgrep", "-f", "sleep 777").returncode == 0:
+    while any_sandbox.exec("pgrep", "-f", "sleep 777").returncode == 0:
         assert time.monotonic() < deadline, "the session outlived its killed client"
         time.sleep(0.1)
     host = subprocess.run(["pgrep", "-f", "sleep 777"], capture_output=True)
@@ -96,11 +96,11 @@ def read_until(fd, needle, timeout=30):
     return out
 
 
-def test_interactive_shell_on_a_terminal(sandbox):
+def test_interactive_shell_on_a_terminal(any_sandbox):
     pid, fd = pty.fork()
     if pid == 0:
-        os.chdir(sandbox.project)
-        os.execve(TNK_BIN, [TNK_BIN, "sandbox", "shell"], {**sandbox.tnk.env, "TERM": "xterm"})
+        os.chdir(any_sandbox.project)
+        os.execve(TNK_BIN, [TNK_BIN, "sandbox", "shell"], {**any_sandbox.tnk.env, "TERM": "xterm"})
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     os.write(fd, b"tty; stty size; echo READY-$((40+2))\n")
     out = read_until(fd, b"READY-42")
@@ -120,8 +120,8 @@ def test_interactive_shell_on_a_terminal(sandbox):
     assert os.waitstatus_to_exitcode(status) == 7
 
 
-def test_stop_start_and_ls(ns_tnk):
-    box = NsSandbox(ns_tnk, ns_tnk.project("life"))
+def test_stop_start_and_ls(any_tnk):
+    box = Sandbox(any_tnk, any_tnk.project("life"))
     box.start()
     listing = box.run("-o", "json", "sandbox", "ls")
     rows = json.loads(listing.stdout)
@@ -134,8 +134,8 @@ def test_stop_start_and_ls(ns_tnk):
     assert box.exec("cat", "/home/agent/kept").stdout == "kept\n"
 
 
-def test_env_flag_before_double_dash_keeps_argv_whole(sandbox):
+def test_env_flag_before_double_dash_keeps_argv_whole(any_sandbox):
     # `-e` takes one value: the `--` after it starts ARGV, whose own `-c` is not a tnk flag.
-    result = sandbox.run("sandbox", "exec", "-e", "A=one", "-e", "B=two", "--", "sh", "-c", 'echo "$A $B"')
+    result = any_sandbox.run("sandbox", "exec", "-e", "A=one", "-e", "B=two", "--", "sh", "-c", 'echo "$A $B"')
     assert result.returncode == 0, result.stderr
     assert result.stdout == "one two\n"

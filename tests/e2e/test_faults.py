@@ -1,4 +1,4 @@
-"""ns backend: faults (a killed supervisor, concurrent starts, a corrupt record) and deletion."""
+"""Faults (a killed supervisor, concurrent starts, a corrupt record) and deletion, on each backend."""
 import json
 import os
 import signal
@@ -6,7 +6,7 @@ import subprocess
 import time
 
 from conftest import TNK_BIN
-from ns_harness import NsSandbox, ns_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixtures)
 
 
 def sandbox_dirs(tnk):
@@ -23,8 +23,8 @@ def supervisor_pid(box):
     return int((directory / "supervisor.pid").read_text().split()[0])
 
 
-def test_killed_supervisor_is_broken_then_recovers_with_its_files(ns_tnk):
-    box = NsSandbox(ns_tnk, ns_tnk.project("crash"))
+def test_killed_supervisor_is_broken_then_recovers_with_its_files(any_tnk):
+    box = Sandbox(any_tnk, any_tnk.project("crash"))
     box.start()
     assert box.exec("sh", "-c", "echo survived > /home/agent/mark", root=False).returncode == 0
     os.kill(supervisor_pid(box), signal.SIGKILL)
@@ -36,47 +36,47 @@ def test_killed_supervisor_is_broken_then_recovers_with_its_files(ns_tnk):
     assert box.exec("cat", "/home/agent/mark").stdout == "survived\n"
 
 
-def test_concurrent_starts_make_one_sandbox(ns_tnk):
-    project = ns_tnk.project("race")
-    starts = [subprocess.Popen([TNK_BIN, "sandbox", "start", "--backend", "ns", "--profile", "base"], cwd=project, env=ns_tnk.env,
+def test_concurrent_starts_make_one_sandbox(any_tnk):
+    project = any_tnk.project("race")
+    starts = [subprocess.Popen([TNK_BIN, "sandbox", "start", "--backend", any_tnk.backend, "--profile", "base"], cwd=project, env=any_tnk.env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     for p in starts:
         _, err = p.communicate(timeout=900)
         assert p.returncode == 0, err
-    box = NsSandbox(ns_tnk, project)
+    box = Sandbox(any_tnk, project)
     assert status_of(box) == ["running"]
-    assert len(sandbox_dirs(ns_tnk)) == 1
+    assert len(sandbox_dirs(any_tnk)) == 1
     pid = supervisor_pid(box)
     # PID 1 and the relays are forks of the supervisor with their own names (tnk-init, tnk-forwarder).
-    matches = subprocess.run(["pgrep", "-f", "__supervise " + sandbox_dirs(ns_tnk)[0].name],
+    matches = subprocess.run(["pgrep", "-f", "__supervise " + sandbox_dirs(any_tnk)[0].name],
                              capture_output=True, text=True).stdout.split()
     supervisors = [p for p in matches if open(f"/proc/{p}/comm").read().strip() == "tnk-supervisor"]
     assert supervisors == [str(pid)]
 
 
-def test_corrupt_record_gives_a_clear_error_and_delete_still_works(ns_tnk):
-    box = NsSandbox(ns_tnk, ns_tnk.project("corrupt"))
+def test_corrupt_record_gives_a_clear_error_and_delete_still_works(any_tnk):
+    box = Sandbox(any_tnk, any_tnk.project("corrupt"))
     box.start()
     assert box.run("sandbox", "stop").returncode == 0
-    (directory,) = sandbox_dirs(ns_tnk)
+    (directory,) = sandbox_dirs(any_tnk)
     (directory / "sandbox.json").write_text("{ not json")
-    result = box.run("sandbox", "start", "--backend", "ns")
+    result = box.run("sandbox", "start", "--backend", box.backend)
     assert result.returncode == 1
     assert "sandbox.json" in result.stderr and "hint:" in result.stderr
     deleted = box.run("sandbox", "delete", "--yes")
     assert deleted.returncode == 0, deleted.stderr
-    assert sandbox_dirs(ns_tnk) == []
+    assert sandbox_dirs(any_tnk) == []
     assert box.project.is_dir()
 
 
-def test_delete_stops_a_running_sandbox_and_keeps_the_project(ns_tnk):
-    box = NsSandbox(ns_tnk, ns_tnk.project("gone"))
+def test_delete_stops_a_running_sandbox_and_keeps_the_project(any_tnk):
+    box = Sandbox(any_tnk, any_tnk.project("gone"))
     (box.project / "keep.txt").write_text("mine")
     box.start()
     pid = supervisor_pid(box)
     dry = box.run("sandbox", "delete", "-n")
-    assert dry.returncode == 0 and len(sandbox_dirs(ns_tnk)) == 1
+    assert dry.returncode == 0 and len(sandbox_dirs(any_tnk)) == 1
     assert box.run("sandbox", "delete", "--yes").returncode == 0
-    assert sandbox_dirs(ns_tnk) == []
+    assert sandbox_dirs(any_tnk) == []
     assert (box.project / "keep.txt").read_text() == "mine"
     assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"

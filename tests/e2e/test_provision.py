@@ -1,0 +1,98 @@
+"""Provisioning with a profile (fingerprint, re-runs, failures, audit), on each backend; pi on ns."""
+import json
+
+from net_harness import debian_mirror_host, debian_mirror_url, serve, wait_for_records
+from sandbox_harness import Sandbox, any_tnk, any_tnk  # noqa: F401 (fixtures)
+
+HELLO = """#!/usr/bin/env bash
+set -Eeuo pipefail
+source "$(dirname "$0")/lib/provision-lib.sh"
+echo "provisioning as $(id -un) with model=$TNK_MODEL_NAME mount=$TNK_WORKSPACE_MOUNT"
+echo "{marker}" > "$HOME/provisioned"
+"""
+
+
+def add_profile(tnk, name, script):
+    provision = tnk.config_dir / "sandbox.d" / "provision.d"
+    (provision / f"{name}.sh").write_text(script)
+
+
+def audit_events(path):
+    return [json.loads(line)["event"] for line in path.read_text().splitlines()]
+
+
+def test_provisioning_runs_once_and_again_when_the_script_changes(any_tnk):
+    add_profile(any_tnk, "hello", HELLO.format(marker="one"))
+    box = Sandbox(any_tnk, any_tnk.project("prov"))
+    log = any_tnk.home / "audit.ndjson"
+    first = box.start("--profile", "hello", "--audit-log", str(log))
+    assert "provisioning as agent with model=" in first.stdout + first.stderr
+    assert box.exec("cat", "/home/agent/provisioned").stdout == "one\n"
+    events = audit_events(log)
+    assert events[:2] == ["sandbox_start", "provision_start"] and events[-1] == "provision_end"
+    assert "provision_output" in events
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert any(r.get("line", "").startswith("provisioning as agent") for r in lines)
+    again = box.start("--profile", "hello")
+    assert "provisioning as" not in again.stdout + again.stderr  # unchanged inputs: skipped
+    add_profile(any_tnk, "hello", HELLO.format(marker="two"))
+    box.start("--profile", "hello")
+    assert box.exec("cat", "/home/agent/provisioned").stdout == "two\n"
+    verify = any_tnk.run("audit", "verify", str(log))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_failing_script_names_its_line_and_leaves_the_sandbox_usable(any_tnk):
+    add_profile(any_tnk, "broken", "#!/usr/bin/env bash\nset -Eeuo pipefail\necho step one\nfalse\necho never\n")
+    box = Sandbox(any_tnk, any_tnk.project("bad"))
+    result = box.run("sandbox", "start", "--backend", box.backend, "--profile", "broken", timeout=900)
+    assert result.returncode == 1
+    assert "broken.sh line 4" in result.stderr
+    assert "hint:" in result.stderr
+    assert box.exec("echo", "still-usable").stdout == "still-usable\n"
+
+
+FETCH = """#!/usr/bin/env bash
+set -Eeuo pipefail
+code=$(curl -sS -o /dev/null -w '%{{http_code}}' {release})
+echo "mirror answered $code"
+if curl -sS --max-time 5 http://127.0.0.1:{port}/ || curl -sS --max-time 5 http://host.lima.internal:{port}/; then
+  echo "REACHED-HOST-LOOPBACK"
+fi
+"""
+
+
+def test_provisioning_reaches_the_mirror_but_not_host_loopback(any_tnk, tmp_path):
+    other = serve(b"OTHER-SERVICE")
+    try:
+        port = other.server_address[1]
+        add_profile(any_tnk, "fetch", FETCH.format(release=debian_mirror_url() + "/dists/bookworm/Release", port=port))
+        log = tmp_path / "audit.ndjson"
+        box = Sandbox(any_tnk, any_tnk.project("fetch"))
+        started = box.start("--profile", "fetch", "--audit-log", str(log))
+        assert "mirror answered 200" in started.stderr + started.stdout
+        assert "REACHED-HOST-LOOPBACK" not in started.stderr + started.stdout
+        records = wait_for_records(log, "net_allow", lambda rs: rs != [])
+        assert {r["destination"] for r in records if r["policy"] == "provision"} == {debian_mirror_host()}
+        # The same curl after provisioning (policy inference): the provisioning way out is closed.
+        after = box.exec("curl", "-sS", "--max-time", "5", debian_mirror_url() + "/dists/bookworm/Release")
+        assert after.returncode != 0
+    finally:
+        other.shutdown()
+
+
+# ns only: under TCG emulation, node's install in a vm takes minutes; the vm provisions through the same
+# proxy, tested above.
+def test_pi_profile_provisions_and_pi_runs(ns_tnk, tmp_path):
+    log = tmp_path / "audit.ndjson"
+    box = Sandbox(ns_tnk, ns_tnk.project("pi"))
+    box.start("--profile", "pi", "--audit-log", str(log))
+    result = box.exec("pi", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "pi" in result.stdout.lower()
+    # Under its default provision policy: the Debian mirror and npm's registry, each connection a record.
+    provision = [r for r in wait_for_records(log, "net_allow", lambda rs: rs != []) if r["policy"] == "provision"]
+    assert {r["destination"] for r in provision} >= {debian_mirror_host()}, provision
+    assert any(r["port"] == 443 and r["bytes_down"] > 0 for r in provision), "no record of npm's registry"
+    verify = ns_tnk.run("audit", "verify", str(log))
+    assert verify.returncode == 0, verify.stdout + verify.stderr

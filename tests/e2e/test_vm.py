@@ -1,0 +1,127 @@
+"""vm backend only: what a real kernel boundary adds, tested from the outside and in pairs, and the
+faults of its own processes (QEMU, virtiofsd) and base disk. test_isolation.py and test_sessions.py
+hold the tests both backends pass."""
+import json
+import os
+import platform
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from sandbox_harness import Sandbox, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
+
+
+def state_dir(box):
+    (directory,) = sorted((box.tnk.state_dir / "sandboxes").iterdir())
+    return directory
+
+
+def status_of(box):
+    return [r["status"] for r in json.loads(box.run("-o", "json", "sandbox", "ls").stdout)]
+
+
+def test_the_guest_runs_its_own_kernel(vm_sandbox):
+    uname = vm_sandbox.exec("uname", "-r")
+    assert uname.returncode == 0, uname.stderr
+    assert uname.stdout.strip() and uname.stdout.strip() != platform.release()
+
+
+def test_the_guest_sees_neither_host_processes_nor_host_disks(vm_sandbox):
+    # The pair: the host's own listing shows this test runner and its disks; the guest's shows neither.
+    assert any("pytest" in line for line in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                                                            text=True).stdout.splitlines())
+    inside = vm_sandbox.exec("ps", "-eo", "args")
+    assert inside.returncode == 0, inside.stderr
+    assert not any("pytest" in line or "qemu" in line for line in inside.stdout.splitlines())
+    host_disks = sorted(os.listdir("/sys/block"))
+    guest_disks = vm_sandbox.exec("ls", "/sys/block").stdout.split()
+    assert guest_disks == ["vda"] and host_disks != guest_disks
+
+
+def test_root_in_the_guest_changes_only_the_guest(vm_sandbox):
+    host_value = open("/proc/sys/vm/swappiness").read().strip()
+    new_value = "17" if host_value != "17" else "23"
+    # sudo works inside (the pair's positive side: the guest's own kernel takes the write)...
+    wrote = vm_sandbox.sh(f"echo {new_value} | sudo tee /proc/sys/vm/swappiness")
+    assert wrote.returncode == 0, wrote.stderr
+    assert vm_sandbox.exec("cat", "/proc/sys/vm/swappiness").stdout.strip() == new_value
+    # ...and the host's kernel never sees it; nor can root inside find the host's files.
+    assert open("/proc/sys/vm/swappiness").read().strip() == host_value
+    (vm_sandbox.tnk.home / "host-only-secret").write_text("SECRET-HOST-41c7\n")
+    found = vm_sandbox.exec("sudo", "grep", "-rl", "--exclude-dir=proc", "--exclude-dir=sys", "SECRET-HOST-41c7",
+                            "/", timeout=600)
+    assert found.stdout == "" and found.returncode == 1, found.stderr
+
+
+def sandbox_processes(box):
+    """The pids of the QEMU and virtiofsd that run this sandbox: its supervisor's descendants."""
+    supervisor = int((state_dir(box) / "supervisor.pid").read_text().split()[0])
+    parents, names = {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            status = dict(line.split(":\t", 1) for line in open(f"/proc/{pid}/status").read().splitlines()
+                          if ":\t" in line)
+        except OSError:
+            continue
+        parents[int(pid)], names[int(pid)] = int(status["PPid"]), status["Name"]
+
+    def under_supervisor(pid):
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == supervisor:
+                return True
+        return False
+
+    found = {}
+    for pid, name in names.items():
+        if under_supervisor(pid) and name.startswith("qemu-system"):
+            found["qemu"] = pid
+        elif under_supervisor(pid) and name == "virtiofsd":
+            found["virtiofsd"] = pid
+    return found
+
+
+@pytest.mark.parametrize("victim", ["qemu", "virtiofsd"])
+def test_a_killed_vm_process_leaves_broken_and_start_recovers(vm_sandbox, victim):
+    assert vm_sandbox.sh("echo survived > /home/agent/mark").returncode == 0
+    pids = sandbox_processes(vm_sandbox)
+    assert victim in pids, pids
+    os.kill(pids[victim], signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while status_of(vm_sandbox) != ["broken"]:
+        assert time.monotonic() < deadline, f"status stayed {status_of(vm_sandbox)} after killing {victim}"
+        time.sleep(0.2)
+    # The next command restarts it, says what had died, and finds the overlay as it was.
+    again = vm_sandbox.exec("cat", "/home/agent/mark")
+    assert again.stdout == "survived\n", again.stderr
+    name = {"qemu": "QEMU", "virtiofsd": "virtiofsd"}[victim]
+    assert f"was broken (the sandbox's {name}" in again.stderr, again.stderr
+    assert status_of(vm_sandbox) == ["running"]
+    assert vm_sandbox.sh("echo ok > /workspace/after && cat /workspace/after").stdout == "ok\n"
+
+
+def test_removing_and_rebuilding_the_base_disk_leaves_sandboxes_intact(vm_tnk, tmp_path):
+    # A cache of its own that shares the image tree and kernel but builds its own disks, so removing
+    # them leaves the shared cache to the other tests.
+    cache = tmp_path / "cache"
+    (cache / "tnk").mkdir(parents=True)
+    shared = Path(vm_tnk.env["XDG_CACHE_HOME"]) / "tnk"
+    for kind in ("images", "kernels"):
+        (cache / "tnk" / kind).symlink_to(shared / kind)
+    vm_tnk.env["XDG_CACHE_HOME"] = str(cache)
+    box = Sandbox(vm_tnk, vm_tnk.project("kept"))
+    box.start()
+    assert box.sh("echo kept > /home/agent/mark").returncode == 0
+    assert box.run("sandbox", "stop").returncode == 0
+    disks = [row for row in json.loads(box.run("-o", "json", "image", "ls").stdout) if row.get("kind") == "disk"]
+    assert disks, "no base disk listed"
+    removed = box.run("image", "rm", "--yes", "--force", *[row["id"] for row in disks])
+    assert removed.returncode == 0, removed.stderr
+    rebuilt = box.run("image", "build", "--vm", timeout=900)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert box.exec("cat", "/home/agent/mark").stdout == "kept\n"
+    fsck = box.exec("sudo", "dmesg")
+    assert "EXT4-fs error" not in fsck.stdout
