@@ -2,7 +2,7 @@
 import json
 
 from net_harness import debian_mirror_host, debian_mirror_url, serve, wait_for_records
-from sandbox_harness import Sandbox, any_tnk, any_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, any_tnk, ns_tnk  # noqa: F401 (fixtures)
 
 HELLO = """#!/usr/bin/env bash
 set -Eeuo pipefail

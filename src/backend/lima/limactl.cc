@@ -117,6 +117,10 @@ std::unique_ptr<Limactl> system_limactl() { return std::make_unique<SystemLimact
 Result<std::vector<Instance>> list_instances(Limactl& limactl) {
   auto ran = limactl.capture(list_argv(), kListTimeout);
   const std::string hint = "check the Lima installation with `limactl list` (see `tnk doctor`)";
+  if (!ran && ran.error().sys_errno == ENOENT) {
+    return not_found("the lima backend needs limactl, which is not installed (or not on PATH)",
+                     "install Lima (macOS: `brew install lima`), or use --backend ns or --backend vm");
+  }
   if (!ran) return ran.error().context("listing Lima instances").with_hint(hint);
   if (ran->exit_code != 0) {
     return failed(
