@@ -13,13 +13,7 @@ tnk=${TNK_BIN:-$repo/build/tnk}
 [ -x "$tnk" ] || { echo "bench/ns.sh: no tnk binary at $tnk (run scripts/build.sh)" >&2; exit 1; }
 command -v bwrap >/dev/null || { echo "bench/ns.sh: bwrap is missing (scripts/install-deps.sh)" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/tnk-bench-XXXXXX)
-cache=${XDG_CACHE_HOME:-$HOME/.cache}
-trap 'HOME=$work/home XDG_CACHE_HOME=$cache "$tnk" shutdown --timeout 2 >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-mkdir -p "$work/home/code/bench"
-export HOME=$work/home XDG_CACHE_HOME=$cache TNK_SERVER_PORT=9
-project=$HOME/code/bench
-cd "$project"
+source "$repo/bench/sandbox_home.sh"
 
 "$tnk" -q init >/dev/null
 echo "== starting the sandbox (builds the image on first use)"

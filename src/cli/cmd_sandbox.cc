@@ -199,6 +199,7 @@ void add_sandbox_commands(CLI::App& root, CommandTable& table) {
   add_session_commands(*sandbox, table);
   add_sandbox_lifecycle_commands(*sandbox, table);
   add_network_commands(*sandbox, table);
+  add_debug_commands(*sandbox, table);
 }
 
 }  // namespace tnk::cli

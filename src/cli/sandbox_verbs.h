@@ -37,5 +37,6 @@ void add_sandbox_flags(CLI::App& command, SandboxFlags& flags, bool with_backend
 void add_session_commands(CLI::App& sandbox, CommandTable& table);            // start, shell, exec
 void add_sandbox_lifecycle_commands(CLI::App& sandbox, CommandTable& table);  // stop, delete
 void add_network_commands(CLI::App& sandbox, CommandTable& table);            // forward
+void add_debug_commands(CLI::App& sandbox, CommandTable& table);              // agent-ping (hidden)
 
 }  // namespace tnk::cli

@@ -24,6 +24,7 @@
 #include "agent/boot_params.h"
 #include "agent/guest_server.h"
 #include "core/files.h"
+#include "guest/bridge.h"
 
 #ifndef TNK_VERSION
 #define TNK_VERSION "dev"
@@ -100,13 +101,43 @@ void setup_network(const agent::BootParams& params) {
   ::close(sock);
 }
 
+// Port forwards and the proxy check reach the guest through it (guest/bridge.h); only with a NIC.
+void start_connect_bridge(const agent::BootParams& params) {
+  auto address = params.ip.empty() ? Result<agent::Ipv4Prefix>(failed("no NIC")) : agent::parse_ipv4_prefix(params.ip);
+  if (!address) return;
+  in_addr relay_host{};
+  ::inet_pton(AF_INET, params.host.c_str(), &relay_host);  // checked by parse_boot_params
+  if (start_bridge(address->address, ntohl(relay_host.s_addr)) < 0) say("cannot start the connect bridge");
+}
+
+// A file the agent writes at every boot (/etc/hosts, /etc/resolv.conf): left alone when it already
+// holds `content` (a restart of the same sandbox), so the boot dirties nothing on the root disk that the
+// first command's syncfs would have to write; else replaced by rename, so a reader never sees half of it,
+// but not fsynced. write_file_atomic's fsyncs (ext4 journal commits, each a virtio-blk flush that QEMU
+// turns into a host fsync of the overlay) made the agent's boot steps 46 ms instead of 30 under TCG.
+Status write_boot_file(const std::string& path, const std::string& content, mode_t mode) {
+  if (auto old = read_file(path); old && *old == content) return ok_status();
+  std::string tmp = path + ".tnk-agent";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) return sys_error(errno, "cannot create " + tmp);
+  Status written = write_all(fd, content, tmp);
+  ::close(fd);
+  if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) written = sys_error(errno, "cannot replace " + path);
+  if (!written.ok()) ::unlink(tmp.c_str());
+  return written;
+}
+
 void boot(const agent::BootParams& params) {
   if (!params.hostname.empty() && ::sethostname(params.hostname.data(), params.hostname.size()) != 0) {
     say("cannot set the hostname");
   }
-  Status hosts = write_file_atomic("/etc/hosts", agent::hosts_file(params), 0644);
+  Status hosts = write_boot_file("/etc/hosts", agent::hosts_file(params), 0644);
   if (!hosts.ok()) say(hosts.error().message);
+  // No DNS server, as in an ns sandbox: names outside resolve only through the host's proxy.
+  Status resolv = write_boot_file("/etc/resolv.conf", "", 0644);
+  if (!resolv.ok()) say(resolv.error().message);
   setup_network(params);
+  start_connect_bridge(params);
   if (!params.mount.empty()) {
     Status dirs = make_dirs(params.mount, 0755);
     if (!dirs.ok()) say(dirs.error().message);

@@ -29,6 +29,20 @@ struct Forwarding {
   }
 };
 
+// The target's own dial, else resolve and connect; `address` is what was connected to.
+Result<UniqueFd> open_target(const ForwardTarget& target, Clock::time_point deadline, int stop_fd,
+                             std::string* address) {
+  if (target.dial) {
+    TNK_ASSIGN_OR_RETURN(UniqueFd fd, target.dial(deadline, stop_fd));
+    *address = target.host;
+    return fd;
+  }
+  TNK_ASSIGN_OR_RETURN(std::vector<Endpoint> endpoints, resolve_tcp(target.host, target.port, deadline, stop_fd));
+  TNK_ASSIGN_OR_RETURN(auto upstream, connect_any(endpoints, deadline, stop_fd));
+  *address = address_to_string(upstream.second.address);
+  return std::move(upstream.first);
+}
+
 void forward_one(UniqueFd client, Forwarding& forwarding, int stop_fd) {
   const ForwardTarget& target = forwarding.target;
   NetEvent event;
@@ -37,14 +51,11 @@ void forward_one(UniqueFd client, Forwarding& forwarding, int stop_fd) {
   event.port = target.port;
   event.rule = target.rule;
   auto deadline = Clock::now() + std::chrono::seconds(kForwardConnectTimeoutSeconds);
-  auto endpoints = resolve_tcp(target.host, target.port, deadline, stop_fd);
-  if (!endpoints.ok()) return forwarding.report(event, endpoints.error());
-  auto upstream = connect_any(*endpoints, deadline, stop_fd);
+  auto upstream = open_target(target, deadline, stop_fd, &event.address);
   if (!upstream.ok()) return forwarding.report(event, upstream.error());
-  event.address = address_to_string(upstream->second.address);
   set_nodelay(client.get());
-  set_nodelay(upstream->first.get());
-  RelayStats stats = relay(client.get(), upstream->first.get(), std::chrono::milliseconds(0), stop_fd);
+  set_nodelay(upstream->get());
+  RelayStats stats = relay(client.get(), upstream->get(), std::chrono::milliseconds(0), stop_fd);
   event.bytes_up = stats.bytes_up;
   event.bytes_down = stats.bytes_down;
   event.reason = stats.end;

@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/result.h"
+#include "core/unique_fd.h"
 #include "net/net_event.h"
+#include "net/socket_io.h"
 
 namespace tnk::net {
 
@@ -16,6 +19,9 @@ struct ForwardTarget {
   std::string host;  // name or IP literal, resolved for each connection
   uint16_t port = 0;
   std::string rule = "inference endpoint";  // what the events say allowed the connection
+  // Opens the connection instead of resolving `host` (which must then be an IP literal: the events name
+  // it as the address): a port forward connects inside the sandbox this way. Returns a nonblocking socket.
+  std::function<Result<UniqueFd>(Clock::time_point deadline, int stop_fd)> dial{};
 };
 
 inline constexpr std::size_t kForwardMaxConnections = 256;  // more are closed at once

@@ -39,13 +39,8 @@ Status serve_proxy(int listener_fd, const ProxyConfig& config, int stop_fd) {
                            "the egress proxy's listener");
 }
 
-std::string ask_proxy_health(uint16_t port, std::chrono::milliseconds timeout) {
+std::string ask_proxy_health(int fd, std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  auto endpoints = resolve_tcp("127.0.0.1", port, deadline, -1);
-  if (!endpoints.ok()) return endpoints.error().message;
-  auto connected = connect_any(*endpoints, deadline, -1);
-  if (!connected.ok()) return connected.error().message;
-  int fd = connected->first.get();
   std::string host(kProxyHealthHost);
   if (!send_all(fd, "GET http://" + host + "/ HTTP/1.1\r\nHost: " + host + "\r\n\r\n", deadline, -1)) {
     return "the proxy closed the connection before the request was sent";

@@ -49,8 +49,8 @@ struct ProxyConfig {
 // Runs in the host network namespace; the listener lives in the sandbox's.
 Status serve_proxy(int listener_fd, const ProxyConfig& config, int stop_fd = -1);
 
-// The client side of the health name: connects to 127.0.0.1:port (in the caller's network namespace),
-// asks, and returns the proxy's answer, or what went wrong ("connecting to ...: Connection refused").
-std::string ask_proxy_health(uint16_t port, std::chrono::milliseconds timeout);
+// The client side of the health name, on a connection to the proxy the caller opened (nonblocking; it
+// stays the caller's): asks, and returns the proxy's answer or what went wrong.
+std::string ask_proxy_health(int fd, std::chrono::milliseconds timeout);
 
 }  // namespace tnk::net

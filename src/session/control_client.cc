@@ -85,4 +85,26 @@ Result<json> request_network(const std::filesystem::path& ctl_sock, const json& 
   return *it;
 }
 
+json agent_ping_op(int count) { return {{"op", "agent-ping"}, {"v", kProtocolVersion}, {"count", count}}; }
+
+Result<std::vector<int64_t>> request_agent_pings(const std::filesystem::path& ctl_sock, int count,
+                                                 std::chrono::milliseconds timeout) {
+  if (count < 1 || count > kMaxAgentPings) {
+    return usage_error("agent-ping needs a count from 1 to " + std::to_string(kMaxAgentPings));
+  }
+  auto deadline = Clock::now() + timeout;
+  TNK_ASSIGN_OR_RETURN(UniqueFd fd, connect_control(ctl_sock, timeout));
+  TNK_RETURN_IF_ERROR(send_message(fd.get(), agent_ping_op(count)));
+  auto answer = expect_event(fd.get(), deadline, "agent-pong");
+  if (!answer.ok()) return timed_out(answer.error()) ? no_answer(ctl_sock, timeout, "answer") : answer.error();
+  auto it = answer->find("rtt_us");
+  if (it == answer->end() || !it->is_array()) return failed("the sandbox's supervisor sent no round-trip times");
+  std::vector<int64_t> rtts;
+  for (const auto& rtt : *it) {
+    if (!rtt.is_number_integer()) return failed("the sandbox's supervisor sent a round-trip time that is not a number");
+    rtts.push_back(rtt.get<int64_t>());
+  }
+  return rtts;
+}
+
 }  // namespace tnk::session

@@ -1,9 +1,11 @@
-// One-shot control requests to a sandbox's supervisor (ping, stop), on the same framing as sessions.
+// One-shot control requests to a sandbox's supervisor (ping, stop, network, agent-ping), on the framing of
+// sessions.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,5 +31,13 @@ Result<nlohmann::json> request_network(const std::filesystem::path& ctl_sock, co
 nlohmann::json network_op(bool ask_proxy);
 nlohmann::json forward_op(uint16_t host_port, uint16_t guest_port);
 nlohmann::json unforward_op(uint16_t host_port);
+
+// Debugging and bench/vm.sh: asks a vm sandbox's supervisor for `count` (1..kMaxAgentPings) round trips
+// of the guest agent's ping frame over its agent connection; returns them in microseconds, in order.
+// The supervisor's loop waits meanwhile. Another backend answers with an error.
+inline constexpr int kMaxAgentPings = 10000;
+nlohmann::json agent_ping_op(int count);
+Result<std::vector<int64_t>> request_agent_pings(const std::filesystem::path& ctl_sock, int count,
+                                                 std::chrono::milliseconds timeout);
 
 }  // namespace tnk::session

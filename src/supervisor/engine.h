@@ -12,6 +12,7 @@
 
 #include "core/result.h"
 #include "core/unique_fd.h"
+#include "net/dial.h"
 #include "session/protocol.h"
 #include "supervisor/config.h"
 
@@ -43,9 +44,18 @@ class Engine {
   virtual std::string relay_host() const { return "127.0.0.1"; }
   // A listener reached from inside the sandbox at relay_host():port, for relays run by the supervisor.
   virtual Result<UniqueFd> listen_inside(uint16_t port) = 0;
-  // Called in a forked, single-threaded child: from then on its new sockets are in the sandbox's network
-  // (a port forward's connections, the proxy health check).
+  // Called in a forked, single-threaded child before connect_inside() (a port forward's relay, the
+  // proxy health check): ns joins the sandbox's network namespace, vm the one QEMU runs in.
   virtual Status enter_network() = 0;
+  // Then, in that child: a nonblocking TCP connection to `ip`:`port` as a process in the sandbox would
+  // open it (127.0.0.1: the sandbox's own loopback; relay_host(): the supervisor's relays). ns connects
+  // directly; vm asks the guest agent's connect bridge (agent/bridge.h).
+  virtual Result<UniqueFd> connect_inside(const std::string& ip, uint16_t port, net::Clock::time_point deadline,
+                                          int stop_fd) {
+    TNK_ASSIGN_OR_RETURN(std::vector<net::Endpoint> endpoints, net::resolve_tcp(ip, port, deadline, stop_fd));
+    TNK_ASSIGN_OR_RETURN(auto connected, net::connect_any(endpoints, deadline, stop_fd));
+    return std::move(connected.first);
+  }
   // Whether `pid` is the sandbox itself (its end is the sandbox's end), and what to do once the
   // supervisor has reaped it without a stop() (it crashed or was killed).
   virtual bool is_sandbox_process(pid_t pid) const = 0;
@@ -62,6 +72,11 @@ class Engine {
   virtual void resize_session(SessionKey /*key*/, unsigned short /*rows*/, unsigned short /*cols*/) {}
   // Ends everything in the sandbox: graceful first, forced after `grace`.
   virtual Status stop(std::chrono::milliseconds grace) = 0;
+  // Debugging and bench/vm.sh: `count` round trips of the guest agent's ping frame, in order. Blocks
+  // the supervisor's loop while it runs. Fails for an engine that has no guest agent.
+  virtual Result<std::vector<std::chrono::microseconds>> agent_pings(int /*count*/) {
+    return failed("this sandbox has no guest agent to ping", "agent-ping needs a vm sandbox");
+  }
 };
 
 Result<std::unique_ptr<Engine>> make_engine(const SupervisorConfig& config);

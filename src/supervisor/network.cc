@@ -177,6 +177,9 @@ std::vector<std::string> Network::session_env(bool provisioning) const {
 
 Result<pid_t> Network::start_forward_relay(const PortForward& forward, UniqueFd listener) {
   net::ForwardTarget target{"127.0.0.1", forward.guest_port, "port forward " + to_string(forward)};
+  target.dial = [this, port = forward.guest_port](net::Clock::time_point deadline, int stop_fd) {
+    return engine_.connect_inside("127.0.0.1", port, deadline, stop_fd);
+  };
   return supervisor::start_forwarder(std::move(listener), target, {events_write_.get(), "port forward"},
                                      [this] { return engine_.enter_network(); });
 }
@@ -219,7 +222,10 @@ std::string Network::ask_proxy(uint16_t port, bool* answers) {
   if (child < 0) return "cannot fork";
   if (child == 0) {
     std::string answer = "cannot enter the sandbox's network";
-    if (engine_.enter_network().ok()) answer = net::ask_proxy_health(port, kProxyAnswerTimeout);
+    if (engine_.enter_network().ok()) {
+      auto connected = engine_.connect_inside(engine_.relay_host(), port, net::Clock::now() + kProxyAnswerTimeout, -1);
+      answer = connected ? net::ask_proxy_health(connected->get(), kProxyAnswerTimeout) : connected.error().message;
+    }
     (void)write_all(write_end.get(), answer, "pipe");
     ::_exit(0);
   }
@@ -245,7 +251,7 @@ nlohmann::json Network::describe(bool ask) {
   }
   nlohmann::json proxy = nullptr;
   if (proxy_ != 0) {
-    proxy = {{"address", "127.0.0.1:" + std::to_string(kProxyPort)}};
+    proxy = {{"address", engine_.relay_host() + ":" + std::to_string(kProxyPort)}};  // as the sandbox reaches it
     if (ask) {
       bool answers = false;
       proxy["answer"] = ask_proxy(kProxyPort, &answers);

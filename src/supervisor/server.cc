@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "core/subprocess.h"
+#include "session/control_client.h"
 #include "supervisor/session_env.h"
 
 namespace tnk::supervisor {
@@ -30,6 +31,17 @@ void send_or_log(int fd, const nlohmann::json& body, std::span<const int> fds = 
 
 nlohmann::json error_event(const Error& error, int exit_code) {
   return session::error_event(error.message, error.hint, exit_code);
+}
+
+// {"op":"agent-ping","count":N}: N round trips of the guest agent's ping, for bench/vm.sh.
+nlohmann::json agent_ping_event(Engine& engine, const nlohmann::json& body) {
+  auto count = session::int_field(body, "count", 1, session::kMaxAgentPings);
+  if (!count) return error_event(count.error(), kExitUsage);
+  auto rtts = engine.agent_pings(static_cast<int>(*count));
+  if (!rtts) return error_event(rtts.error(), 1);
+  nlohmann::json us = nlohmann::json::array();
+  for (auto rtt : *rtts) us.push_back(rtt.count());
+  return {{"event", "agent-pong"}, {"v", session::kProtocolVersion}, {"rtt_us", us}};
 }
 
 }  // namespace
@@ -125,6 +137,8 @@ bool Server::handle_control(Connection& conn, const nlohmann::json& body) {
     send_or_log(conn.fd.get(), network_event(body.value("ask_proxy", false)));
   } else if (op == "forward" && conn.session == 0) {
     send_or_log(conn.fd.get(), handle_forward(body));
+  } else if (op == "agent-ping" && conn.session == 0) {
+    send_or_log(conn.fd.get(), agent_ping_event(engine_, body));
   } else if (conn.session == 0) {
     send_or_log(conn.fd.get(), error_event(failed("unknown control operation '" + op + "'"), 1));
     return false;

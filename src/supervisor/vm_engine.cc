@@ -3,11 +3,13 @@
 // guest through one AgentClient; their ends come back on an eventfd the supervisor's loop polls.
 //
 // First version: QEMU runs as host root (inside its own -sandbox seccomp filter); virtiofsd runs in a
-// user namespace where only the guest's agent uid is the project's owner. Port forwards into the guest
-// are not supported yet; the inference endpoint and the proxies reach the guest through guestfwd.
-// docs/vm-backend.md describes it.
+// user namespace where only the guest's agent uid is the project's owner. QEMU runs in a network
+// namespace of its own: the inference endpoint and the proxies reach the guest through guestfwd, port
+// forwards and the proxy check reach into it through the guest agent's connect bridge (a hostfwd in
+// QEMU's namespace). docs/vm-backend.md describes it.
 #include <fcntl.h>
 #include <pty.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
@@ -20,12 +22,14 @@
 #include <map>
 #include <mutex>
 
+#include "agent/bridge.h"
 #include "agent/client.h"
 #include "core/files.h"
 #include "image/disk.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
 #include "supervisor/relays.h"
+#include "supervisor/vm_bridge.h"
 #include "supervisor/vm_processes.h"
 #include "vm/host_kvm.h"
 #include "vm/qemu_argv.h"
@@ -37,6 +41,7 @@ constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;  // the im
 constexpr uint64_t kDefaultDiskBytes = 10ull << 30;
 constexpr uint64_t kDefaultMemoryMib = 1024;
 constexpr const char* kGuestIp = "10.0.2.15/24";
+constexpr const char* kGuestAddress = "10.0.2.15";
 constexpr SessionKey kFirstKey = SessionKey(1) << 32;  // above any pid: keys never collide with a reaped pid
 
 Result<std::string> random_token() {
@@ -175,8 +180,16 @@ class VmEngine : public Engine {
   // The guest reaches 10.0.2.100:<port>; QEMU starts a socat per connection into this socket.
   Result<UniqueFd> listen_inside(uint16_t port) override { return listen_unix(forward_socket(port)); }
 
+  // QEMU's namespace, where 127.0.0.1:kBridgePort is the guest agent's connect bridge.
   Status enter_network() override {
-    return failed("port forwards into a vm sandbox are not supported yet", "use the ns backend for port forwards");
+    if (!qemu_netns_.valid()) return failed("the vm sandbox " + config_.id + " is not running");
+    if (::setns(qemu_netns_.get(), CLONE_NEWNET) != 0) return sys_error(errno, "joining QEMU's network namespace");
+    return ok_status();
+  }
+
+  Result<UniqueFd> connect_inside(const std::string& ip, uint16_t port, net::Clock::time_point deadline,
+                                  int stop_fd) override {
+    return bridge_connect(agent::kBridgePort, {ip, port}, deadline, stop_fd);
   }
 
   bool is_sandbox_process(pid_t pid) const override { return pid > 0 && (pid == qemu_ || pid == virtiofsd_); }
@@ -189,6 +202,16 @@ class VmEngine : public Engine {
   void sandbox_ended(pid_t reaped) override {
     if (reaped == qemu_) qemu_ = 0;
     if (reaped == virtiofsd_) virtiofsd_ = 0;
+  }
+
+  Result<std::vector<std::chrono::microseconds>> agent_pings(int count) override {
+    if (!client_) return failed("the sandbox is not running");
+    std::vector<std::chrono::microseconds> rtts;
+    for (int i = 0; i < count; ++i) {
+      TNK_ASSIGN_OR_RETURN(std::chrono::microseconds rtt, client_->ping(std::chrono::seconds(1)));
+      rtts.push_back(rtt);
+    }
+    return rtts;
   }
 
   // Agent poweroff, then QMP quit, then SIGKILL; virtiofsd ends once QEMU has gone.
@@ -204,6 +227,7 @@ class VmEngine : public Engine {
       wait_child(qemu_, std::chrono::seconds(5));
       qemu_ = 0;
     }
+    qemu_netns_.reset();
     client_.reset();  // the sessions still running end as lost
     if (virtiofsd_ > 0 && !wait_child(virtiofsd_, std::chrono::seconds(1))) {
       ::kill(virtiofsd_, SIGKILL);
@@ -300,9 +324,11 @@ class VmEngine : public Engine {
     q.agent.token = token;
     q.agent.mount = config_.mount_point;
     q.agent.hostname = config_.id;
+    // A NIC under every policy (under `none` without forwarders), for the bridge that port forwards use.
+    q.network = true;
     q.forwards = guest_forwards();
-    q.network = !q.forwards.empty();
-    if (q.network) q.agent.ip = kGuestIp;
+    q.host_forwards = {{agent::kBridgePort, kGuestAddress, agent::kBridgePort}};
+    q.agent.ip = kGuestIp;
     q.name = "tnk-" + config_.id;
     TNK_ASSIGN_OR_RETURN(std::vector<std::string> argv, vm::qemu_argv(q));
     std::error_code ec;
@@ -310,11 +336,15 @@ class VmEngine : public Engine {
     std::filesystem::remove(q.qmp_socket, ec);
     TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(file(state::kQemuLog)));
     TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(argv, log.get()));
+    std::string netns = "/proc/" + std::to_string(qemu_) + "/ns/net";
+    qemu_netns_.reset(::open(netns.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!qemu_netns_.valid()) return sys_error(errno, "opening " + netns);
     return ok_status();
   }
 
   SupervisorConfig config_;
   pid_t qemu_ = 0, virtiofsd_ = 0;
+  UniqueFd qemu_netns_;  // QEMU's network namespace, for enter_network()
   std::unique_ptr<agent::AgentClient> client_;
   UniqueFd events_;
   std::mutex mutex_;  // guards ended_ (written on the client's pump thread)

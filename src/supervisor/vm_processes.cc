@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -61,6 +63,25 @@ int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, c
   return 0;
 }
 
+// QEMU's child, before exec: a network namespace of its own with only loopback, up. QEMU's user
+// network opens its host sockets there (the bridge's hostfwd), so no other host process reaches them and
+// the guest could reach nothing of the host's network even if slirp's restrict=on failed.
+int own_network() {
+  if (::unshare(CLONE_NEWNET) != 0) return errno;
+  int sock = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (sock < 0) return errno;
+  ifreq ifr{};
+  std::memcpy(ifr.ifr_name, "lo", 3);
+  int rc = ::ioctl(sock, SIOCGIFFLAGS, &ifr);
+  if (rc == 0) {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
+    rc = ::ioctl(sock, SIOCSIFFLAGS, &ifr);
+  }
+  int err = rc == 0 ? 0 : errno;
+  ::close(sock);
+  return err;
+}
+
 // The host uid that guest (and namespace) uid 0 maps to: the first line of a map is "0 <host> <n>".
 uint32_t host_root_of(const std::string& map) {
   size_t space = map.find(' ');
@@ -105,7 +126,10 @@ Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesyst
 }
 
 Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd) {
-  auto started = start_process(argv, [log_fd]() { return child_stdio(log_fd); });
+  auto started = start_process(argv, [log_fd]() {
+    if (int e = child_stdio(log_fd); e != 0) return e;
+    return own_network();
+  });
   if (!started) return started.error().context("starting QEMU");
   return *started;
 }

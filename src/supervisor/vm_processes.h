@@ -26,7 +26,8 @@ Result<UniqueFd> listen_unix(const std::filesystem::path& path);
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
                               const std::filesystem::path& plan_source, int listen_fd, int log_fd);
 
-// Starts QEMU with `argv`; output to `log_fd`. It dies with the supervisor (PDEATHSIG).
+// Starts QEMU with `argv` in a network namespace of its own (loopback only); output to `log_fd`. It
+// dies with the supervisor (PDEATHSIG).
 Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd);
 
 // Waits up to `timeout` for the child `pid` to exit and reaps it; true when it did.

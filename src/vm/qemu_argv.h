@@ -26,6 +26,14 @@ struct GuestForward {
   std::vector<std::string> command;  // argv; words without spaces, commas or quotes (QEMU's syntax)
 };
 
+// A TCP port on 127.0.0.1 of QEMU's own network namespace whose connections QEMU hands to the guest
+// (hostfwd). The supervisor runs QEMU in an otherwise empty namespace, so only it reaches the port.
+struct HostForward {
+  uint16_t host_port = 0;
+  std::string guest_ip;  // the guest's NIC address
+  uint16_t guest_port = 0;
+};
+
 struct QemuConfig {
   std::string program = kQemuProgram;
   bool kvm = false;      // hardware KVM (vm::host_kvm); else TCG
@@ -42,9 +50,10 @@ struct QemuConfig {
   // tnk-agent's tnk.* kernel parameters (agent/boot_params.h); agent.port also names the virtio-serial
   // port, and the workspace device carries agent::kWorkspaceTag.
   agent::BootParams agent;
-  bool network = false;                // a restricted user network, even with no forwards
-  std::vector<GuestForward> forwards;  // needs network
-  bool quiet = true;                   // `quiet` on the kernel command line (tests turn it off)
+  bool network = false;                    // a restricted user network, even with no forwards
+  std::vector<GuestForward> forwards;      // needs network
+  std::vector<HostForward> host_forwards;  // needs network
+  bool quiet = true;                       // `quiet` on the kernel command line (tests turn it off)
   std::vector<std::string> extra_kernel_args;
   std::string name;  // -name, shown in ps; "" for none
 };

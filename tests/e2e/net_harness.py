@@ -94,7 +94,9 @@ def test_host():
 
 def start_with_hosts(box, hosts, *extra):
     """`tnk sandbox start` in a private mount namespace whose /etc/hosts also has `hosts` (name -> ip):
-    the supervisor, and so its proxy, resolve those names as listed. The host's own file is untouched."""
+    the supervisor, and so its proxy, resolve those names as listed. The host's own file is untouched.
+    The same on every backend: the proxy runs on the host, in the supervisor's mount namespace (a vm's
+    guest has its own /etc/hosts, which only names the host's relays, and no DNS)."""
     hosts_file = box.tnk.home / "hosts"
     text = Path("/etc/hosts").read_text() + "".join(f"{addr}\t{name}\n" for name, addr in hosts.items())
     hosts_file.write_text(text)
@@ -102,7 +104,7 @@ def start_with_hosts(box, hosts, *extra):
     wrapper = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
                'mount --bind "$1" /etc/hosts && shift && exec "$@"', "sh", str(hosts_file)]
     env = dict(box.tnk.env)
-    result = subprocess.run([*wrapper, TNK_BIN, "sandbox", "start", "--backend", "ns", *profile, *extra],
+    result = subprocess.run([*wrapper, TNK_BIN, "sandbox", "start", "--backend", box.backend, *profile, *extra],
                             cwd=str(box.project), env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, f"start failed: {result.stderr}"
     return result

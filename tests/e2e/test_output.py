@@ -142,7 +142,7 @@ DOCUMENTS = ["error", "status", "ls", "inspect", "config-show", "config-init", "
              "audit-verify", "start-dry-run", "image-ls", "image-build", "image-build-dry-run", "image-rm"]
 
 
-# Documented, and checked where a running sandbox exists (test_ns_network.py).
+# Documented, and checked where a running sandbox exists (test_network.py).
 RUNNING_DOCUMENTS = ["forward"]
 
 

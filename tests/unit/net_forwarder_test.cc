@@ -28,6 +28,18 @@ uint16_t closed_port() {
   return port_of(fd.get());
 }
 
+// Collects a relay's events (the sink may be called from the relay's thread).
+struct EventLog {
+  std::mutex mu;
+  std::vector<NetEvent> events;
+  NetEventSink sink() {
+    return [this](const NetEvent& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      events.push_back(e);
+    };
+  }
+};
+
 TEST(NetForwarder, RelaysBothWaysWithHalfClose) {
   EchoServer echo;
   UniqueFd listener = listen_loopback();
@@ -67,12 +79,9 @@ TEST(NetEvent, RoundTripsThroughItsJsonLineAndStaysUnderPipeBuf) {
 TEST(NetForwarder, EachConnectionIsOneEventWithItsBytes) {
   EchoServer echo;
   UniqueFd listener = listen_loopback();
-  std::mutex mu;
-  std::vector<NetEvent> events;
-  NetEventSink sink = [&](const NetEvent& e) {
-    std::lock_guard<std::mutex> lock(mu);
-    events.push_back(e);
-  };
+  EventLog log;
+  NetEventSink sink = log.sink();
+  std::vector<NetEvent>& events = log.events;
   ForwardTarget target{"127.0.0.1", echo.port(), "port forward 8080:80"};
   Serving serving([&](int stop) { return serve_forward(listener.get(), target, stop, sink); });
   UniqueFd client = connect_loopback(port_of(listener.get()));
@@ -89,6 +98,53 @@ TEST(NetForwarder, EachConnectionIsOneEventWithItsBytes) {
   EXPECT_EQ(events[0].bytes_up, 12u);
   EXPECT_EQ(events[0].bytes_down, 12u);
   EXPECT_EQ(events[0].reason, "closed");
+}
+
+// A port forward into a vm opens its connection through the target's own dial (the guest's bridge);
+// the events read as with a direct connection, naming the target's address.
+TEST(NetForwarder, DialOpensTheConnectionInsteadOfResolving) {
+  EchoServer echo;
+  UniqueFd listener = listen_loopback();
+  EventLog log;
+  NetEventSink sink = log.sink();
+  std::vector<NetEvent>& events = log.events;
+  int dials = 0;
+  ForwardTarget target{"127.0.0.1", 8000, "port forward 8080:8000"};
+  target.dial = [&](Clock::time_point, int) -> Result<UniqueFd> {
+    ++dials;
+    UniqueFd fd = connect_loopback(echo.port());
+    set_nonblocking(fd.get());
+    return fd;
+  };
+  Serving serving([&](int stop) { return serve_forward(listener.get(), target, stop, sink); });
+  UniqueFd client = connect_loopback(port_of(listener.get()));
+  ASSERT_TRUE(send_text(client.get(), "via dial"));
+  ::shutdown(client.get(), SHUT_WR);
+  EXPECT_EQ(read_until_eof(client.get()), "via dial");
+  client.reset();
+  EXPECT_TRUE(serving.stop().ok());
+  EXPECT_EQ(dials, 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].address, "127.0.0.1");
+  EXPECT_EQ(events[0].port, 8000);
+  EXPECT_EQ(events[0].bytes_up, 8u);
+  EXPECT_EQ(events[0].reason, "closed");
+}
+
+TEST(NetForwarder, AFailedDialIsTheEventsReason) {
+  UniqueFd listener = listen_loopback();
+  std::vector<std::string> reasons;
+  NetEventSink sink = [&](const NetEvent& e) { reasons.push_back(e.reason); };
+  ForwardTarget target{"127.0.0.1", 8000, "port forward 8080:8000"};
+  target.dial = [](Clock::time_point, int) -> Result<UniqueFd> {
+    return sys_error(ECONNREFUSED, "connecting to 127.0.0.1:8000 inside the vm");
+  };
+  Serving serving([&](int stop) { return serve_forward(listener.get(), target, stop, sink); });
+  UniqueFd client = connect_loopback(port_of(listener.get()));
+  EXPECT_EQ(read_until_eof(client.get()), "");
+  EXPECT_TRUE(serving.stop().ok());
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0], "forwarding to 127.0.0.1:8000: connecting to 127.0.0.1:8000 inside the vm: Connection refused");
 }
 
 TEST(NetForwarder, StreamsLargeTransfersBothWaysAtOnce) {

@@ -43,19 +43,20 @@ TEST(QemuArgv, GoldenTcgWithRestrictedNetwork) {
   c.tsc_khz = 2596140;
   c.network = true;
   c.forwards.push_back({"10.0.2.100", 8080, {"/usr/bin/tnk", "__forward", "/state/sb/fwd-8080.sock"}});
+  c.host_forwards.push_back({1023, "10.0.2.15", 1023});
   auto argv = qemu_argv(c);
   ASSERT_TRUE(argv.ok()) << argv.error().message;
   EXPECT_EQ(joined(*argv),
             "qemu-system-x86_64\n-name\ntnk-sb\n"
             "-M\nmicrovm,x-option-roms=off,acpi=off,memory-backend=mem\n-global\nvirtio-mmio.force-legacy=false\n"
-            "-accel\ntcg\n-cpu\nmax\n"
+            "-accel\ntcg,tb-size=64\n-cpu\nmax,-erms,-fsrm\n"
             "-smp\n2\n-m\n1024\n-object\nmemory-backend-memfd,id=mem,size=1024M,share=on\n"
             "-nodefaults\n-no-user-config\n-display\nnone\n-no-reboot\n"
             "-sandbox\non,obsolete=deny,elevateprivileges=allow,resourcecontrol=deny\n"
             "-kernel\n/cache/kernels/linux-6.1.192-0123456789ab/vmlinux\n"
             "-append\nquiet rw console=ttyS0 reboot=t panic=-1 root=/dev/vda rootfstype=ext4 tsc_early_khz=2596140 "
-            "init=/sbin/tnk-agent tnk.token=tok123 tnk.port=tnk.agent tnk.host=10.0.2.100 tnk.mount=/workspace "
-            "tnk.hostname=sandbox tnk.ip=10.0.2.15/24\n"
+            "tsc=reliable no_timer_check pty.legacy_count=0 init=/sbin/tnk-agent tnk.token=tok123 tnk.port=tnk.agent "
+            "tnk.host=10.0.2.100 tnk.mount=/workspace tnk.hostname=sandbox tnk.ip=10.0.2.15/24\n"
             "-chardev\nfile,id=serial0,path=/state/sb/serial.log\n-serial\nchardev:serial0\n"
             "-chardev\nsocket,id=qmp,path=/state/sb/qmp.sock,server=on,wait=off\n-mon\nchardev=qmp,mode=control\n"
             "-device\nvirtio-serial-device\n"
@@ -66,7 +67,8 @@ TEST(QemuArgv, GoldenTcgWithRestrictedNetwork) {
             "-chardev\nsocket,id=vfs,path=/state/sb/virtiofsd.sock\n"
             "-device\nvhost-user-fs-device,chardev=vfs,tag=workspace\n"
             "-netdev\nuser,id=net0,restrict=on,guestfwd=tcp:10.0.2.100:8080-cmd:/usr/bin/tnk __forward "
-            "/state/sb/fwd-8080.sock\n-device\nvirtio-net-device,netdev=net0");
+            "/state/sb/fwd-8080.sock,hostfwd=tcp:127.0.0.1:1023-10.0.2.15:1023\n"
+            "-device\nvirtio-net-device,netdev=net0");
 }
 
 TEST(QemuArgv, KvmUsesTheHostCpuAndNoTscHint) {
@@ -79,6 +81,29 @@ TEST(QemuArgv, KvmUsesTheHostCpuAndNoTscHint) {
   EXPECT_NE(all.find("-accel\nkvm\n-cpu\nhost,-arch-capabilities\n"), std::string::npos);
   EXPECT_EQ(all.find("tcg"), std::string::npos);
   EXPECT_EQ(all.find("tsc_early_khz"), std::string::npos);
+  for (const char* tcg_only : {"tsc=reliable", "no_timer_check", "noapictimer", "tb-size", "erms"}) {
+    EXPECT_EQ(all.find(tcg_only), std::string::npos) << tcg_only;
+  }
+  EXPECT_NE(all.find(" pty.legacy_count=0 "), std::string::npos);
+}
+
+// A lone TCG CPU ticks from the PIT (its APIC timer's calibration cost a quarter of the boot); with more
+// CPUs the APIC timers stay.
+TEST(QemuArgv, OneTcgCpuSkipsTheApicTimer) {
+  QemuConfig c = sample_config();
+  c.cpus = 1;
+  auto one = kernel_cmdline(c);
+  ASSERT_TRUE(one.ok());
+  EXPECT_NE(one->find(" no_timer_check noapictimer pty.legacy_count=0 "), std::string::npos) << *one;
+  c.cpus = 2;
+  auto two = kernel_cmdline(c);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->find("noapictimer"), std::string::npos);
+  c.cpus = 1;
+  c.kvm = true;
+  auto kvm = kernel_cmdline(c);
+  ASSERT_TRUE(kvm.ok());
+  EXPECT_EQ(kvm->find("noapictimer"), std::string::npos);
 }
 
 TEST(QemuArgv, NeverPlainUserNetworking) {
@@ -116,6 +141,12 @@ TEST(QemuArgv, RefusesWhatTheCommandLinesCannotCarry) {
   c.forwards.push_back({"10.0.2.100", 9, {"socat"}});  // forwards without the network
   EXPECT_FALSE(qemu_argv(c).ok());
   c = sample_config();
+  c.host_forwards.push_back({1023, "10.0.2.15", 1023});  // likewise
+  EXPECT_FALSE(qemu_argv(c).ok());
+  c.network = true;
+  c.host_forwards = {{1023, "10.0.2.15,x", 1023}};
+  EXPECT_FALSE(qemu_argv(c).ok());
+  c = sample_config();
   c.cpus = 0;
   EXPECT_FALSE(qemu_argv(c).ok());
   c = sample_config();
@@ -133,7 +164,8 @@ TEST(QemuArgv, VerboseConsoleAndExtraArgumentsForTests) {
   auto line = kernel_cmdline(c);
   ASSERT_TRUE(line.ok());
   EXPECT_EQ(*line,
-            "rw console=ttyS0 reboot=t panic=-1 root=/dev/vda rootfstype=ext4 init=/bin/true tnk.token=t "
+            "rw console=ttyS0 reboot=t panic=-1 root=/dev/vda rootfstype=ext4 tsc=reliable no_timer_check "
+            "pty.legacy_count=0 init=/bin/true tnk.token=t "
             "tnk.port=tnk.agent tnk.host=10.0.2.100 loglevel=7");
 }
 

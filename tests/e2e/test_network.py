@@ -1,6 +1,6 @@
-"""ns backend: the network policies, enforced and audited. Each denial is paired with an allowed
-control in the same run, and every test's audit log must hold the matching net_allow/net_deny records
-and pass `tnk audit verify`."""
+"""The network policies, enforced and audited, on every backend with a supervisor (ns and vm: each test
+runs once per backend). Each denial is paired with an allowed control in the same run, and every test's
+audit log must hold the matching net_allow/net_deny records and pass `tnk audit verify`."""
 import json
 import socket
 import subprocess
@@ -8,10 +8,15 @@ import time
 
 from net_harness import (audit_records, children_named, debian_mirror_host, free_port, open_fds, serve,
                          start_with_hosts, supervisor_pid, test_host, wait_for_records)  # noqa: F401 (fixture)
-from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixture)
+from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixture)
 from test_output import check_fields, doc_tables, field_tree
 
 CURL = ("curl", "-sS", "--max-time", "10")
+# Where a session reaches the supervisor's relays (the proxy): its own loopback (ns), the guestfwd address (vm).
+RELAY_HOST = {"ns": "127.0.0.1", "vm": "10.0.2.100"}
+# vm: 10.0.2.2 is QEMU's user network's name for the host, which restrict=on must not reach.
+HOST_ALIASES = {"ns": (), "vm": ("10.0.2.2",)}
+BRIDGE_PORT = 1023  # the vm guest agent's connect bridge (agent/bridge.h)
 
 
 def manifest(tnk, name, text):
@@ -27,13 +32,13 @@ def sandbox_id(box):
     return box.tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)["id"]
 
 
-def test_inference_reaches_the_endpoint_and_nothing_else(ns_tnk, tmp_path):
+def test_inference_reaches_the_endpoint_and_nothing_else(any_tnk, tmp_path):
     endpoint, other = serve(b"ENDPOINT-OK"), serve(b"OTHER-SERVICE")
     log = tmp_path / "audit.ndjson"
     try:
         port, other_port = endpoint.server_address[1], other.server_address[1]
-        ns_tnk.env["TNK_SERVER_PORT"] = str(port)
-        box = Sandbox(ns_tnk, ns_tnk.project("inference"))
+        any_tnk.env["TNK_SERVER_PORT"] = str(port)
+        box = Sandbox(any_tnk, any_tnk.project("inference"))
         box.start("--network", "inference", "--audit-log", str(log))
         ok = box.exec(*CURL, f"http://host.lima.internal:{port}/v1/models", audit=log)
         assert ok.returncode == 0 and ok.stdout == "ENDPOINT-OK", ok.stderr
@@ -42,8 +47,9 @@ def test_inference_reaches_the_endpoint_and_nothing_else(ns_tnk, tmp_path):
             b"OTHER-SERVICE"
         mirror = debian_mirror_host()
         mirror_ip = socket.gethostbyname(mirror)
+        aliases = tuple(f"http://{alias}:{other_port}/" for alias in HOST_ALIASES[box.backend])
         for url in (f"http://127.0.0.1:{other_port}/", f"http://host.lima.internal:{other_port}/",
-                    f"http://{mirror}/debian/"):
+                    f"http://{mirror}/debian/", *aliases):
             denied = box.exec(*CURL, url)
             assert denied.returncode != 0 and "OTHER-SERVICE" not in denied.stdout, url
         for target in (f"127.0.0.1/{other_port}", f"{mirror_ip}/80"):
@@ -55,7 +61,7 @@ def test_inference_reaches_the_endpoint_and_nothing_else(ns_tnk, tmp_path):
                                      and r["port"] == port and r["bytes_down"] > 0)
         allowed = wait_for_records(log, "net_allow", lambda rs: any(map(endpoint_record, rs)))
         assert any(map(endpoint_record, allowed)), allowed
-        verify(ns_tnk, log)
+        verify(any_tnk, log)
     finally:
         endpoint.shutdown()
         other.shutdown()
@@ -71,10 +77,10 @@ network:
 """
 
 
-def test_allowlist_lets_listed_hosts_through_the_proxy_only(ns_tnk, tmp_path, test_host):
-    manifest(ns_tnk, "allow", ALLOW)
+def test_allowlist_lets_listed_hosts_through_the_proxy_only(any_tnk, tmp_path, test_host):
+    manifest(any_tnk, "allow", ALLOW)
     log = tmp_path / "audit.ndjson"
-    box = Sandbox(ns_tnk, ns_tnk.project("allow"))
+    box = Sandbox(any_tnk, any_tnk.project("allow"))
     start_with_hosts(box, {"listed.tnk-test.example": test_host, "unlisted.tnk-test.example": test_host,
                            "rebound.tnk-test.example": "127.0.0.1"}, "--profile", "allow", "--audit-log", str(log))
     # apt reaches the image's mirror through the proxy (@debian).
@@ -105,7 +111,7 @@ def test_allowlist_lets_listed_hosts_through_the_proxy_only(ns_tnk, tmp_path, te
                for r in denied), denied
     assert any(r["destination"] == "rebound.tnk-test.example" and r["address"] == "127.0.0.1"
                and r["reason"] == "host-internal address (loopback)" for r in denied), denied
-    verify(ns_tnk, log)
+    verify(any_tnk, log)
 
 
 OPEN = """security:
@@ -113,53 +119,54 @@ OPEN = """security:
 """
 
 
-def test_open_reaches_the_mirror_but_not_host_loopback(ns_tnk, tmp_path):
+def test_open_reaches_the_mirror_but_not_host_loopback(any_tnk, tmp_path):
     other = serve(b"OTHER-SERVICE")
-    manifest(ns_tnk, "wide", OPEN)
+    manifest(any_tnk, "wide", OPEN)
     log = tmp_path / "audit.ndjson"
     try:
         other_port = other.server_address[1]
-        box = Sandbox(ns_tnk, ns_tnk.project("wide"))
+        box = Sandbox(any_tnk, any_tnk.project("wide"))
         box.start("--profile", "wide", "--audit-log", str(log))
         mirror = debian_mirror_host()
         reached = box.exec("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
                            f"http://{mirror}/debian/dists/bookworm/Release", audit=log)
         assert reached.stdout == "200", reached.stderr
-        via_proxy = ("--noproxy", "", "--proxy", "http://127.0.0.1:3128")  # NO_PROXY lists 127.0.0.1
+        via_proxy = ("--noproxy", "", "--proxy", f"http://{RELAY_HOST[box.backend]}:3128")  # NO_PROXY lists 127.0.0.1
         for proxy_flag in ((), via_proxy):  # direct, and asked of the proxy
-            url = f"http://127.0.0.1:{other_port}/"
-            denied = box.exec("curl", "-sS", "--max-time", "10", *proxy_flag, url, audit=log)
-            assert "OTHER-SERVICE" not in denied.stdout
+            for host in ("127.0.0.1", *HOST_ALIASES[box.backend]):
+                denied = box.exec("curl", "-sS", "--max-time", "10", *proxy_flag, f"http://{host}:{other_port}/",
+                                  audit=log)
+                assert "OTHER-SERVICE" not in denied.stdout, (proxy_flag, host)
         asked = box.exec("curl", "-sS", "--max-time", "10", *via_proxy, f"http://127.0.0.1:{other_port}/")
         assert "a host-internal address" in asked.stdout
         allowed = wait_for_records(log, "net_allow", lambda rs: any(r["destination"] == mirror for r in rs))
         assert any(r["destination"] == mirror and r["rule"] == "open" for r in allowed), allowed
         assert any(r["destination"] == "127.0.0.1" and r["reason"] == "host-internal address (loopback)"
                    for r in audit_records(log, "net_deny"))
-        verify(ns_tnk, log)
+        verify(any_tnk, log)
     finally:
         other.shutdown()
 
 
-def test_inspect_shows_the_running_policy_and_doctor_asks_the_proxy(ns_tnk):
-    manifest(ns_tnk, "wide", OPEN)
-    box = Sandbox(ns_tnk, ns_tnk.project("wide"))
+def test_inspect_shows_the_running_policy_and_doctor_asks_the_proxy(any_tnk):
+    manifest(any_tnk, "wide", OPEN)
+    box = Sandbox(any_tnk, any_tnk.project("wide"))
     box.start("--profile", "wide")
-    doc = ns_tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)
+    doc = any_tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)
     assert doc["network"]["policy"] == "open" and doc["network"]["source"] == "manifest"
     assert doc["network"]["running"]["policy"] == "open"
-    assert doc["network"]["running"]["proxy"]["address"] == "127.0.0.1:3128"
+    assert doc["network"]["running"]["proxy"]["address"] == f"{RELAY_HOST[box.backend]}:3128"
     # --network asks for another policy than the running one: refused, with the way out.
     other = box.run("sandbox", "start", "--network", "none")
     assert other.returncode == 64 and "runs with network policy 'open'" in other.stderr
-    doctor = ns_tnk.json("doctor", "-o", "json")
+    doctor = any_tnk.json("doctor", "-o", "json")
     checks = {c["id"]: c for c in doctor["checks"]}
     proxy = checks[f"net_proxy_{doc['id']}"]
     assert proxy["status"] == "ok" and "tnk proxy: ok" in proxy["summary"], proxy
     # The pair: a sandbox without a proxy has no such check.
     box.run("sandbox", "stop")
     box.start("--profile", "wide", "--network", "inference")
-    doctor = ns_tnk.json("doctor", "-o", "json")
+    doctor = any_tnk.json("doctor", "-o", "json")
     assert not any(c["id"].startswith("net_proxy_") for c in doctor["checks"])
 
 
@@ -170,9 +177,23 @@ PERL_SERVER = (
 )
 
 
-def test_port_forward_reaches_a_server_inside_on_host_loopback_only(ns_tnk, tmp_path):
+def check_the_vm_bridge_is_no_way_out(box):
+    """vm: the forward went through the guest agent's connect bridge (docs/vm-backend.md). Its other side:
+    the host cannot reach the bridge (its hostfwd is in QEMU's own network namespace), and the guest
+    cannot use it to reach the host (it connects only to the guest's loopback and the relays' address)."""
+    with socket.socket() as probe:
+        probe.settimeout(5)
+        assert probe.connect_ex(("127.0.0.1", BRIDGE_PORT)) != 0
+    ask = f'exec 3<>/dev/tcp/10.0.2.15/{BRIDGE_PORT} && echo "tnk-connect $1 $2" >&3 && head -n1 <&3'
+    for target, port in (("10.0.2.2", 80), ("198.51.100.2", 80), ("127.0.0.1", 8000)):
+        answer = box.exec("bash", "-c", ask, "bash", target, str(port))
+        expected = "ok" if target == "127.0.0.1" else "error 13 "
+        assert answer.stdout.startswith(expected), (target, answer.stdout, answer.stderr)
+
+
+def test_port_forward_reaches_a_server_inside_on_host_loopback_only(any_tnk, tmp_path):
     log = tmp_path / "audit.ndjson"
-    box = Sandbox(ns_tnk, ns_tnk.project("fwd"))
+    box = Sandbox(any_tnk, any_tnk.project("fwd"))
     box.start("--audit-log", str(log))
     started = box.exec("sh", "-c", 'setsid perl -e "$1" 8000 >/dev/null 2>&1 &', "sh", PERL_SERVER)
     assert started.returncode == 0, started.stderr
@@ -191,6 +212,8 @@ def test_port_forward_reaches_a_server_inside_on_host_loopback_only(ns_tnk, tmp_
     assert got.stdout == "INSIDE-OK", got.stderr
     listening = subprocess.run(["ss", "-Hltn", f"sport = :{host_port}"], capture_output=True, text=True).stdout
     assert [line.split()[3] for line in listening.splitlines()] == [f"127.0.0.1:{host_port}"]  # loopback only
+    if box.backend == "vm":
+        check_the_vm_bridge_is_no_way_out(box)
     removed = box.run("sandbox", "forward", "--remove", str(host_port))
     assert removed.returncode == 0, removed.stderr
     after = subprocess.run(["curl", "-sS", "--max-time", "5", url], capture_output=True, text=True)
@@ -205,13 +228,13 @@ def test_port_forward_reaches_a_server_inside_on_host_loopback_only(ns_tnk, tmp_
     box.run("sandbox", "stop")  # the forward's connection is written when the sandbox's relays end
     records = audit_records(log, "net_allow")
     assert any(r["policy"] == "port forward" and r["rule"] == f"port forward {host_port}:8000" for r in records), records
-    verify(ns_tnk, log)
+    verify(any_tnk, log)
 
 
-def test_manifest_ports_are_forwarded_from_start(ns_tnk):
+def test_manifest_ports_are_forwarded_from_start(any_tnk):
     host_port = free_port()
-    manifest(ns_tnk, "web", f'ports:\n  - "{host_port}:8001"\n')
-    box = Sandbox(ns_tnk, ns_tnk.project("web"))
+    manifest(any_tnk, "web", f'ports:\n  - "{host_port}:8001"\n')
+    box = Sandbox(any_tnk, any_tnk.project("web"))
     box.start("--profile", "web")
     box.exec("sh", "-c", 'setsid perl -e "$1" 8001 >/dev/null 2>&1 &', "sh", PERL_SERVER)
     for _ in range(50):
@@ -221,7 +244,7 @@ def test_manifest_ports_are_forwarded_from_start(ns_tnk):
             break
         time.sleep(0.1)
     assert got.stdout == "INSIDE-OK"
-    listed = ns_tnk.json("sandbox", "forward", "-o", "json", cwd=box.project)
+    listed = any_tnk.json("sandbox", "forward", "-o", "json", cwd=box.project)
     assert listed == [{"host": "127.0.0.1", "host_port": host_port, "guest_port": 8001}]
     check_fields(listed, field_tree(doc_tables()["fields:forward"]))  # exactly what docs/json-output.md says
 
@@ -247,12 +270,12 @@ network:
 """
 
 
-def test_hundred_concurrent_connects_leave_no_leaked_descriptors(ns_tnk, tmp_path, test_host):
-    manifest(ns_tnk, "load", LOAD)
+def test_hundred_concurrent_connects_leave_no_leaked_descriptors(any_tnk, tmp_path, test_host):
+    manifest(any_tnk, "load", LOAD)
     log = tmp_path / "audit.ndjson"
-    box = Sandbox(ns_tnk, ns_tnk.project("load"))
+    box = Sandbox(any_tnk, any_tnk.project("load"))
     start_with_hosts(box, {"load.tnk-test.example": test_host}, "--profile", "load", "--audit-log", str(log))
-    supervisor = supervisor_pid(ns_tnk, sandbox_id(box))
+    supervisor = supervisor_pid(any_tnk, sandbox_id(box))
     (proxy,) = children_named(supervisor, "tnk-proxy")
     warm = box.exec(*CURL, "-p", "http://load.tnk-test.example/")  # -p: through a CONNECT tunnel
     assert warm.stdout == "TEST-HOST-OK", warm.stderr
@@ -269,4 +292,4 @@ def test_hundred_concurrent_connects_leave_no_leaked_descriptors(ns_tnk, tmp_pat
     load_records = lambda rs: [r for r in rs if r["destination"] == "load.tnk-test.example"]  # noqa: E731
     tunnels = load_records(wait_for_records(log, "net_allow", lambda rs: len(load_records(rs)) >= 101))
     assert len(tunnels) >= 100 and all(r["end"] == "closed" for r in tunnels)
-    verify(ns_tnk, log)
+    verify(any_tnk, log)
