@@ -61,9 +61,14 @@ std::string socket_error(int fd) {
 }
 
 // One poll round; returns the reason to stop, or an empty string to go on.
+// A socket nothing is wanted of just now (its reader waits for the other side's buffer to drain) is
+// left out of the poll: its POLLHUP, once its peer has closed, would otherwise wake every round, and
+// ending the relay on it would drop what is still unread in its receive queue.
+pollfd watch(int fd, short events) { return {events != 0 ? fd : -1, events, 0}; }
+
 std::string step(Pump& up, Pump& down, int idle_ms, int stop_fd) {
-  pollfd p[3] = {{up.from, static_cast<short>(up.from_events() | down.to_events()), 0},
-                 {up.to, static_cast<short>(down.from_events() | up.to_events()), 0},
+  pollfd p[3] = {watch(up.from, static_cast<short>(up.from_events() | down.to_events())),
+                 watch(up.to, static_cast<short>(down.from_events() | up.to_events())),
                  {stop_fd, POLLIN, 0}};
   int r = ::poll(p, 3, idle_ms);
   if (r < 0) return errno == EINTR ? "" : std::string("error: poll: ") + std::strerror(errno);
@@ -71,7 +76,6 @@ std::string step(Pump& up, Pump& down, int idle_ms, int stop_fd) {
   if ((p[2].revents & POLLIN) != 0) return "stopped";
   for (int i = 0; i < 2; ++i) {
     if ((p[i].revents & POLLERR) != 0) return socket_error(p[i].fd);
-    if ((p[i].revents & POLLHUP) != 0 && p[i].events == 0) return "closed";
   }
   if (!fill(up) || !fill(down)) return std::string("error: ") + std::strerror(errno);
   if (!flush(up) || !flush(down)) return std::string("error: ") + std::strerror(errno);

@@ -185,5 +185,5 @@ def test_start_without_limactl_says_so(lima):
     lima.tnk.env["PATH"] = "/usr/bin:/bin"
     result = lima.start()
     line = assert_error(result, 66, "limactl")
-    assert "listing Lima instances" in line
+    assert "not installed" in line and "hint: install Lima" in result.stderr
     assert not (lima.tnk.state_dir / "sandboxes" / "tnk-demo" / "sandbox.json").exists()
