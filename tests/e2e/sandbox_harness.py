@@ -3,6 +3,7 @@ image cache shared between tests (built once per machine, like a user's), and th
 
 Tests that hold for both backends take `any_tnk` / `any_sandbox` and run once per backend (ids [ns] and
 [vm]); tests of one backend take `ns_tnk` / `sandbox` or `vm_tnk` / `vm_sandbox`."""
+import json
 import os
 import shutil
 import subprocess
@@ -68,6 +69,11 @@ class Sandbox:
         result = self.run("sandbox", "start", "--backend", self.backend, *profile, *extra, timeout=900)
         assert result.returncode == 0, f"start failed: {result.stderr}"
         return result
+
+
+def status_of(box):
+    """The status column of `tnk sandbox ls` (one entry per sandbox of box's tnk)."""
+    return [r["status"] for r in json.loads(box.run("-o", "json", "sandbox", "ls").stdout)]
 
 
 def use_shared_cache(tnk):

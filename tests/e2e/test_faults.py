@@ -6,16 +6,11 @@ import subprocess
 import time
 
 from conftest import TNK_BIN
-from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, status_of, any_tnk  # noqa: F401 (fixtures)
 
 
 def sandbox_dirs(tnk):
     return sorted((tnk.state_dir / "sandboxes").iterdir())
-
-
-def status_of(box):
-    rows = json.loads(box.run("-o", "json", "sandbox", "ls").stdout)
-    return [r["status"] for r in rows]
 
 
 def supervisor_pid(box):

@@ -11,16 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_harness import Sandbox, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, status_of, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
 
 
 def state_dir(box):
     (directory,) = sorted((box.tnk.state_dir / "sandboxes").iterdir())
     return directory
-
-
-def status_of(box):
-    return [r["status"] for r in json.loads(box.run("-o", "json", "sandbox", "ls").stdout)]
 
 
 def test_the_guest_runs_its_own_kernel(vm_sandbox):
