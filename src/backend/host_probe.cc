@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/files.h"
+#include "core/program_path.h"
 
 namespace tnk::backend {
 namespace {
@@ -31,11 +32,6 @@ bool accessible(const std::string& path, int mode) {
   return ::faccessat(AT_FDCWD, path.c_str(), mode, AT_EACCESS) == 0;
 }
 
-bool is_executable_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && accessible(path, X_OK);
-}
-
 // A small /proc or /sys file, trimmed; nullopt when it cannot be read.
 std::optional<std::string> read_knob(const std::string& path) {
   auto text = read_file(path);
@@ -44,18 +40,6 @@ std::optional<std::string> read_knob(const std::string& path) {
   s.erase(0, s.find_first_not_of(" \t\r\n"));
   s.erase(s.find_last_not_of(" \t\r\n") + 1);
   return s;
-}
-
-// The first executable `name` in the absolute directories of `path_var`, under `root`.
-std::string find_on_path(const std::string& name, const std::string& path_var, const fs::path& root) {
-  std::stringstream dirs(path_var);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty() || dir.front() != '/') continue;
-    std::string candidate = under(root, dir + (dir.back() == '/' ? "" : "/") + name);
-    if (is_executable_file(candidate)) return candidate;
-  }
-  return "";
 }
 
 void read_cpu_flags(const fs::path& root, HostFacts& facts) {

@@ -16,7 +16,7 @@ std::string seconds(double s) { return std::to_string(static_cast<long>(s + 0.5)
 
 // The kernel id of this tnk on this host; "" when it cannot be told (no source package, ...).
 std::string current_kernel_id(Context& ctx) {
-  auto recipe = image::shipped_kernel_recipe(ctx.self_exe);
+  auto recipe = image::shipped_kernel_recipe(ctx.paths, ctx.self_exe);
   if (!recipe) {
     ctx.log.verbose("cannot tell the current guest kernel: " + recipe.error().message);
     return "";
@@ -26,7 +26,7 @@ std::string current_kernel_id(Context& ctx) {
 
 // The disk id of `image_id` with the agent shipped with this tnk; "" without an agent.
 std::string current_disk_id(Context& ctx, const std::string& image_id) {
-  auto sha = image::file_sha256(image::agent_binary(ctx.self_exe));
+  auto sha = image::agent_sha256(ctx.paths, image::agent_binary(ctx.self_exe));
   if (!sha || image_id.empty()) return "";
   return image::disk_id(image_id, *sha);
 }

@@ -25,6 +25,7 @@
 #include "agent/guest_server.h"
 #include "core/files.h"
 #include "guest/bridge.h"
+#include "guest/grow_root.h"
 
 #ifndef TNK_VERSION
 #define TNK_VERSION "dev"
@@ -128,6 +129,7 @@ Status write_boot_file(const std::string& path, const std::string& content, mode
 }
 
 void boot(const agent::BootParams& params) {
+  if (std::string grown = grow_root_fs(); !grown.empty()) say(grown);
   if (!params.hostname.empty() && ::sethostname(params.hostname.data(), params.hostname.size()) != 0) {
     say("cannot set the hostname");
   }

@@ -11,6 +11,7 @@
 #include "core/files.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
+#include "image/file_memo.h"
 #include "image/kernel_disk_store.h"
 #include "image/tree.h"
 
@@ -152,6 +153,10 @@ Result<std::string> file_sha256(const fs::path& file) {
   return audit::sha256_hex(content);
 }
 
+Result<std::string> agent_sha256(const Paths& paths, const fs::path& agent) {
+  return memoized(paths.memo_dir() / "agent-sha256.json", {agent}, [&] { return file_sha256(agent); });
+}
+
 Result<DiskInfo> find_disk(const Paths& paths, const std::string& id) {
   TNK_ASSIGN_OR_RETURN(ArtifactEntry entry, find_artifact(paths, kDiskKind, id));
   DiskInfo info = info_from(entry);
@@ -177,7 +182,7 @@ Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const f
     return not_found("the guest agent " + agent.string() + " is missing (the base disk needs it)",
                      "build it with `cmake --build build --target tnk-agent`; it is installed next to tnk");
   }
-  TNK_ASSIGN_OR_RETURN(std::string sha, file_sha256(agent));
+  TNK_ASSIGN_OR_RETURN(std::string sha, agent_sha256(paths, agent));
   const std::string id = disk_id(image.id, sha);
   if (auto found = find_disk(paths, id)) return found;
   TNK_ASSIGN_OR_RETURN(BuildLock lock, lock_artifact(paths, kDiskKind, id, options.lock_timeout, log));

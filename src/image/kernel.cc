@@ -8,7 +8,9 @@
 
 #include "audit/sha256.h"
 #include "core/files.h"
+#include "core/program_path.h"
 #include "core/subprocess.h"
+#include "image/file_memo.h"
 
 namespace tnk::image {
 namespace {
@@ -18,6 +20,7 @@ namespace fs = std::filesystem;
 // About how many files `make vmlinux` compiles with the fragment (6.1.192: counted once); only for
 // the percentage in the progress lines, which stops at 99 until the build ends.
 constexpr int kExpectedCompiledFiles = 970;
+constexpr const char* kDpkgDatabase = "/var/lib/dpkg/status";  // rewritten by every package change
 
 std::string trim(std::string s) {
   s.erase(0, s.find_first_not_of(" \t\r\n"));
@@ -80,15 +83,22 @@ Result<fs::path> find_kernel_fragment(const fs::path& self_exe) {
                    "reinstall tnk; it belongs in share/tnk/kernel/ next to the binary");
 }
 
-Result<KernelRecipe> current_kernel_recipe(const fs::path& fragment_file) {
+Result<KernelRecipe> current_kernel_recipe(const fs::path& fragment_file, const fs::path& memo_dir) {
   KernelRecipe recipe;
   TNK_ASSIGN_OR_RETURN(recipe.fragment, read_file(fragment_file));
   const std::string install = std::string("apt-get install ") + kKernelSourcePackage +
                               " gcc make bc flex bison libelf-dev (or run scripts/install-deps.sh)";
   TNK_ASSIGN_OR_RETURN(recipe.source_version,
-                       first_line_of({"dpkg-query", "-W", "-f=${Version}\n", kKernelSourcePackage},
-                                     std::string("the kernel source (") + kKernelSourcePackage + ")", install));
-  TNK_ASSIGN_OR_RETURN(recipe.compiler, first_line_of({"gcc", "--version"}, "gcc", install));
+                       memoized(memo_dir / "kernel-source-version.json", {kDpkgDatabase}, [&] {
+                         return first_line_of({"dpkg-query", "-W", "-f=${Version}\n", kKernelSourcePackage},
+                                              std::string("the kernel source (") + kKernelSourcePackage + ")",
+                                              install);
+                       }));
+  const char* path_var = std::getenv("PATH");
+  std::string gcc = find_on_path("gcc", path_var ? path_var : "");
+  TNK_ASSIGN_OR_RETURN(recipe.compiler, memoized(memo_dir / "gcc-version.json", {gcc}, [&] {
+                         return first_line_of({"gcc", "--version"}, "gcc", install);
+                       }));
   return recipe;
 }
 

@@ -47,9 +47,11 @@ std::string kernel_id(const KernelRecipe& recipe);
 // The fragment shipped with tnk: <exe dir>/share/tnk/kernel/, <exe dir>/../share/tnk/kernel/, then the
 // source tree's kernel/ directory. not_found when none exists.
 Result<std::filesystem::path> find_kernel_fragment(const std::filesystem::path& self_exe);
-// Reads the host: the fragment file, the installed source package's version, gcc's version.
+// Reads the host: the fragment file, the installed source package's version, gcc's version (the last
+// two remembered in `memo_dir` with dpkg's database and the gcc on PATH, see file_memo.h).
 // not_found (with the apt-get line) when the source package or gcc is missing.
-Result<KernelRecipe> current_kernel_recipe(const std::filesystem::path& fragment_file);
+Result<KernelRecipe> current_kernel_recipe(const std::filesystem::path& fragment_file,
+                                           const std::filesystem::path& memo_dir);
 
 // The CONFIG_ lines of a fragment: "CONFIG_X=y" and "# CONFIG_X is not set", in order.
 std::vector<std::string> fragment_settings(std::string_view fragment);

@@ -20,7 +20,7 @@ namespace tnk::image {
 std::filesystem::path agent_binary(const std::filesystem::path& self_exe);
 
 // The kernel recipe of this tnk on this host (fragment, source package, compiler).
-Result<KernelRecipe> shipped_kernel_recipe(const std::filesystem::path& self_exe);
+Result<KernelRecipe> shipped_kernel_recipe(const Paths& paths, const std::filesystem::path& self_exe);
 
 struct VmBootFiles {
   KernelInfo kernel;

@@ -61,7 +61,7 @@ Outcome virtiofsd_outcome(const backend::HostFacts& facts) {
 }
 
 Outcome kernel_outcome(const Paths& paths, const std::filesystem::path& self_exe) {
-  auto recipe = image::shipped_kernel_recipe(self_exe);
+  auto recipe = image::shipped_kernel_recipe(paths, self_exe);
   if (!recipe)
     return {Status::kInfo, "cannot build a guest kernel here: " + recipe.error().message, recipe.error().hint};
   std::string id = image::kernel_id(*recipe);
@@ -77,7 +77,7 @@ Outcome disk_outcome(const Paths& paths, const std::filesystem::path& self_exe) 
   if (!recipe) return {Status::kInfo, "no current image: " + recipe.error().message, recipe.error().hint};
   std::string image_id = image::image_id(*recipe);
   auto agent = image::agent_binary(self_exe);
-  auto sha = image::file_sha256(agent);
+  auto sha = image::agent_sha256(paths, agent);
   if (!sha) {
     return {Status::kInfo, "tnk-agent is not installed at " + agent.string() + ", so no base disk can be built",
             "cmake --build build --target tnk-agent"};

@@ -37,6 +37,19 @@ def test_the_guest_sees_neither_host_processes_nor_host_disks(vm_sandbox):
     assert guest_disks == ["vda"] and host_disks != guest_disks
 
 
+def test_the_root_file_system_fills_the_manifests_disk(vm_sandbox):
+    # The base disk's ext4 is only as big as the image (~500 MB, a few hundred free); the sandbox's
+    # overlay has the manifest's resources.disk (base-sandbox.yaml: 8GiB), and the agent grows the file
+    # system to it at the first boot. The pair: 2 GiB more than the base disk could take fit.
+    size = vm_sandbox.exec("df", "-B1", "--output=size", "/")
+    assert size.returncode == 0, size.stderr
+    assert int(size.stdout.split()[-1]) > 7 * 2**30
+    big = vm_sandbox.exec("fallocate", "-l", "2G", "/var/tmp/big")
+    assert big.returncode == 0, big.stderr
+    assert vm_sandbox.exec("rm", "/var/tmp/big").returncode == 0
+    assert "grew / from" in (state_dir(vm_sandbox) / "serial.log").read_text(errors="replace")
+
+
 def test_root_in_the_guest_changes_only_the_guest(vm_sandbox):
     host_value = open("/proc/sys/vm/swappiness").read().strip()
     new_value = "17" if host_value != "17" else "23"

@@ -54,7 +54,7 @@ fs::path find_vmlinux(const Env& env, std::string& why) {
   } else if (auto resolved = Paths::resolve(env)) {
     paths = *resolved;
   }
-  auto recipe = image::shipped_kernel_recipe("");
+  auto recipe = image::shipped_kernel_recipe(paths, "");
   if (!recipe) {
     why = "cannot tell the guest kernel: " + recipe.error().message;
     return "";
