@@ -8,10 +8,10 @@
 #include <cmath>
 
 #include "audit/sha256.h"
+#include "core/file_memo.h"
 #include "core/files.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
-#include "image/file_memo.h"
 #include "image/kernel_disk_store.h"
 #include "image/tree.h"
 

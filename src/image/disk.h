@@ -76,7 +76,7 @@ Status create_overlay(const std::filesystem::path& base, const std::filesystem::
 
 // sha256 hex of a file's content.
 Result<std::string> file_sha256(const std::filesystem::path& file);
-// file_sha256 of the tnk-agent binary, remembered in paths.memo_dir() (file_memo.h).
+// file_sha256 of the tnk-agent binary, remembered in paths.memo_dir() (core/file_memo.h).
 Result<std::string> agent_sha256(const Paths& paths, const std::filesystem::path& agent);
 
 }  // namespace tnk::image

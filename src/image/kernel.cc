@@ -7,10 +7,10 @@
 #include <sstream>
 
 #include "audit/sha256.h"
+#include "core/file_memo.h"
 #include "core/files.h"
 #include "core/program_path.h"
 #include "core/subprocess.h"
-#include "image/file_memo.h"
 
 namespace tnk::image {
 namespace {

@@ -48,7 +48,7 @@ std::string kernel_id(const KernelRecipe& recipe);
 // source tree's kernel/ directory. not_found when none exists.
 Result<std::filesystem::path> find_kernel_fragment(const std::filesystem::path& self_exe);
 // Reads the host: the fragment file, the installed source package's version, gcc's version (the last
-// two remembered in `memo_dir` with dpkg's database and the gcc on PATH, see file_memo.h).
+// two remembered in `memo_dir` with dpkg's database and the gcc on PATH, see core/file_memo.h).
 // not_found (with the apt-get line) when the source package or gcc is missing.
 Result<KernelRecipe> current_kernel_recipe(const std::filesystem::path& fragment_file,
                                            const std::filesystem::path& memo_dir);

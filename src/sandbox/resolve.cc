@@ -90,7 +90,7 @@ void fill_runtime_env(Context& ctx, const Config& config, Resolved& r) {
       {"TNK_MODEL_NAME", r.model.model_name},
       {"TNK_ENGINE_RUNTIME", config.default_engine_runtime.value},
       {"TNK_WORKSPACE_MOUNT", r.manifest.workspace_mount},
-      {"TNK_SPECS_REV", specs::specs_revision(ctx.paths.config_dir)},
+      {"TNK_SPECS_REV", specs::specs_revision(ctx.paths.config_dir, ctx.paths.memo_dir())},
   };
   r.runtime_env["TNK_CTX_WINDOW"] = std::to_string(r.model.context_window);
 }

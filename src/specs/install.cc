@@ -229,7 +229,7 @@ Result<InstallReport> install_specs(const fs::path& config_dir, const InstallOpt
   }
   keep_changed(config_dir, done, log);
   log.info("installed: " + join(dirs));
-  return InstallReport{staged.description, dirs, specs_revision(config_dir)};
+  return InstallReport{staged.description, dirs, specs_revision(config_dir, {})};
 }
 
 fs::path bundled_specs_dir(const fs::path& self_exe) {

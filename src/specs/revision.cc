@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "audit/sha256.h"
+#include "core/file_memo.h"
 #include "core/files.h"
 #include "core/subprocess.h"
 #include "specs/profiles.h"
@@ -70,7 +71,7 @@ std::string directory_hash(const fs::path& root) {
   return audit::sha256_hex(listing);
 }
 
-std::string specs_revision(const fs::path& config_dir) {
+std::string specs_revision(const fs::path& config_dir, const fs::path& memo_dir) {
   std::error_code ec;
   const fs::path rev_file = config_dir / kSpecsRevFile;
   if (fs::exists(rev_file, ec)) {
@@ -80,7 +81,13 @@ std::string specs_revision(const fs::path& config_dir) {
   } else if (fs::exists(config_dir / ".git", ec)) {
     if (Result<std::string> rev = git_revision(config_dir)) return *rev;
   }
-  return "sha256:" + specs_tree_hash(config_dir).substr(0, 12);
+  if (memo_dir.empty()) return "sha256:" + specs_tree_hash(config_dir).substr(0, 12);
+  const fs::path root = config_dir / kSandboxDir;
+  std::vector<fs::path> inputs;
+  for (const fs::path& rel : regular_files(root)) inputs.push_back(root / rel);  // their names are in the key
+  auto hash = memoized(memo_dir / "specs-tree-hash.json", inputs,
+                       [&]() -> Result<std::string> { return specs_tree_hash(config_dir); });
+  return "sha256:" + (hash ? *hash : specs_tree_hash(config_dir)).substr(0, 12);
 }
 
 }  // namespace tnk::specs

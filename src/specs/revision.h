@@ -20,7 +20,8 @@ inline constexpr std::string_view kSpecsRevFile = ".specs-rev";
 //     (a config dir that is itself a checkout, as the original's init made it) -> "git:<7 hex>";
 //  3. otherwise "sha256:<12 hex>" of the sandbox.d tree (specs_tree_hash), so editing any file there
 //     changes the revision.
-std::string specs_revision(const std::filesystem::path& config_dir);
+// The hash of 3. is remembered in `memo_dir` (core/file_memo.h) unless it is empty.
+std::string specs_revision(const std::filesystem::path& config_dir, const std::filesystem::path& memo_dir);
 
 // sha256 over the regular files below `dir` (symlinks and .git skipped): one line
 // "<sha256 of content>  <relative path>\n" per file in sorted path order, then hashed. 64 hex.

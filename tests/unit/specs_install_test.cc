@@ -143,7 +143,7 @@ TEST_F(SpecsInstallTest, Bug20_GitUrlRecordsTheRevisionAndRefreshChangesIt) {
   EXPECT_EQ(r->source, "git file://" + repo.string());
   EXPECT_EQ(r->revision, "git:" + head);
   EXPECT_EQ(read(config_ / ".specs-rev"), "git:" + head + "\n");
-  EXPECT_EQ(specs_revision(config_), "git:" + head);
+  EXPECT_EQ(specs_revision(config_, root_ / "memo"), "git:" + head);
   EXPECT_FALSE(fs::exists(config_ / ".git"));
 
   write(repo / "sandbox.d/manifests/pi.yaml", "profile: pi\nresources:\n  cpus: 2\n");
@@ -151,25 +151,25 @@ TEST_F(SpecsInstallTest, Bug20_GitUrlRecordsTheRevisionAndRefreshChangesIt) {
   std::string head2 = git(repo, {"rev-parse", "--short=7", "HEAD"}).substr(0, 7);
   r = install("file://" + repo.string(), true);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(specs_revision(config_), "git:" + head2);
+  EXPECT_EQ(specs_revision(config_, root_ / "memo"), "git:" + head2);
   EXPECT_NE(head, head2);
 
   // Back to a directory source: the content hash again, not the stale commit.
   r = install("", true);
   ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(specs_revision(config_).starts_with("sha256:"));
+  EXPECT_TRUE(specs_revision(config_, root_ / "memo").starts_with("sha256:"));
 }
 
 TEST_F(SpecsInstallTest, FailingSourceLeavesPreviousSpecsIntact) {
   ASSERT_TRUE(install().ok());
   write(config_ / "sandbox.d/manifests/pi.yaml", "profile: pi\n# mine\n");
-  const std::string rev = specs_revision(config_);
+  const std::string rev = specs_revision(config_, root_ / "memo");
   Result<InstallReport> r = install("file://" + (root_ / "no-such-repo").string(), true);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::kFailed);
   EXPECT_TRUE(r.error().message.starts_with("failed to clone specs from file://")) << r.error().message;
   EXPECT_EQ(read(config_ / "sandbox.d/manifests/pi.yaml"), "profile: pi\n# mine\n");
-  EXPECT_EQ(specs_revision(config_), rev);
+  EXPECT_EQ(specs_revision(config_, root_ / "memo"), rev);
   EXPECT_FALSE(stage_left_behind());
 
   write(root_ / "empty/README.md", "not specs\n");
@@ -203,23 +203,29 @@ TEST_F(SpecsInstallTest, MissingBundledSpecs) {
 
 TEST_F(SpecsInstallTest, RevisionChangesWhenASpecsFileChanges) {
   ASSERT_TRUE(install().ok());
-  const std::string before = specs_revision(config_);
+  const std::string before = specs_revision(config_, root_ / "memo");
   ASSERT_EQ(before.size(), 19u);  // "sha256:" + 12 hex
   write(config_ / "sandbox.d/provision.d/pi.sh", read(config_ / "sandbox.d/provision.d/pi.sh") + "# edit\n");
-  const std::string after = specs_revision(config_);
+  const std::string after = specs_revision(config_, root_ / "memo");
   EXPECT_NE(before, after);
   write(config_ / "provider.d/llama-default.ini", "runtime = llama\n");  // outside sandbox.d: no change
-  EXPECT_EQ(specs_revision(config_), after);
+  EXPECT_EQ(specs_revision(config_, root_ / "memo"), after);
+  write(config_ / "sandbox.d/provision.d/extra.sh", "");  // a new file, even empty
+  const std::string added = specs_revision(config_, root_ / "memo");
+  EXPECT_NE(added, after);
+  EXPECT_EQ(specs_revision(config_, {}), added);  // remembered or computed: the same
+  fs::remove(config_ / "sandbox.d/provision.d/extra.sh");
+  EXPECT_EQ(specs_revision(config_, root_ / "memo"), after);
 }
 
 TEST_F(SpecsInstallTest, RevisionOfAConfigDirThatIsACheckout) {
   fs::path repo = make_repo();  // the original's init made ~/.config/tnk a clone
   std::string head = git(repo, {"rev-parse", "--short=7", "HEAD"}).substr(0, 7);
-  EXPECT_EQ(specs_revision(repo), "git:" + head);
+  EXPECT_EQ(specs_revision(repo, root_ / "memo"), "git:" + head);
   write(repo / ".specs-rev", "local\n");  // after our `init --force` from a directory
-  EXPECT_TRUE(specs_revision(repo).starts_with("sha256:"));
+  EXPECT_TRUE(specs_revision(repo, root_ / "memo").starts_with("sha256:"));
   write(repo / ".specs-rev", "garbage\n");
-  EXPECT_TRUE(specs_revision(repo).starts_with("sha256:"));
+  EXPECT_TRUE(specs_revision(repo, root_ / "memo").starts_with("sha256:"));
 }
 
 TEST_F(SpecsInstallTest, BundledSpecsDir) {

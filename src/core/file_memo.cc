@@ -1,4 +1,4 @@
-#include "image/file_memo.h"
+#include "core/file_memo.h"
 
 #include <sys/stat.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/files.h"
 
-namespace tnk::image {
+namespace tnk {
 namespace {
 
 namespace fs = std::filesystem;
@@ -45,4 +45,4 @@ Result<std::string> memoized(const fs::path& memo_file, const std::vector<fs::pa
   return value;
 }
 
-}  // namespace tnk::image
+}  // namespace tnk

@@ -1,12 +1,12 @@
-// Values remembered with the identity of the files they come from (image/file_memo.h).
-#include "image/file_memo.h"
+// Values remembered with the identity of the files they come from (core/file_memo.h).
+#include "core/file_memo.h"
 
 #include <gtest/gtest.h>
 
 #include "core/files.h"
 #include "temp_dir.h"
 
-namespace tnk::image {
+namespace tnk {
 namespace {
 
 class FileMemoTest : public ::testing::Test {
@@ -53,4 +53,4 @@ TEST_F(FileMemoTest, AMissingInputOrAFailureIsNeverRemembered) {
 }
 
 }  // namespace
-}  // namespace tnk::image
+}  // namespace tnk
