@@ -21,7 +21,7 @@ struct Paths {
   std::filesystem::path sandboxes_dir() const { return state_dir / "sandboxes"; }
   std::filesystem::path default_audit_dir() const { return state_dir / "audit"; }
   std::filesystem::path images_dir() const { return cache_dir / "images"; }
-  std::filesystem::path memo_dir() const { return cache_dir / "memo"; }  // image/file_memo.h
+  std::filesystem::path memo_dir() const { return cache_dir / "memo"; }  // core/file_memo.h
 };
 
 }  // namespace tnk
