@@ -88,17 +88,16 @@ Result<KernelRecipe> current_kernel_recipe(const fs::path& fragment_file, const 
   TNK_ASSIGN_OR_RETURN(recipe.fragment, read_file(fragment_file));
   const std::string install = std::string("apt-get install ") + kKernelSourcePackage +
                               " gcc make bc flex bison libelf-dev (or run scripts/install-deps.sh)";
+  auto source_version = [&] {
+    return first_line_of({"dpkg-query", "-W", "-f=${Version}\n", kKernelSourcePackage},
+                         std::string("the kernel source (") + kKernelSourcePackage + ")", install);
+  };
   TNK_ASSIGN_OR_RETURN(recipe.source_version,
-                       memoized(memo_dir / "kernel-source-version.json", {kDpkgDatabase}, [&] {
-                         return first_line_of({"dpkg-query", "-W", "-f=${Version}\n", kKernelSourcePackage},
-                                              std::string("the kernel source (") + kKernelSourcePackage + ")",
-                                              install);
-                       }));
+                       memoized(memo_dir / "kernel-source-version.json", {kDpkgDatabase}, source_version));
   const char* path_var = std::getenv("PATH");
   std::string gcc = find_on_path("gcc", path_var ? path_var : "");
-  TNK_ASSIGN_OR_RETURN(recipe.compiler, memoized(memo_dir / "gcc-version.json", {gcc}, [&] {
-                         return first_line_of({"gcc", "--version"}, "gcc", install);
-                       }));
+  auto gcc_version = [&] { return first_line_of({"gcc", "--version"}, "gcc", install); };
+  TNK_ASSIGN_OR_RETURN(recipe.compiler, memoized(memo_dir / "gcc-version.json", {gcc}, gcc_version));
   return recipe;
 }
 

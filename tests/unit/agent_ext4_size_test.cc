@@ -54,9 +54,9 @@ TEST(AgentExt4Size, RejectsWhatIsNotAnExt4Superblock) {
 TEST(AgentExt4Size, GrowsToTheDeviceOnlyWhenAtLeastAGroupIsMissing) {
   Ext4Size base{4096, 126976};  // the size of a base disk: 496 MiB
   EXPECT_EQ(ext4_blocks_to_grow_to(base, uint64_t{8} << 30), (uint64_t{8} << 30) / 4096);
-  EXPECT_FALSE(ext4_blocks_to_grow_to(base, base.blocks * 4096).has_value());        // fills its disk
+  EXPECT_FALSE(ext4_blocks_to_grow_to(base, base.blocks * 4096).has_value());          // fills its disk
   EXPECT_FALSE(ext4_blocks_to_grow_to(base, (base.blocks + 100) * 4096).has_value());  // a few blocks more
-  EXPECT_FALSE(ext4_blocks_to_grow_to(base, 1 << 20).has_value());                    // a smaller disk
+  EXPECT_FALSE(ext4_blocks_to_grow_to(base, 1 << 20).has_value());                     // a smaller disk
 }
 
 }  // namespace

@@ -13,9 +13,8 @@ class FileMemoTest : public ::testing::Test {
  protected:
   // memoized() over `input` with a compute that counts its calls and returns "value-<n>".
   Result<std::string> ask(const std::vector<std::filesystem::path>& inputs) {
-    return memoized(dir_.path() / "memo" / "value.json", inputs, [this]() -> Result<std::string> {
-      return "value-" + std::to_string(++computed_);
-    });
+    return memoized(dir_.path() / "memo" / "value.json", inputs,
+                    [this]() -> Result<std::string> { return "value-" + std::to_string(++computed_); });
   }
 
   testing_support::TempDir dir_;
