@@ -16,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// `abs` (an absolute host path) under `root`: "/" + "/dev/kvm" -> "/dev/kvm".
-std::string under(const fs::path& root, const std::string& abs) {
-  std::string r = root.string();
-  while (!r.empty() && r.back() == '/') r.pop_back();
-  return r + abs;
-}
-
 bool exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
@@ -43,7 +36,7 @@ std::optional<std::string> read_knob(const std::string& path) {
 }
 
 void read_cpu_flags(const fs::path& root, HostFacts& facts) {
-  auto text = read_file(under(root, "/proc/cpuinfo"));
+  auto text = read_file(path_under(root, "/proc/cpuinfo"));
   if (!text.ok()) return;
   std::istringstream lines(*text);
   std::string line;
@@ -60,7 +53,7 @@ void read_cpu_flags(const fs::path& root, HostFacts& facts) {
 }
 
 bool filesystem_listed(const fs::path& root, const std::string& fs_name) {
-  auto text = read_file(under(root, "/proc/filesystems"));
+  auto text = read_file(path_under(root, "/proc/filesystems"));
   if (!text.ok()) return false;
   std::istringstream lines(*text);
   std::string line;
@@ -74,10 +67,10 @@ bool filesystem_listed(const fs::path& root, const std::string& fs_name) {
 }
 
 void read_userns(const fs::path& root, bool privileged, HostFacts& facts) {
-  auto aa = read_knob(under(root, "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"));
+  auto aa = read_knob(path_under(root, "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"));
   if (aa) facts.apparmor_restricts_userns = *aa == "1";
-  auto max = read_knob(under(root, "/proc/sys/user/max_user_namespaces"));
-  auto clone = read_knob(under(root, "/proc/sys/kernel/unprivileged_userns_clone"));
+  auto max = read_knob(path_under(root, "/proc/sys/user/max_user_namespaces"));
+  auto clone = read_knob(path_under(root, "/proc/sys/kernel/unprivileged_userns_clone"));
   if (!max) {
     facts.userns_note = "this kernel has no user namespaces (/proc/sys/user/max_user_namespaces is missing)";
   } else if (*max == "0") {
@@ -93,12 +86,12 @@ void read_userns(const fs::path& root, bool privileged, HostFacts& facts) {
 }
 
 void read_kvm(const fs::path& root, const Env& env, HostFacts& facts) {
-  std::string kvm = under(root, "/dev/kvm");
+  std::string kvm = path_under(root, "/dev/kvm");
   facts.dev_kvm_exists = exists(kvm);
   facts.dev_kvm_rw = facts.dev_kvm_exists && accessible(kvm, R_OK | W_OK);
-  facts.kvm_intel = exists(under(root, "/sys/module/kvm_intel"));
-  facts.kvm_amd = exists(under(root, "/sys/module/kvm_amd"));
-  facts.kvm_pvm = exists(under(root, "/sys/module/kvm_pvm"));
+  facts.kvm_intel = exists(path_under(root, "/sys/module/kvm_intel"));
+  facts.kvm_amd = exists(path_under(root, "/sys/module/kvm_amd"));
+  facts.kvm_pvm = exists(path_under(root, "/sys/module/kvm_pvm"));
   read_cpu_flags(root, facts);
   facts.pvm_guest_kernel = env.get_nonempty(kPvmGuestKernelEnv).value_or("");
   if (!facts.pvm_guest_kernel.empty()) {
@@ -120,10 +113,10 @@ HostFacts gather_host_facts_at(const Env& env, const fs::path& root, bool privil
   facts.limactl_found = !facts.limactl_path.empty();
   read_userns(root, privileged, facts);
   facts.overlay_possible = filesystem_listed(root, "overlay");
-  facts.dev_vhost_vsock_exists = exists(under(root, "/dev/vhost-vsock"));
+  facts.dev_vhost_vsock_exists = exists(path_under(root, "/dev/vhost-vsock"));
   for (const char* candidate : {"/usr/lib/qemu/virtiofsd", "/usr/libexec/virtiofsd", "/usr/lib/virtiofsd"}) {
-    if (is_executable_file(under(root, candidate))) {
-      facts.virtiofsd_path = under(root, candidate);
+    if (is_executable_file(path_under(root, candidate))) {
+      facts.virtiofsd_path = path_under(root, candidate);
       break;
     }
   }

@@ -8,6 +8,12 @@
 
 namespace tnk {
 
+std::string path_under(const std::filesystem::path& root, const std::string& abs) {
+  std::string r = root.string();
+  while (!r.empty() && r.back() == '/') r.pop_back();
+  return r + abs;
+}
+
 bool is_executable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
@@ -15,13 +21,11 @@ bool is_executable_file(const std::string& path) {
 }
 
 std::string find_on_path(const std::string& name, const std::string& path_var, const std::filesystem::path& root) {
-  std::string prefix = root.string();
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   std::stringstream dirs(path_var);
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
     if (dir.empty() || dir.front() != '/') continue;
-    std::string candidate = prefix + dir + (dir.back() == '/' ? "" : "/") + name;
+    std::string candidate = path_under(root, dir + (dir.back() == '/' ? "" : "/") + name);
     if (is_executable_file(candidate)) return candidate;
   }
   return "";

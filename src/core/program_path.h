@@ -6,6 +6,9 @@
 
 namespace tnk {
 
+// `abs` (an absolute host path) under `root` (a fake root in tests): "/" + "/dev/kvm" -> "/dev/kvm".
+std::string path_under(const std::filesystem::path& root, const std::string& abs);
+
 // A regular file this process may execute.
 bool is_executable_file(const std::string& path);
 

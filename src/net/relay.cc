@@ -60,12 +60,12 @@ std::string socket_error(int fd) {
   return std::string("error: ") + std::strerror(err);
 }
 
-// One poll round; returns the reason to stop, or an empty string to go on.
 // A socket nothing is wanted of just now (its reader waits for the other side's buffer to drain) is
 // left out of the poll: its POLLHUP, once its peer has closed, would otherwise wake every round, and
 // ending the relay on it would drop what is still unread in its receive queue.
 pollfd watch(int fd, short events) { return {events != 0 ? fd : -1, events, 0}; }
 
+// One poll round; returns the reason to stop, or an empty string to go on.
 std::string step(Pump& up, Pump& down, int idle_ms, int stop_fd) {
   pollfd p[3] = {watch(up.from, static_cast<short>(up.from_events() | down.to_events())),
                  watch(up.to, static_cast<short>(down.from_events() | up.to_events())),
