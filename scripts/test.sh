@@ -35,11 +35,20 @@ count_pytest() {  # parses "12 passed, 1 skipped in 3.2s" (with or without pytes
 }
 
 logs=$(mktemp -d)
-step "build (RelWithDebInfo) into build/"
-if ! bash scripts/build.sh build; then echo "tests: 0 passed, 1 failed"; exit 1; fi
+# Two trees, each with only what it is used for: build/ holds the binaries the end-to-end tests run
+# (tnk and tnk-agent, as a user builds them), build-asan/ the unit and integration tests under
+# ASan/UBSan at -O1 (the sanitizers' usual level: they find the same bugs, and it builds in half
+# the time of -O2 -g).
+step "build tnk and tnk-agent (RelWithDebInfo) into build/"
+if ! TNK_BUILD_TARGETS="tnk tnk-agent" bash scripts/build.sh build -DTNK_BUILD_TESTS=OFF; then
+  echo "tests: 0 passed, 1 failed"; exit 1
+fi
 
-step "build with ASan/UBSan into build-asan/"
-if ! bash scripts/build.sh build-asan -DTNK_SANITIZE=ON; then echo "tests: 0 passed, 1 failed"; exit 1; fi
+step "build the unit and integration tests with ASan/UBSan (-O1) into build-asan/"
+if ! TNK_BUILD_TARGETS="tnk_unit_tests tnk_integration_tests" bash scripts/build.sh build-asan -DTNK_SANITIZE=ON \
+     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"; then
+  echo "tests: 0 passed, 1 failed"; exit 1
+fi
 
 step "sandbox image (built once per machine into the cache directory, as a user's would be)"
 export TNK_TEST_CACHE="${TNK_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}}"
@@ -54,7 +63,7 @@ step "vm boot files: guest kernel (compiled once per machine, ~10 min) and base 
 XDG_CACHE_HOME="$TNK_TEST_CACHE" build/tnk image build --vm ||
   echo "the vm boot files did not build: the tests that boot a VM will fail or skip"
 
-step "unit tests (ASan/UBSan)"
+step "unit, integration and layering tests (ASan/UBSan)"
 (cd build-asan && ctest --output-on-failure -j2) 2>&1 | tee "$logs/unit.log"
 count_ctest "$logs/unit.log"
 

@@ -1,18 +1,44 @@
 #include "backend/backend.h"
 
+#include "backend/lima/lifecycle.h"
+#include "host/linux_backends.h"
+#if TNK_LINUX_BACKENDS
+#include "backend/supervised/supervised_backend.h"
+#endif
+
 namespace tnk::backend {
 
-Status validate_backend_name(std::string_view name) {
-  if (name == "auto" || name == "vm" || name == "ns" || name == "lima") return ok_status();
-  return usage_error("unknown backend '" + std::string(name) + "'", std::string("use one of: ") + kBackendNames);
+Result<std::unique_ptr<sandbox::Backend>> open_backend(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::kLima: return sandbox::make_lima_backend();
+    case BackendKind::kNs:
+    case BackendKind::kVm:
+#if TNK_LINUX_BACKENDS
+      return supervised::make_supervised_backend(kind);
+#else
+      return failed(std::string("the ") + to_string(kind) +
+                        " backend is not part of this build of tnk (built with TNK_LINUX_BACKENDS=OFF)",
+                    "use --backend lima (see `tnk doctor`), or build tnk on Linux with the default options");
+#endif
+    case BackendKind::kAuto: break;
+  }
+  return failed("the backend 'auto' must be resolved to a backend before it is opened");
 }
 
-Result<std::unique_ptr<Backend>> open_backend(std::string_view name) {
-  TNK_RETURN_IF_ERROR(validate_backend_name(name));
-  // No backend is compiled into this build yet: say so plainly instead of pretending.
-  return failed("the '" + std::string(name) + "' backend is not available in this build of tnk (" TNK_VERSION ")",
-                "this build can inspect and configure sandboxes (`tnk sandbox inspect`, `tnk doctor`) "
-                "but cannot run them yet");
+Result<sandbox::Resolved> resolve(Context& ctx, const sandbox::ResolveOptions& options) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, options));
+  if (!r.record) return r;
+  auto backend = open_backend(r.record->backend);
+  if (!backend) {
+    r.notes.push_back("cannot tell whether " + r.id + " runs: " + backend.error().message);
+    return r;
+  }
+  sandbox::Observed seen = (*backend)->observe(ctx.paths, r.id);
+  if (seen.problem)
+    r.notes.push_back("cannot ask " + std::string(to_string(r.record->backend)) + " whether " + r.id +
+                      " runs: " + *seen.problem);
+  r.state = seen.state;
+  return r;
 }
 
 }  // namespace tnk::backend

@@ -1,26 +1,23 @@
-// The Backend interface every sandbox engine implements (vm, ns, lima), and the registry that
-// opens one by name. All backends keep one contract: ARCHITECTURE.md, "The contract every backend keeps".
+// The registry of backends: opens the one a sandbox needs, and resolves a sandbox together with
+// its state as that backend sees it. The only place that knows which backends this build has.
+// Every backend keeps one contract: docs/architecture.md, "The contract every backend keeps".
 #pragma once
 
 #include <memory>
-#include <string>
-#include <string_view>
 
+#include "context/context.h"
 #include "core/result.h"
+#include "naming/backend_kind.h"
+#include "sandbox/backend.h"
+#include "sandbox/resolve.h"
 
 namespace tnk::backend {
 
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual std::string name() const = 0;
-};
+// The backend of `kind` (not kAuto: resolve it first). A clear error when this build lacks it.
+Result<std::unique_ptr<sandbox::Backend>> open_backend(BackendKind kind);
 
-inline constexpr const char* kBackendNames = "auto, vm, ns, lima";
-Status validate_backend_name(std::string_view name);
-
-// Opens a concrete backend (not "auto": resolve it first). Fails with an error naming what is
-// missing when this build has no such backend or the host cannot run it.
-Result<std::unique_ptr<Backend>> open_backend(std::string_view name);
+// sandbox::resolve, then whether the sandbox runs, asked of its backend (a note says so when the
+// backend could not tell).
+Result<sandbox::Resolved> resolve(Context& ctx, const sandbox::ResolveOptions& options);
 
 }  // namespace tnk::backend

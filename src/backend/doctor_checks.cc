@@ -5,13 +5,13 @@
 #include <filesystem>
 
 #include "backend/lima/doctor_check.h"
-#include "backend/linux_backends.h"
+#include "host/linux_backends.h"
 #include "image/apt_sources.h"
 #include "image/recipe.h"
 #include "image/store.h"
 #if TNK_LINUX_BACKENDS
-#include "ns/host_support.h"
-#include "vm/doctor_checks.h"
+#include "backend/ns/host_support.h"
+#include "backend/vm/doctor_checks.h"
 #endif
 
 namespace tnk::backend {
@@ -46,18 +46,18 @@ Outcome image_outcome(const Paths& paths) {
 
 }  // namespace
 
-void add_doctor_checks(doctor::Registry& registry, const HostFacts& facts, const Paths& paths) {
+void add_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts, const Paths& paths) {
   registry.add({"backend_auto", "backend (auto)", false, [facts]() -> Outcome {
-                  auto choice = choose_auto_backend(facts);
+                  auto choice = host::choose_auto_backend(facts);
                   // The weaker-note is printed when a sandbox starts; here the reason is enough.
-                  return {Status::kInfo, choice.backend + ": " + choice.why, ""};
+                  return {Status::kInfo, std::string(to_string(choice.backend)) + ": " + choice.why, ""};
                 }});
   registry.add({"vm_accel", "vm backend acceleration", false, [facts]() -> Outcome {
-                  auto accel = choose_vm_accel(facts);
-                  Status status = accel.accel == Accel::kKvm ? Status::kOk : Status::kInfo;
+                  auto accel = host::choose_vm_accel(facts);
+                  Status status = accel.accel == host::Accel::kKvm ? Status::kOk : Status::kInfo;
                   std::string fix;
-                  if (accel.accel == Accel::kNone) fix = "sudo apt-get install qemu-system-x86";
-                  return {status, std::string(accel_name(accel.accel)) + ": " + accel.why, fix};
+                  if (accel.accel == host::Accel::kNone) fix = "sudo apt-get install qemu-system-x86";
+                  return {status, std::string(host::accel_name(accel.accel)) + ": " + accel.why, fix};
                 }});
 #if TNK_LINUX_BACKENDS
   std::error_code ec;  // tnk-agent and the kernel fragment are found next to the running binary

@@ -2,6 +2,7 @@
 // supervisor for round trips of the guest agent's ping over the one agent connection it owns.
 #include <algorithm>
 
+#include "backend/backend.h"
 #include "cli/sandbox_verbs.h"
 #include "session/control_client.h"
 #include "state/layout.h"
@@ -16,8 +17,9 @@ struct AgentPingFlags {
 };
 
 Result<int> run_agent_ping(Context& ctx, const AgentPingFlags& flags) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, flags.sandbox.resolve_options()));
-  if (r.state != state::SandboxState::kRunning || r.backend != "vm") {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, flags.sandbox.resolve_options()));
+  TNK_ASSIGN_OR_RETURN(auto backend, backend::open_backend(r.backend));
+  if (r.state != state::SandboxState::kRunning || !backend->capabilities().agent_ping) {
     return usage_error("sandbox " + r.id + " is not a running vm sandbox", "start it: tnk sandbox start --backend vm");
   }
   auto ctl = state::Store(ctx.paths.sandboxes_dir()).file(r.id, state::kControlSocket);

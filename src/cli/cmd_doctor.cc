@@ -2,9 +2,9 @@
 #include <filesystem>
 
 #include "backend/doctor_checks.h"
-#include "backend/host_probe.h"
 #include "cli/command.h"
 #include "doctor/doctor.h"
+#include "host/host_probe.h"
 #include "sandbox/resolve.h"
 #include "session/control_client.h"
 #include "specs/profiles.h"
@@ -100,7 +100,7 @@ void add_doctor_command(CLI::App& root, CommandTable& table) {
   table.add(cmd, [](Context& ctx) -> Result<int> {
     doctor::Registry registry;
     add_core_checks(ctx, registry);
-    backend::add_doctor_checks(registry, backend::gather_host_facts(ctx.env), ctx.paths);
+    backend::add_doctor_checks(registry, host::gather_host_facts(ctx.env), ctx.paths);
     add_proxy_checks(ctx, registry);
     auto results = doctor::run_checks(registry);
     ctx.out.document(doctor::to_json(results),

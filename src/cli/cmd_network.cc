@@ -1,9 +1,9 @@
 // tnk sandbox forward: port forwards from the host's 127.0.0.1 into a running sandbox, for its lifetime.
 #include <iostream>
 
+#include "backend/backend.h"
 #include "cli/sandbox_verbs.h"
 #include "net/policy.h"
-#include "sandbox/lima_lifecycle.h"
 #include "session/control_client.h"
 #include "state/layout.h"
 #include "state/store.h"
@@ -30,9 +30,10 @@ void print_forwards(std::ostream& os, const std::string& id, const nlohmann::jso
 }
 
 Result<int> run_forward(Context& ctx, const ForwardFlags& flags) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, flags.sandbox.resolve_options()));
-  if (r.backend == sandbox::kLimaBackend) {
-    return usage_error("tnk sandbox forward does not run on the lima backend",
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, flags.sandbox.resolve_options()));
+  TNK_ASSIGN_OR_RETURN(auto backend, backend::open_backend(r.backend));
+  if (!backend->capabilities().port_forwards) {
+    return usage_error(std::string("tnk sandbox forward does not run on the ") + to_string(r.backend) + " backend",
                        "list the port under `ports:` in the profile's manifest; Lima forwards it at start");
   }
   if (r.state != state::SandboxState::kRunning) {

@@ -2,15 +2,10 @@
 #include <functional>
 #include <sstream>
 
-#include "audit/events.h"
 #include "backend/backend.h"
 #include "cli/command.h"
 #include "cli/sandbox_list.h"
 #include "cli/sandbox_verbs.h"
-#include "sandbox/audit_target.h"
-#include "sandbox/lifecycle.h"
-#include "sandbox/lima_lifecycle.h"
-#include "sandbox/provision.h"
 #include "sandbox/resolve.h"
 #include "session/control_client.h"
 #include "state/layout.h"
@@ -21,8 +16,8 @@ namespace {
 
 // What a running sandbox's supervisor says of its network (policy, proxy, forwards): the effective
 // policy, which a changed manifest does not change until the next start. Null when it does not run.
-nlohmann::json running_network(Context& ctx, const sandbox::Resolved& r) {
-  if (r.state != state::SandboxState::kRunning || r.backend == sandbox::kLimaBackend) return nullptr;
+nlohmann::json running_network(Context& ctx, const sandbox::Backend& backend, const sandbox::Resolved& r) {
+  if (r.state != state::SandboxState::kRunning || !backend.capabilities().running_network) return nullptr;
   auto ctl = state::Store(ctx.paths.sandboxes_dir()).file(r.id, state::kControlSocket);
   auto network = session::request_network(ctl, session::network_op(false), std::chrono::seconds(5));
   if (!network) {
@@ -33,6 +28,7 @@ nlohmann::json running_network(Context& ctx, const sandbox::Resolved& r) {
 }
 
 void print_network_text(const sandbox::Resolved& r, const nlohmann::json& running,
+                        const std::vector<std::string>& limits,
                         const std::function<void(const std::string&, const std::string&)>& row) {
   row("network", to_string(r.network) + " (" + r.network_source + ")");
   if (r.network == NetworkPolicy::kAllowlist) {
@@ -48,10 +44,11 @@ void print_network_text(const sandbox::Resolved& r, const nlohmann::json& runnin
           "127.0.0.1:" + std::to_string(f.value("host_port", 0)) + " -> " + std::to_string(f.value("guest_port", 0)));
     }
   }
-  for (const auto& limit : sandbox::network_limits(r)) row("  not enforced", limit);
+  for (const auto& limit : limits) row("  not enforced", limit);
 }
 
-void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nlohmann::json& running) {
+void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nlohmann::json& running,
+                        const std::vector<std::string>& limits) {
   auto row = [&](const std::string& key, const std::string& value) {
     os << key << std::string(key.size() < 18 ? 18 - key.size() : 1, ' ') << value << '\n';
   };
@@ -63,8 +60,8 @@ void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nloh
   row("provision script", r.provision_script ? r.provision_script->string() : "<none>");
   row("mount", r.manifest.workspace_mount);
   row("workdir", r.guest_workdir);
-  print_network_text(r, running, row);
-  std::string backend = r.backend + " (" + r.backend_source + ")";
+  print_network_text(r, running, limits, row);
+  std::string backend = std::string(to_string(r.backend)) + " (" + r.backend_source + ")";
   row("backend", backend);
   if (!r.backend_why.empty()) row("  why", r.backend_why);
   if (!r.backend_weaker_note.empty()) row("  weaker", r.backend_weaker_note);
@@ -77,13 +74,15 @@ void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nloh
 }
 
 Result<int> run_inspect(Context& ctx, const SandboxFlags& flags) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, flags.resolve_options()));
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, flags.resolve_options()));
   for (const auto& note : r.notes) ctx.log.note(note);
+  TNK_ASSIGN_OR_RETURN(auto backend, backend::open_backend(r.backend));
   nlohmann::json doc = sandbox::to_json(r);
-  doc["network_limits"] = sandbox::network_limits(r);
-  nlohmann::json running = running_network(ctx, r);
+  std::vector<std::string> limits = backend->network_limits(r);
+  doc["network_limits"] = limits;
+  nlohmann::json running = running_network(ctx, *backend, r);
   doc["network"]["running"] = running;
-  ctx.out.document(doc, [&](std::ostream& os) { print_inspect_text(os, r, running); });
+  ctx.out.document(doc, [&](std::ostream& os) { print_inspect_text(os, r, running, limits); });
   return kExitOk;
 }
 
@@ -113,47 +112,6 @@ sandbox::ResolveOptions SandboxFlags::resolve_options() const {
   if (!backend.empty()) options.backend = backend;
   options.network = network;
   return options;
-}
-
-Status start_and_provision(Context& ctx, sandbox::Resolved& r, std::optional<audit::AuditWriter>& audit) {
-  auto began = std::chrono::steady_clock::now();
-  bool lima = r.backend == sandbox::kLimaBackend;
-  std::filesystem::path audit_log = audit ? audit->path() : std::filesystem::path();
-  TNK_ASSIGN_OR_RETURN(auto outcome,
-                       lima ? sandbox::ensure_running_lima(ctx, r) : sandbox::ensure_running(ctx, r, audit_log));
-  if (!outcome.already_running) {
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
-    ctx.log.info((outcome.created ? "created and started " : "started ") + r.id + " (" + r.backend + " backend) in " +
-                 std::to_string(ms.count()) + " ms");
-    sandbox::audit_append(ctx, audit,
-                          audit::sandbox_start(r.id, r.backend, r.profile, outcome.record.project_dir.string()));
-  }
-  r.record = outcome.record;
-  r.state = state::SandboxState::kRunning;
-  return lima ? sandbox::provision_lima_if_needed(ctx, r, audit) : sandbox::provision_if_needed(ctx, r, audit);
-}
-
-Status stop_supervised(const Paths& paths, const std::string& id, const std::string& backend,
-                       std::chrono::milliseconds grace, Log& log) {
-  if (backend == sandbox::kLimaBackend) return sandbox::stop_lima(paths, id, grace, log);
-  if (backend != "ns" && backend != "vm") {
-    TNK_ASSIGN_OR_RETURN(auto opened, backend::open_backend(backend));
-    return failed("cannot stop " + id + ": the '" + opened->name() + "' backend is not available in this build");
-  }
-  return sandbox::stop_sandbox(paths, id, grace, log);
-}
-
-void record_stop(Context& ctx, const std::string& id, const std::string& reason) {
-  auto audit = sandbox::open_audit(ctx, "", id);
-  if (audit) sandbox::audit_append(ctx, *audit, audit::sandbox_stop(id, reason));
-  ctx.log.info("stopped " + id);
-}
-
-Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOptions& options) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, options));
-  for (const auto& note : r.notes) ctx.log.note(note);
-  if (!r.backend_weaker_note.empty()) ctx.log.note(r.backend_weaker_note);
-  return r;
 }
 
 void add_sandbox_flags(CLI::App& command, SandboxFlags& flags, bool with_backend) {

@@ -1,11 +1,9 @@
 // tnk sandbox start | shell | exec: enter the current project's sandbox.
 // Flags are checked before anything is resolved, and the sandbox is resolved before the
 // backend is opened, so a mistake is reported as a usage error, not as a backend failure.
+#include "backend/enter.h"
 #include "cli/sandbox_verbs.h"
 #include "naming/naming.h"
-#include "sandbox/audit_target.h"
-#include "sandbox/lima_lifecycle.h"
-#include "sandbox/session_run.h"
 
 namespace tnk::cli {
 namespace {
@@ -54,21 +52,14 @@ sandbox::SessionSpec session_spec(const SessionFlags& flags, Verb verb) {
 
 // start: create, start and provision; shell and exec do the same first (a stopped sandbox starts).
 Result<int> enter(Context& ctx, const SessionFlags& flags, Verb verb) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, flags.sandbox.resolve_options()));
-  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, flags.audit_log, r.id));
-  Status ready = start_and_provision(ctx, r, audit);
-  // A failed provisioning run fails `start`; a session still runs in the (usable) sandbox.
-  if (!ready.ok() && (verb == Verb::kStart || r.state != state::SandboxState::kRunning)) return ready.error();
-  if (!ready.ok()) ctx.log.warn(ready.error().message + " (" + ready.error().hint + ")");
-  if (verb == Verb::kStart && !flags.enter_shell) return kExitOk;
-  if (r.backend == sandbox::kLimaBackend) return sandbox::run_lima_session(ctx, r, session_spec(flags, verb), audit);
-  return sandbox::run_session(ctx, r, session_spec(flags, verb), audit);
+  backend::EnterRequest request{flags.sandbox.resolve_options(), flags.audit_log, std::nullopt, verb == Verb::kStart};
+  if (verb != Verb::kStart || flags.enter_shell) request.session = session_spec(flags, verb);
+  return backend::enter(ctx, request);
 }
 
 // start -n: what start would do, changing nothing (for lima: the instance YAML and limactl commands).
 Result<int> show_start_plan(Context& ctx, const SessionFlags& flags) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, flags.sandbox.resolve_options()));
-  TNK_ASSIGN_OR_RETURN(sandbox::StartPlan plan, sandbox::start_plan(ctx, r));
+  TNK_ASSIGN_OR_RETURN(sandbox::StartPlan plan, backend::start_plan(ctx, flags.sandbox.resolve_options()));
   ctx.out.document(sandbox::to_json(plan), [&](std::ostream& os) { sandbox::print_start_plan(os, plan); });
   return kExitOk;
 }

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/context.h"
+#include "context/context.h"
 #include "core/result.h"
 
 namespace tnk::cli {

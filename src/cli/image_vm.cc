@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <ctime>
 
-#include "image/disk.h"
-#include "image/kernel.h"
-#include "image/kernel_and_disk.h"
-#include "image/kernel_disk_store.h"
+#include "backend/vm/boot/boot_files.h"
+#include "backend/vm/boot/boot_files_store.h"
+#include "backend/vm/boot/disk.h"
+#include "backend/vm/boot/kernel.h"
 #include "output/output.h"
 
 namespace tnk::cli {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/context.h"
+#include "context/context.h"
 #include "core/result.h"
 #include "image/store.h"
 #include "image/users.h"

@@ -1,8 +1,10 @@
 #include "cli/sandbox_list.h"
 
+#include <map>
+#include <memory>
+
+#include "backend/backend.h"
 #include "output/output.h"
-#include "sandbox/lima_lifecycle.h"
-#include "state/liveness.h"
 #include "state/store.h"
 
 namespace tnk::cli {
@@ -11,7 +13,8 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(std::vector<std::string> ids, store.list_ids());
   std::vector<SandboxRow> rows;
-  std::optional<sandbox::LimaStates> lima;  // one `limactl list` for every lima sandbox, when there is one
+  // One backend of each kind: lima's answers every sandbox from one `limactl list`.
+  std::map<BackendKind, std::unique_ptr<sandbox::Backend>> backends;
   for (const auto& id : ids) {
     auto record = store.load(id);
     if (!record) {  // listed as broken so that `delete` can be found; the warning says why
@@ -21,16 +24,18 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
     }
     if (!*record) continue;  // a directory without a record: a create that never finished
     const auto& rec = **record;
-    std::string status;
-    if (rec.backend == sandbox::kLimaBackend) {
-      if (!lima) lima = sandbox::lima_states();
-      // "unknown": limactl cannot be asked here (not installed, or failing); the warning says why.
-      if (lima->problem) ctx.log.warn(*lima->problem);
-      status = lima->problem ? "unknown" : state::to_string(lima->state_of(id));
-    } else {
-      status = state::to_string(state::observe(store, id));
+    auto& backend = backends[rec.backend];
+    if (!backend) {
+      auto opened = backend::open_backend(rec.backend);
+      if (opened) backend = std::move(*opened);
     }
-    rows.push_back({id, status, rec.backend, rec.profile, rec.mount_point, rec.project_dir.string()});
+    sandbox::Observed seen{state::SandboxState::kAbsent,
+                           std::string("the ") + to_string(rec.backend) + " backend is not part of this build"};
+    if (backend) seen = backend->observe(ctx.paths, id);
+    // "unknown": the backend cannot tell here (limactl missing or failing); the warning says why.
+    if (seen.problem) ctx.log.warn(*seen.problem);
+    std::string status = seen.problem ? "unknown" : state::to_string(seen.state);
+    rows.push_back({id, status, to_string(rec.backend), rec.profile, rec.mount_point, rec.project_dir.string()});
   }
   return rows;
 }

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/context.h"
+#include "context/context.h"
 
 namespace tnk::cli {
 

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <limits>
 
-#include "backend/backend.h"
 #include "config/size.h"
+#include "naming/backend_kind.h"
 #include "workspace/workspace.h"
 
 namespace tnk::config_detail {
@@ -77,7 +77,7 @@ std::optional<std::string> parse_bind_host(std::string_view text) {
 }
 
 std::optional<std::string> parse_backend_name(std::string_view text) {
-  if (!backend::validate_backend_name(text).ok()) return std::nullopt;
+  if (!parse_backend_kind(text)) return std::nullopt;
   return std::string(text);
 }
 

@@ -22,10 +22,10 @@
 #include <thread>
 
 #include "agent/boot_params.h"
-#include "agent/guest_server.h"
 #include "core/files.h"
 #include "guest/bridge.h"
 #include "guest/grow_root.h"
+#include "guest/server.h"
 
 #ifndef TNK_VERSION
 #define TNK_VERSION "dev"

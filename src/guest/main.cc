@@ -13,9 +13,9 @@
 #include <cstring>
 #include <string>
 
-#include "agent/guest_server.h"
 #include "core/unique_fd.h"
 #include "guest/init.h"
+#include "guest/server.h"
 
 #ifndef TNK_VERSION
 #define TNK_VERSION "dev"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "audit/writer.h"
-#include "cli/context.h"
+#include "context/context.h"
 #include "core/result.h"
 
 namespace tnk::sandbox {

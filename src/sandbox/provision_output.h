@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "audit/writer.h"
-#include "cli/context.h"
+#include "context/context.h"
 #include "sandbox/resolve.h"
 
 namespace tnk::sandbox {

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <ctime>
 
-#include "backend/backend.h"
-#include "backend/host_probe.h"
+#include "host/host_probe.h"
 #include "inference/model_cache.h"
+#include "naming/backend_kind.h"
 #include "naming/naming.h"
-#include "sandbox/lima_lifecycle.h"
 #include "specs/profiles.h"
 #include "specs/revision.h"
 #include "state/layout.h"
@@ -58,20 +57,21 @@ Status choose_profile(Context& ctx, const Config& config, const ResolveOptions& 
 }
 
 Status choose_backend(Context& ctx, const Config& config, const ResolveOptions& options, Resolved& r) {
-  std::string wanted = options.backend ? *options.backend : config.default_backend.value;
   r.backend_source = options.backend ? "--backend" : "config";
-  TNK_RETURN_IF_ERROR(backend::validate_backend_name(wanted));
+  TNK_ASSIGN_OR_RETURN(BackendKind wanted,
+                       backend_kind(options.backend ? *options.backend : config.default_backend.value));
   if (r.record) {
-    if (options.backend && wanted != "auto" && wanted != r.record->backend) {
-      return usage_error("sandbox " + r.id + " was created with the '" + r.record->backend + "' backend",
-                         "`tnk sandbox delete` it first to recreate it with --backend " + wanted);
+    if (options.backend && wanted != BackendKind::kAuto && wanted != r.record->backend) {
+      return usage_error(
+          "sandbox " + r.id + " was created with the '" + to_string(r.record->backend) + "' backend",
+          std::string("`tnk sandbox delete` it first to recreate it with --backend ") + to_string(wanted));
     }
     r.backend = r.record->backend;
     r.backend_source = "sandbox record";
     return ok_status();
   }
-  if (wanted == "auto") {
-    auto automatic = backend::choose_auto_backend(backend::gather_host_facts(ctx.env));
+  if (wanted == BackendKind::kAuto) {
+    auto automatic = host::choose_auto_backend(host::gather_host_facts(ctx.env));
     r.backend = automatic.backend;
     r.backend_source = "auto";
     r.backend_why = automatic.why;
@@ -172,13 +172,6 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   if (!r.model.note.empty()) r.notes.push_back(r.model.note);
   fill_runtime_env(ctx, *config, r);
 
-  if (r.record && r.record->backend == kLimaBackend) {
-    auto lima = lima_states();  // a lima sandbox runs when Lima says so
-    if (lima.problem) r.notes.push_back("cannot ask Lima whether " + r.id + " runs: " + *lima.problem);
-    r.state = lima.state_of(r.id);
-  } else if (r.record) {
-    r.state = state::observe(store, r.id);
-  }
   return r;
 }
 
@@ -206,7 +199,7 @@ nlohmann::json to_json(const Resolved& r) {
         {"context_window", r.model.context_window},
         {"context_source", r.model.context_source}}},
       {"backend",
-       {{"name", r.backend},
+       {{"name", to_string(r.backend)},
         {"source", r.backend_source},
         {"why", r.backend_why},
         {"weaker", r.backend_weaker_note.empty() ? nlohmann::json() : nlohmann::json(r.backend_weaker_note)}}},

@@ -12,9 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/context.h"
+#include "context/context.h"
 #include "inference/model_probe.h"
 #include "inference/runtime_model.h"
+#include "naming/backend_kind.h"
 #include "specs/manifest.h"
 #include "state/liveness.h"
 #include "state/record.h"
@@ -42,11 +43,11 @@ struct Resolved {
   std::string host_inference_url;  // where the host reaches the endpoint
   inference::RuntimeModel model;
   std::map<std::string, std::string> runtime_env;  // TNK_* variables handed into the sandbox
-  std::string backend;                             // vm | ns | lima
-  std::string backend_source;                      // "--backend", "sandbox record", "config", "auto"
-  std::string backend_why;                         // why auto chose it
-  std::string backend_weaker_note;                 // what is weaker than vm, when auto fell back
-  std::optional<state::SandboxRecord> record;      // nullopt: the sandbox does not exist yet
+  BackendKind backend = BackendKind::kNs;
+  std::string backend_source;                  // "--backend", "sandbox record", "config", "auto"
+  std::string backend_why;                     // why auto chose it
+  std::string backend_weaker_note;             // what is weaker than vm, when auto fell back
+  std::optional<state::SandboxRecord> record;  // nullopt: the sandbox does not exist yet
   state::SandboxState state = state::SandboxState::kAbsent;
   std::vector<std::string> notes;  // one-liners worth showing (fallbacks, a down endpoint)
 };

@@ -31,7 +31,7 @@ class Parser {
       if (key == "security") return section(value, key, [&](auto& k, auto& v) { return security(k, v); });
       if (key == "network") return section(value, key, [&](auto& k, auto& v) { return network(k, v); });
       if (key == "ports") return ports(key, value);
-      if (key == "lima") return ok_status();  // the lima backend's own section (backend/lima/manifest_keys.h)
+      if (key == kLimaSection) return ok_status();
       if (key == "provision") {
         return section(value, key, [&](auto& k, auto& v) { return allow(k, v, m_.provision_allow_domains); });
       }

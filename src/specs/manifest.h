@@ -16,6 +16,8 @@
 namespace tnk::specs {
 
 inline constexpr std::string_view kDefaultWorkspaceMount = "/workspace";
+// The section a manifest keeps for the lima backend, which reads it itself (backend/lima/manifest_keys.h).
+inline constexpr const char* kLimaSection = "lima";
 
 struct Manifest {
   std::string profile;                                                // `profile:` as written (informational)

@@ -17,7 +17,7 @@ Error corrupt(const std::filesystem::path& source, const std::string& why) {
 nlohmann::json record_to_json(const SandboxRecord& r) {
   return {{"schema", kRecordSchema},
           {"id", r.id},
-          {"backend", r.backend},
+          {"backend", to_string(r.backend)},
           {"project_dir", r.project_dir.string()},
           {"profile", r.profile},
           {"mount_point", r.mount_point},
@@ -44,9 +44,12 @@ Result<SandboxRecord> record_from_json_text(const std::string& text, const std::
     out = j[key].get<std::string>();
     return ok_status();
   };
-  std::string project;
+  std::string project, backend;
   TNK_RETURN_IF_ERROR(need_string("id", r.id));
-  TNK_RETURN_IF_ERROR(need_string("backend", r.backend));
+  TNK_RETURN_IF_ERROR(need_string("backend", backend));
+  auto kind = parse_backend_kind(backend);
+  if (!kind || *kind == BackendKind::kAuto) return corrupt(source, "unknown backend '" + backend + "'");
+  r.backend = *kind;
   TNK_RETURN_IF_ERROR(need_string("project_dir", project));
   TNK_RETURN_IF_ERROR(need_string("profile", r.profile));
   TNK_RETURN_IF_ERROR(need_string("mount_point", r.mount_point));

@@ -10,12 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "naming/backend_kind.h"
 
 namespace tnk::state {
 
 struct SandboxRecord {
-  std::string id;                     // tnk-<project>
-  std::string backend;                // vm | ns | lima
+  std::string id;  // tnk-<project>
+  BackendKind backend = BackendKind::kNs;
   std::filesystem::path project_dir;  // canonical host path of the project
   std::string profile;
   std::string mount_point;            // guest path of the project

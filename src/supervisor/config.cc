@@ -5,7 +5,7 @@ namespace tnk::supervisor {
 nlohmann::json to_json(const SupervisorConfig& config) {
   nlohmann::json json = {
       {"id", config.id},
-      {"backend", config.backend},
+      {"backend", to_string(config.backend)},
       {"state_dir", config.state_dir.string()},
       {"image_root", config.image_root.string()},
       {"project_dir", config.project_dir.string()},
@@ -32,7 +32,9 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
   try {
     SupervisorConfig config;
     config.id = json.at("id").get<std::string>();
-    config.backend = json.at("backend").get<std::string>();
+    auto backend = parse_backend_kind(json.at("backend").get<std::string>());
+    if (!backend) return failed("invalid supervisor config: unknown backend " + json.at("backend").dump());
+    config.backend = *backend;
     config.state_dir = json.at("state_dir").get<std::string>();
     config.image_root = json.at("image_root").get<std::string>();
     config.project_dir = json.at("project_dir").get<std::string>();

@@ -12,17 +12,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "naming/backend_kind.h"
 #include "net/policy.h"
 
 namespace tnk::supervisor {
 
 struct SupervisorConfig {
-  std::string id;                     // the sandbox id
-  std::string backend = "ns";         // which engine runs it
-  std::filesystem::path state_dir;    // $XDG_STATE_HOME/tnk/sandboxes/<id>
-  std::filesystem::path image_root;   // the shared image tree (ns: the overlay lower)
-  std::filesystem::path project_dir;  // the host project, the only host directory shared
-  std::string mount_point;            // where the project appears inside
+  std::string id;                          // the sandbox id
+  BackendKind backend = BackendKind::kNs;  // which engine runs it
+  std::filesystem::path state_dir;         // $XDG_STATE_HOME/tnk/sandboxes/<id>
+  std::filesystem::path image_root;        // the shared image tree (ns: the overlay lower)
+  std::filesystem::path project_dir;       // the host project, the only host directory shared
+  std::string mount_point;                 // where the project appears inside
   std::optional<uint64_t> memory_bytes;
   std::optional<double> cpus;
   std::string inference_host;         // where the supervisor reaches the endpoint on the host

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,7 +80,8 @@ class Engine {
   }
 };
 
-Result<std::unique_ptr<Engine>> make_engine(const SupervisorConfig& config);
-Result<std::unique_ptr<Engine>> make_vm_engine(const SupervisorConfig& config);  // vm_engine.cc
+// Makes the engine of config.backend. The supervisor is handed one (backend/supervised/engines.h):
+// it knows no engine by name.
+using EngineFactory = std::function<Result<std::unique_ptr<Engine>>(const SupervisorConfig& config)>;
 
 }  // namespace tnk::supervisor

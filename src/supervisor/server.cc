@@ -128,7 +128,7 @@ bool Server::handle_control(Connection& conn, const nlohmann::json& body) {
     auto sig = session::signal_from_json(body);
     if (sig && conn.session != 0) engine_.signal_session(conn.session, *sig);
   } else if (op == "ping") {
-    send_or_log(conn.fd.get(), session::pong_event(config_.backend, ::getpid()));
+    send_or_log(conn.fd.get(), session::pong_event(to_string(config_.backend), ::getpid()));
   } else if (op == "stop") {
     auto grace = session::stop_grace_from_json(body);
     send_or_log(conn.fd.get(), session::stopping_event());

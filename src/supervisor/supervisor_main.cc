@@ -70,7 +70,7 @@ void remove_runtime_files(const SupervisorConfig& config) {
 }
 
 // Everything up to "ready". On failure nothing of the sandbox is left running.
-Status serve(const SupervisorConfig& config) {
+Status serve(const SupervisorConfig& config, const EngineFactory& make_engine) {
   TNK_ASSIGN_OR_RETURN(UniqueFd signals, block_signals());
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return sys_error(errno, "PR_SET_CHILD_SUBREAPER");
   TNK_ASSIGN_OR_RETURN(auto engine, make_engine(config));
@@ -96,7 +96,7 @@ Status serve(const SupervisorConfig& config) {
 
 }  // namespace
 
-int supervisor_main() {
+int supervisor_main(const EngineFactory& make_engine) {
   ::prctl(PR_SET_NAME, "tnk-supervisor");  // exec'ed through /proc/self/exe, it would be "exe"
   // Processes forked into the sandbox must not inherit the ready pipe.
   ::fcntl(kReadyFd, F_SETFD, FD_CLOEXEC);
@@ -105,7 +105,7 @@ int supervisor_main() {
     report_error(config.error());
     return 1;
   }
-  Status served = serve(*config);
+  Status served = serve(*config, make_engine);
   if (!served.ok()) {
     report_error(served.error());
     return 1;

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "agent/frame.h"
-#include "agent/guest_server.h"
 #include "agent/messages.h"
 #include "core/unique_fd.h"
+#include "guest/server.h"
 
 namespace tnk::agent::testing {
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/ns/sandbox.h"
 #include "core/unique_fd.h"
-#include "ns/sandbox.h"
 
 namespace tnk::ns::testing {
 

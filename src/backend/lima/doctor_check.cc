@@ -21,7 +21,7 @@ std::optional<std::string> parse_version(const std::string& version_output) {
   return version;
 }
 
-Outcome lima_outcome(const backend::HostFacts& facts, const std::optional<std::string>& version_output) {
+Outcome lima_outcome(const host::HostFacts& facts, const std::optional<std::string>& version_output) {
   if (!facts.limactl_found) {
     if (!facts.is_macos) {
       return {Status::kInfo, "not applicable: limactl is not installed (the lima backend is for macOS hosts)", ""};
@@ -41,7 +41,7 @@ Outcome lima_outcome(const backend::HostFacts& facts, const std::optional<std::s
   return {Status::kOk, "Lima " + *version + " (" + facts.limactl_path + ")", ""};
 }
 
-void add_doctor_check(doctor::Registry& registry, const backend::HostFacts& facts) {
+void add_doctor_check(doctor::Registry& registry, const host::HostFacts& facts) {
   registry.add({"lima", "lima backend: limactl", false, [facts]() -> Outcome {
                   std::optional<std::string> output;
                   if (facts.limactl_found) {

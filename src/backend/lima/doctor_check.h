@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "backend/host_probe.h"
 #include "doctor/doctor.h"
+#include "host/host_probe.h"
 
 namespace tnk::lima {
 
@@ -17,8 +17,8 @@ inline constexpr int kMinLimaMajor = 1;
 std::optional<std::string> parse_version(const std::string& version_output);
 
 // The check's outcome for these facts and the output of `limactl --version` (nullopt: it could not run).
-doctor::Outcome lima_outcome(const backend::HostFacts& facts, const std::optional<std::string>& version_output);
+doctor::Outcome lima_outcome(const host::HostFacts& facts, const std::optional<std::string>& version_output);
 
-void add_doctor_check(doctor::Registry& registry, const backend::HostFacts& facts);
+void add_doctor_check(doctor::Registry& registry, const host::HostFacts& facts);
 
 }  // namespace tnk::lima

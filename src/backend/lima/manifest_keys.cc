@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "core/files.h"
+#include "specs/manifest.h"
 
 namespace tnk::lima {
 namespace {
@@ -32,7 +33,8 @@ Result<PinnedImage> pinned_image(const YAML::Node& node, const std::filesystem::
 Result<LimaOptions> options_from(const YAML::Node& lima, const std::filesystem::path& source) {
   LimaOptions options;
   if (!lima || lima.IsNull()) return options;
-  if (!lima.IsMap()) return key_error(source, "lima", "must be a mapping of keys", "see docs/lima-backend.md");
+  if (!lima.IsMap())
+    return key_error(source, specs::kLimaSection, "must be a mapping of keys", "see docs/lima-backend.md");
   if (const auto& containerd = lima["containerd"]; containerd && !containerd.IsNull()) {
     bool value = false;
     if (!containerd.IsScalar() || !YAML::convert<bool>::decode(containerd, value)) {
@@ -53,7 +55,7 @@ Result<LimaOptions> parse_lima_options(const std::string& yaml_text, const std::
   try {
     YAML::Node root = YAML::Load(yaml_text);
     if (!root.IsMap()) return LimaOptions{};
-    return options_from(root["lima"], source);
+    return options_from(root[specs::kLimaSection], source);
   } catch (const std::exception& e) {
     return failed(source.string() + ": " + e.what(), "fix the manifest's YAML");
   }

@@ -1,0 +1,60 @@
+#include "backend/enter.h"
+
+#include <chrono>
+
+#include "audit/events.h"
+#include "backend/backend.h"
+#include "sandbox/audit_target.h"
+
+namespace tnk::backend {
+namespace {
+
+// Resolves the sandbox for a command that will run it and prints its notes once: fallbacks, a
+// down endpoint, a backend weaker than vm.
+Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOptions& options) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, options));
+  for (const auto& note : r.notes) ctx.log.note(note);
+  if (!r.backend_weaker_note.empty()) ctx.log.note(r.backend_weaker_note);
+  return r;
+}
+
+// Starts the sandbox when it is not running and provisions it when its profile's inputs changed.
+// Writes sandbox_start to `audit` when it started it.
+Status start_and_provision(Context& ctx, sandbox::Backend& backend, sandbox::Resolved& r,
+                           std::optional<audit::AuditWriter>& audit) {
+  auto began = std::chrono::steady_clock::now();
+  std::filesystem::path audit_log = audit ? audit->path() : std::filesystem::path();
+  TNK_ASSIGN_OR_RETURN(auto outcome, backend.ensure_running(ctx, r, audit_log));
+  if (!outcome.already_running) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
+    ctx.log.info((outcome.created ? "created and started " : "started ") + r.id + " (" + to_string(r.backend) +
+                 " backend) in " + std::to_string(ms.count()) + " ms");
+    sandbox::audit_append(
+        ctx, audit, audit::sandbox_start(r.id, to_string(r.backend), r.profile, outcome.record.project_dir.string()));
+  }
+  r.record = outcome.record;
+  r.state = state::SandboxState::kRunning;
+  return backend.provision_if_needed(ctx, r, audit);
+}
+
+}  // namespace
+
+Result<int> enter(Context& ctx, const EnterRequest& request) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, request.resolve));
+  TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
+  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, r.id));
+  Status ready = start_and_provision(ctx, *backend, r, audit);
+  bool fatal = request.start_verb || !request.session || r.state != state::SandboxState::kRunning;
+  if (!ready.ok() && fatal) return ready.error();
+  if (!ready.ok()) ctx.log.warn(ready.error().message + " (" + ready.error().hint + ")");
+  if (!request.session) return 0;
+  return backend->run_session(ctx, r, *request.session, audit);
+}
+
+Result<sandbox::StartPlan> start_plan(Context& ctx, const sandbox::ResolveOptions& options) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, options));
+  TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
+  return backend->start_plan(ctx, r);
+}
+
+}  // namespace tnk::backend

@@ -1,0 +1,51 @@
+// `tnk sandbox start -n` on lima: the instance YAML and the limactl commands. Reads only (the lima state comes from
+// `limactl list`).
+#include "backend/lima/lifecycle.h"
+#include "sandbox/provision.h"
+#include "state/store.h"
+
+namespace tnk::sandbox {
+namespace {
+
+// The limactl commands a start of a sandbox in state `now` runs, in order.
+void add_start_commands(StartPlan& plan, const Resolved& r, const std::filesystem::path& yaml_file) {
+  plan.commands.push_back(lima::list_argv());
+  if (r.state == state::SandboxState::kRunning) return;
+  if (r.state == state::SandboxState::kAbsent) plan.commands.push_back(lima::create_argv(r.id, yaml_file));
+  plan.commands.push_back(lima::start_argv(r.id));
+  plan.commands.push_back(lima::list_argv());
+}
+
+Status add_provision_commands(Context& ctx, StartPlan& plan, const Resolved& r) {
+  TNK_ASSIGN_OR_RETURN(std::string fingerprint, provision_fingerprint(ctx, r));
+  if (fingerprint.empty() || (r.record && r.record->provision_fingerprint == fingerprint)) return ok_status();
+  // The same commands provision_lima_if_needed runs (lima_session.cc), for showing.
+  plan.commands.push_back(lima::shell_argv(
+      r.id, "/", {}, {"sh", "-c", "rm -rf -- \"$1\" && mkdir -p -- \"$1/lib\"", "sh", lima::kGuestProvisionDir},
+      false));
+  std::string script = std::string(lima::kGuestProvisionDir) + "/" + r.provision_script->filename().string();
+  plan.commands.push_back(lima::copy_argv(*r.provision_script, r.id, script));
+  plan.commands.push_back(lima::shell_argv(r.id, r.guest_workdir, session_environment(ctx.env, r, {}),
+                                           {"bash", "-c", "<the provisioning runner>", script}, false));
+  return ok_status();
+}
+
+}  // namespace
+
+Result<StartPlan> lima_start_plan(Context& ctx, const Resolved& r) {
+  StartPlan plan;
+  plan.id = r.id;
+  plan.backend = to_string(r.backend);
+  plan.profile = r.profile;
+  plan.state = state::to_string(r.state);
+  TNK_ASSIGN_OR_RETURN(auto spec, lima_instance_spec(ctx, r));
+  TNK_ASSIGN_OR_RETURN(plan.yaml, lima::instance_yaml(spec));
+  plan.yaml_file = state::Store(ctx.paths.sandboxes_dir()).file(r.id, lima::kInstanceYamlFile);
+  add_start_commands(plan, r, *plan.yaml_file);
+  TNK_RETURN_IF_ERROR(add_provision_commands(ctx, plan, r));
+  plan.network_limits = lima::network_limits(r.network);
+  for (const auto& argv : plan.commands) plan.command_lines.push_back(lima::display_command(argv));
+  return plan;
+}
+
+}  // namespace tnk::sandbox

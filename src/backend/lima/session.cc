@@ -1,0 +1,83 @@
+// Sessions and provisioning of lima sandboxes: `limactl shell` and `limactl copy`.
+
+#include "audit/events.h"
+#include "backend/lima/lifecycle.h"
+#include "backend/lima/limactl.h"
+#include "sandbox/audit_target.h"
+#include "sandbox/provision.h"
+#include "sandbox/provision_output.h"
+#include "specs/profiles.h"
+
+namespace tnk::sandbox {
+namespace {
+
+constexpr std::chrono::minutes kCopyTimeout{2};
+
+// Empties the guest's provisioning directory, so that files of an earlier run never linger (the
+// original's `copy --recursive` nested lib/lib on a second run: its bug 32).
+constexpr const char* kPrepareDir = "rm -rf -- \"$1\" && mkdir -p -- \"$1/lib\"";
+
+std::string guest_path(const std::string& relative) { return std::string(lima::kGuestProvisionDir) + "/" + relative; }
+
+// The host file each provisioning file is copied from: the script, or lib/<name> of the specs.
+std::filesystem::path host_file(Context& ctx, const Resolved& r, const std::string& relative) {
+  if (relative.rfind("lib/", 0) == 0) return specs::provision_lib_dir(ctx.paths.config_dir) / relative.substr(4);
+  return *r.provision_script;
+}
+
+Status copy_files(Context& ctx, lima::Limactl& limactl, const Resolved& r, const ProvisionFiles& files) {
+  auto prepare = lima::shell_argv(r.id, "/", {}, {"sh", "-c", kPrepareDir, "sh", lima::kGuestProvisionDir}, false);
+  auto prepared = limactl.capture(prepare, kCopyTimeout);
+  if (!prepared || prepared->exit_code != 0) {
+    std::string why = !prepared ? prepared.error().message : lima::tail_lines(prepared->err, 4);
+    return failed("preparing " + std::string(lima::kGuestProvisionDir) + " in " + r.id + " failed: " + why);
+  }
+  for (const auto& [relative, contents] : files.files) {
+    std::filesystem::path host = host_file(ctx, r, relative);
+    auto copied = limactl.capture(lima::copy_argv(host, r.id, guest_path(relative)), kCopyTimeout);
+    if (!copied || copied->exit_code != 0) {
+      std::string why = !copied ? copied.error().message : lima::tail_lines(copied->err, 4);
+      return failed("copying " + host.string() + " into " + r.id + " failed: " + why);
+    }
+  }
+  return ok_status();
+}
+
+Status run_provisioning(Context& ctx, const Resolved& r, const ProvisionFiles& files, const std::string& fingerprint,
+                        std::optional<audit::AuditWriter>& audit) {
+  auto limactl = lima::system_limactl();
+  TNK_RETURN_IF_ERROR(copy_files(ctx, *limactl, r, files));
+  ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
+  audit_append(ctx, audit, audit::provision_start(r.id, r.profile, fingerprint));
+  auto env = session_environment(ctx.env, r, {});
+  std::string script = guest_path(r.provision_script->filename().string());
+  auto argv = lima::shell_argv(r.id, r.guest_workdir, env, {"bash", "-c", kProvisionRunner, script}, false);
+  ProvisionOutput output(ctx, audit, r, true);
+  auto code = limactl->stream(argv, [&](int stream, std::string_view bytes) { output.add(stream, bytes); });
+  return output.finish(code, fingerprint);
+}
+
+}  // namespace
+
+Result<int> run_lima_session(Context& ctx, const Resolved& r, const SessionSpec& spec,
+                             std::optional<audit::AuditWriter>& audit) {
+  auto env = session_environment(ctx.env, r, spec.user_env);
+  bool as_root = spec.identity == session::Identity::kRoot;
+  auto argv = lima::shell_argv(r.id, r.guest_workdir, env, spec.argv, spec.tty, as_root);
+  // The argv run inside the sandbox, as on the other backends; never limactl's, which holds -e values.
+  audit_session_start(ctx, audit, r, r.guest_workdir, spec);
+  if (audit) (void)audit->sync();
+  auto limactl = lima::system_limactl();
+  TNK_ASSIGN_OR_RETURN(int code, limactl->interactive(argv));
+  audit_session_exit(ctx, audit, r, code);
+  if (audit) (void)audit->sync();
+  return code;
+}
+
+Status provision_lima_if_needed(Context& ctx, const Resolved& r, std::optional<audit::AuditWriter>& audit) {
+  return provision_if_needed(ctx, r, [&](const ProvisionFiles& files, const std::string& fingerprint) {
+    return run_provisioning(ctx, r, files, fingerprint, audit);
+  });
+}
+
+}  // namespace tnk::sandbox

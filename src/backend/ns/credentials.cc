@@ -1,0 +1,118 @@
+#include "backend/ns/credentials.h"
+
+#include <grp.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "backend/ns/seccomp.h"
+#include "backend/ns/syscalls.h"
+#include "core/files.h"
+
+namespace tnk::ns {
+
+namespace {
+
+constexpr rlim_t kNofileSoft = 1024;
+constexpr rlim_t kNofileHardMax = 524288;
+
+StepError fail(Step step) { return {step, errno == 0 ? EIO : errno}; }
+
+// Drops from the bounding set every capability not in `keep`, and clears the ambient set.
+StepError limit_bounding_set(int last_cap, uint64_t keep) {
+  for (int cap = 0; cap <= last_cap; ++cap) {
+    if ((keep >> cap) & 1U) continue;
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return fail(Step::kCapabilities);
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+    return fail(Step::kCapabilities);
+  }
+  return {};
+}
+
+StepError set_ids(uid_t uid, gid_t gid) {
+  if (setgroups(0, nullptr) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0) {
+    return fail(Step::kSessionSetIds);
+  }
+  return {};
+}
+
+StepError no_new_privs() {
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail(Step::kNoNewPrivs);
+  return {};
+}
+
+StepError load_filter(const CredentialPlan& plan) {
+  if (plan.seccomp == nullptr || load_seccomp_filter(*plan.seccomp) != 0) return fail(Step::kSeccomp);
+  return {};
+}
+
+StepError set_caps(uint64_t caps) {
+  if (sys::set_capabilities(caps, caps, 0) != 0) return fail(Step::kCapabilities);
+  return {};
+}
+
+}  // namespace
+
+uint64_t docker_default_capabilities() {
+  constexpr int kCaps[] = {CAP_CHOWN,      CAP_DAC_OVERRIDE, CAP_FOWNER,      CAP_FSETID,           CAP_KILL,
+                           CAP_SETGID,     CAP_SETUID,       CAP_SETPCAP,     CAP_NET_BIND_SERVICE, CAP_NET_RAW,
+                           CAP_SYS_CHROOT, CAP_MKNOD,        CAP_AUDIT_WRITE, CAP_SETFCAP};
+  uint64_t mask = 0;
+  for (int cap : kCaps) mask |= uint64_t{1} << cap;
+  return mask;
+}
+
+StepError apply_identity(const CredentialPlan& plan) {
+  const uint64_t docker = docker_default_capabilities();
+  StepError e;
+  switch (plan.identity) {
+    case Identity::kAgent:
+      e = limit_bounding_set(plan.last_cap, 0);
+      if (e.ok()) e = set_ids(kAgentId, kAgentId);
+      if (e.ok()) e = set_caps(0);  // the uid change cleared permitted/effective; this clears inheritable
+      if (e.ok()) e = no_new_privs();
+      if (e.ok()) e = load_filter(plan);
+      return e;
+    case Identity::kAgentWithSudo:
+      e = limit_bounding_set(plan.last_cap, docker);
+      if (e.ok()) e = load_filter(plan);  // without no_new_privs this needs CAP_SYS_ADMIN: load it now
+      if (e.ok()) e = set_ids(kAgentId, kAgentId);
+      if (e.ok()) e = set_caps(0);
+      return e;
+    case Identity::kRoot:
+      e = limit_bounding_set(plan.last_cap, docker);
+      if (e.ok()) e = set_ids(0, 0);
+      if (e.ok()) e = set_caps(docker);
+      if (e.ok()) e = no_new_privs();
+      if (e.ok()) e = load_filter(plan);
+      return e;
+  }
+  errno = EINVAL;
+  return fail(Step::kCapabilities);
+}
+
+StepError apply_rlimits() {
+  rlimit core{0, 0};
+  if (setrlimit(RLIMIT_CORE, &core) != 0) return fail(Step::kRlimits);
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) return fail(Step::kRlimits);
+  if (nofile.rlim_max == RLIM_INFINITY || nofile.rlim_max > kNofileHardMax) nofile.rlim_max = kNofileHardMax;
+  nofile.rlim_cur = nofile.rlim_max < kNofileSoft ? nofile.rlim_max : kNofileSoft;
+  if (setrlimit(RLIMIT_NOFILE, &nofile) != 0) return fail(Step::kRlimits);
+  return {};
+}
+
+Result<int> read_last_cap() {
+  TNK_ASSIGN_OR_RETURN(std::string text, read_file("/proc/sys/kernel/cap_last_cap"));
+  int value = std::atoi(text.c_str());
+  if (value <= 0 || value > 63) return failed("reading /proc/sys/kernel/cap_last_cap: unexpected value " + text);
+  return value;
+}
+
+}  // namespace tnk::ns

@@ -1,0 +1,41 @@
+// The identity a session runs as. A session starts as mapped root with every capability of the sandbox's
+// user namespace; this drops to the identity and loads seccomp, just before exec (after fork: system
+// calls only). What each identity keeps is documented on Identity's values below.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/ns/sandbox.h"
+#include "backend/ns/steps.h"
+#include "core/result.h"
+
+namespace tnk::ns {
+
+// Docker's default capability set: CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP
+// NET_BIND_SERVICE NET_RAW SYS_CHROOT MKNOD AUDIT_WRITE SETFCAP (0xa80425fb). All are capabilities of the
+// sandbox's user namespace only: they act on the sandbox's own files and processes.
+uint64_t docker_default_capabilities();
+
+struct CredentialPlan {
+  Identity identity = Identity::kAgent;
+  int last_cap = 40;                                  // /proc/sys/kernel/cap_last_cap, read before fork
+  const std::vector<sock_filter>* seccomp = nullptr;  // the filter to load
+};
+
+// kAgent: uid/gid 1000, no supplementary groups, every capability set empty, no_new_privs, seccomp.
+// kAgentWithSudo: uid/gid 1000 with the bounding set limited to Docker's defaults and no no_new_privs,
+//   so setuid `sudo` inside works (and gives root with those capabilities); seccomp is loaded while
+//   still privileged, before the uid change.
+// kRoot: uid 0 inside with Docker's default capabilities, no_new_privs, seccomp.
+StepError apply_identity(const CredentialPlan& plan);
+
+// RLIMIT_CORE 0 (no core files in the project) and a sane RLIMIT_NOFILE (1024 soft, at most 524288 hard).
+StepError apply_rlimits();
+
+// /proc/sys/kernel/cap_last_cap.
+Result<int> read_last_cap();
+
+}  // namespace tnk::ns

@@ -1,0 +1,134 @@
+// The ns engine: a namespace sandbox (backend/ns/sandbox.h) run by the supervisor.
+#include "backend/ns/engine.h"
+
+#include <signal.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "backend/ns/joiner.h"
+#include "backend/ns/sandbox.h"
+#include "state/layout.h"
+#include "supervisor/engine.h"
+
+namespace tnk::supervisor {
+namespace {
+
+ns::Identity to_ns(session::Identity identity) {
+  switch (identity) {
+    case session::Identity::kAgent: return ns::Identity::kAgent;
+    case session::Identity::kRoot: return ns::Identity::kRoot;
+    case session::Identity::kProvision: return ns::Identity::kAgentWithSudo;
+  }
+  return ns::Identity::kAgent;
+}
+
+// Inside, the host's names resolve to loopback, where the supervisor's relays listen.
+std::string etc_hosts(const std::string& hostname) {
+  return "127.0.0.1\tlocalhost host.lima.internal host.tnk.internal\n"
+         "127.0.1.1\t" +
+         hostname +
+         "\n"
+         "::1\tlocalhost ip6-localhost ip6-loopback\n";
+}
+
+class NsEngine : public Engine {
+ public:
+  explicit NsEngine(SupervisorConfig config) : config_(std::move(config)) {}
+
+  Result<std::vector<std::string>> start() override {
+    ns::SandboxSpec spec;
+    spec.image_root = config_.image_root;
+    spec.upper_dir = config_.state_dir / state::kUpperDir;
+    spec.work_dir = config_.state_dir / state::kOverlayWorkDir;
+    spec.staging_dir = config_.state_dir / state::kStagingDir;
+    spec.runtime_dir = config_.state_dir / state::kRuntimeDir;
+    spec.project_dir = config_.project_dir;
+    spec.mount_point = config_.mount_point;
+    spec.hostname = config_.id;
+    spec.etc_hosts = etc_hosts(config_.id);
+    spec.resolv_conf = "";  // no DNS: names outside are resolved by the supervisor's relays
+    spec.limits.memory_bytes = config_.memory_bytes;
+    spec.limits.cpus = config_.cpus;
+    spec.cgroup_name = config_.id;
+    std::error_code ec;
+    for (const auto& dir : {spec.staging_dir, spec.runtime_dir}) {
+      std::filesystem::create_directories(dir, ec);
+      if (ec) return failed("creating " + dir.string() + ": " + ec.message());
+    }
+    TNK_ASSIGN_OR_RETURN(ns::Sandbox sandbox, ns::start(spec));
+    init_pid_ = sandbox.init_pid;
+    auto joiner = ns::Joiner::start(init_pid_);
+    if (!joiner) {
+      (void)ns::stop(init_pid_, std::chrono::milliseconds(0));
+      init_pid_ = 0;
+      return joiner.error();
+    }
+    joiner_ = std::move(*joiner);
+    return sandbox.notes;
+  }
+
+  Result<StartedSession> spawn(const session::ExecRequest& request, const std::vector<UniqueFd>& stdio) override {
+    ns::SessionSpec spec;
+    spec.argv = request.argv;
+    spec.env = request.env;
+    spec.cwd = request.cwd;
+    spec.identity = to_ns(request.identity);
+    spec.tty = request.tty;
+    spec.rows = request.rows;
+    spec.cols = request.cols;
+    if (!request.tty) {
+      spec.stdin_fd = stdio.at(0).get();
+      spec.stdout_fd = stdio.at(1).get();
+      spec.stderr_fd = stdio.at(2).get();
+    }
+    if (!joiner_) return failed("the sandbox is not running");
+    TNK_ASSIGN_OR_RETURN(ns::Session session, joiner_->spawn(spec));
+    return StartedSession{session.pid, session.pid, std::move(session.pty_master)};
+  }
+
+  // The session leads its own process group.
+  void signal_session(SessionKey key, int sig) override {
+    if (key <= 0) return;
+    ::kill(-static_cast<pid_t>(key), sig);
+    if (sig == SIGKILL) ::kill(static_cast<pid_t>(key), sig);  // before it made its group
+  }
+
+  Result<UniqueFd> listen_inside(uint16_t port) override { return ns::listen_inside(init_pid_, port); }
+  Status enter_network() override { return ns::enter_network(init_pid_); }
+
+  // The joiner is part of the sandbox: without it no session can start.
+  bool is_sandbox_process(pid_t pid) const override { return pid == init_pid_ || (joiner_ && pid == joiner_->pid()); }
+
+  std::string sandbox_process_name(pid_t pid) const override { return pid == init_pid_ ? "PID 1" : "joiner"; }
+
+  // `reaped` is gone already: it must not be signalled or waited for again.
+  void sandbox_ended(pid_t reaped) override {
+    if (joiner_ && reaped == joiner_->pid()) joiner_->forget();
+    joiner_.reset();
+    if (reaped != init_pid_) return;  // the joiner: stop() still ends PID 1
+    init_pid_ = 0;
+    (void)ns::remove_cgroups(config_.id);  // best effort: the processes are gone already
+  }
+
+  Status stop(std::chrono::milliseconds grace) override {
+    if (init_pid_ == 0) return ok_status();
+    joiner_.reset();
+    Status stopped = ns::stop(init_pid_, grace);
+    init_pid_ = 0;
+    return stopped;
+  }
+
+ private:
+  SupervisorConfig config_;
+  pid_t init_pid_ = 0;
+  std::optional<ns::Joiner> joiner_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> make_ns_engine(const SupervisorConfig& config) {
+  return std::unique_ptr<Engine>(std::make_unique<NsEngine>(config));
+}
+
+}  // namespace tnk::supervisor

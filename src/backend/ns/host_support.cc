@@ -1,0 +1,203 @@
+#include "backend/ns/host_support.h"
+
+#include <sched.h>
+#include <seccomp.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+
+#include "backend/ns/cgroups.h"
+#include "backend/ns/sandbox.h"
+#include "backend/ns/seccomp.h"
+#include "backend/ns/syscalls.h"
+#include "backend/ns/userns.h"
+#include "core/files.h"
+
+namespace tnk::ns {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string trimmed(const std::string& text) {
+  size_t end = text.find_last_not_of(" \n\t");
+  return end == std::string::npos ? "" : text.substr(0, end + 1);
+}
+
+std::string read_knob(const char* path) {
+  auto text = read_file(path);
+  return text.ok() ? trimmed(*text) : "";
+}
+
+// Runs `body` in a forked child and returns what it returned (0 or an errno); the child never returns.
+int in_child(const std::function<int()>& body) {
+  auto pipe = make_pipe();
+  if (!pipe.ok()) return EIO;
+  pid_t pid = fork();
+  if (pid < 0) return errno;
+  if (pid == 0) {
+    int err = body();
+    sys::send_report(pipe->write_end.get(), 0, err);
+    _exit(0);
+  }
+  pipe->write_end.reset();
+  std::vector<sys::Report> reports;
+  Status read = sys::read_reports(pipe->read_end.get(), std::chrono::milliseconds(10000), &reports);
+  if (!read.ok()) kill(pid, SIGKILL);
+  sys::wait_for(pid);
+  return reports.empty() ? EIO : reports.front().err;
+}
+
+// A temporary directory, removed (with what a probe left in it) on destruction.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/tnk-probe-XXXXXX";
+    if (mkdtemp(tmpl) != nullptr) path = tmpl;
+    if (!path.empty()) chmod(path.c_str(), 0755);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
+Result<UniqueFd> sandbox_userns() {
+  return create_userns(id_map_line(0, kHostIdBase, kIdCount), id_map_line(0, kHostIdBase, kIdCount));
+}
+
+int overlay_child(int userns, int lower_tree, const fs::path& dir) {
+  if (setns(userns, CLONE_NEWUSER) != 0 || unshare(CLONE_NEWNS) != 0) return errno;
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
+  if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) return errno;
+  std::string lower = (dir / "lower").string();
+  if (move_mount(lower_tree, "", AT_FDCWD, lower.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) return errno;
+  std::string options = "lowerdir=" + lower + ",upperdir=" + (dir / "upper").string() +
+                        ",workdir=" + (dir / "work").string() + ",userxattr";
+  if (mount("overlay", (dir / "merged").c_str(), "overlay", 0, options.c_str()) != 0) return errno;
+  return 0;
+}
+
+}  // namespace
+
+ProbeResult judge_user_namespaces(const std::string& max_user_namespaces, const std::string& apparmor_restrict,
+                                  int unshare_errno, bool root) {
+  if (max_user_namespaces == "0") {
+    return {false, "user.max_user_namespaces is 0: user namespaces are disabled",
+            "sudo sysctl -w user.max_user_namespaces=15000"};
+  }
+  bool apparmor = apparmor_restrict == "1";
+  if (unshare_errno != 0 || (apparmor && !root)) {
+    std::string detail = unshare_errno != 0
+                             ? std::string("creating a user namespace fails: ") + std::strerror(unshare_errno)
+                             : "AppArmor restricts unprivileged user namespaces (no capabilities inside)";
+    std::string fix = apparmor ? "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or install an "
+                                 "AppArmor profile for tnk that allows userns"
+                               : "user namespaces are refused here (an outer container's seccomp profile?); "
+                                 "run tnk on the host or use the vm backend";
+    return {false, detail, fix};
+  }
+  std::string detail = "user namespaces work";
+  if (!max_user_namespaces.empty()) detail += " (user.max_user_namespaces = " + max_user_namespaces + ")";
+  if (apparmor) detail += "; AppArmor restricts unprivileged ones, tnk runs as root";
+  return {true, detail, ""};
+}
+
+ProbeResult probe_user_namespaces() {
+  int err = in_child([] { return unshare(CLONE_NEWUSER) == 0 ? 0 : errno; });
+  return judge_user_namespaces(read_knob("/proc/sys/user/max_user_namespaces"),
+                               read_knob("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"), err,
+                               geteuid() == 0);
+}
+
+ProbeResult probe_overlay_in_userns() {
+  const std::string fix =
+      "the ns backend needs overlayfs in a user namespace on an idmapped lower layer "
+      "(Linux >= 5.19); use the vm backend on this host";
+  if (geteuid() != 0) return {false, "not checked: needs root", "run `sudo tnk doctor`"};
+  TempDir tmp;
+  if (tmp.path.empty()) return {false, std::string("cannot create a temporary directory: ") + std::strerror(errno), ""};
+  for (const char* sub : {"lower", "upper", "work", "merged"}) mkdir((tmp.path / sub).c_str(), 0755);
+  if (chown((tmp.path / "upper").c_str(), kHostIdBase, kHostIdBase) != 0 ||
+      chown((tmp.path / "work").c_str(), kHostIdBase, kHostIdBase) != 0) {
+    return {false, std::string("preparing the probe: ") + std::strerror(errno), ""};
+  }
+  auto userns = sandbox_userns();
+  if (!userns.ok()) return {false, userns.error().message, fix};
+  auto lower = detached_tree(tmp.path / "lower", MOUNT_ATTR_RDONLY, userns->get());
+  if (!lower.ok()) return {false, lower.error().message, fix};
+  int userns_fd = userns->get(), lower_fd = lower->get();
+  const fs::path& dir = tmp.path;
+  int err = in_child([&] { return overlay_child(userns_fd, lower_fd, dir); });
+  if (err != 0) return {false, std::string("mounting overlayfs in a user namespace fails: ") + std::strerror(err), fix};
+  return {true, "overlayfs mounts in a user namespace on an idmapped lower layer (userxattr)", ""};
+}
+
+ProbeResult probe_idmapped_mounts() {
+  const std::string fix = "idmapped mounts need Linux >= 5.12 on ext4, xfs, btrfs or tmpfs (>= 6.3)";
+  if (geteuid() != 0) return {false, "not checked: needs root", "run `sudo tnk doctor`"};
+  TempDir tmp;
+  if (tmp.path.empty()) return {false, std::string("cannot create a temporary directory: ") + std::strerror(errno), ""};
+  auto userns = sandbox_userns();
+  if (!userns.ok()) return {false, userns.error().message, fix};
+  auto tree = detached_tree(tmp.path, 0, userns->get());
+  if (!tree.ok()) return {false, tree.error().message, fix};
+  return {true, "idmapped bind mounts work (tested on a directory in /tmp)", ""};
+}
+
+ProbeResult probe_seccomp() {
+  auto filter = build_seccomp_filter();
+  if (!filter.ok()) return {false, filter.error().message, "install libseccomp 2.5 or later"};
+  const auto& prog = *filter;
+  int err = in_child([&prog] {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+    return load_seccomp_filter(prog) == 0 ? 0 : errno;
+  });
+  const scmp_version* v = seccomp_version();
+  std::string version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->micro);
+  if (err != 0) {
+    return {false, std::string("loading a seccomp filter fails: ") + std::strerror(err),
+            "the kernel needs CONFIG_SECCOMP_FILTER"};
+  }
+  return {true, "seccomp filters load (libseccomp " + version + ", " + std::to_string(prog.size()) + " instructions)",
+          ""};
+}
+
+ProbeResult probe_cgroup_delegation() {
+  auto host = detect_cgroup_host();
+  if (!host.ok()) return {false, host.error().message, ""};
+  std::string detail;
+  bool all_v2 = true;
+  for (const char* controller : {"memory", "pids", "cpu"}) {
+    std::string where = "none";
+    if (host->v2_dir && host->v2_delegated.count(controller) != 0) {
+      where = "cgroup v2 (delegated)";
+    } else {
+      all_v2 = false;
+      if (host->root && host->v1.count(controller) != 0) where = "cgroup v1 (as root)";
+    }
+    detail += (detail.empty() ? "" : ", ") + std::string(controller) + ": " + where;
+  }
+  if (all_v2) return {true, detail, ""};
+  return {false, "not delegated: " + detail,
+          "run tnk from a systemd unit or scope with Delegate=yes on a cgroup v2 host; where a controller says "
+          "none, its limit is not applied"};
+}
+
+std::vector<NamedProbe> probe_all() {
+  return {{"user namespaces", probe_user_namespaces()},
+          {"overlayfs in a user namespace", probe_overlay_in_userns()},
+          {"idmapped mounts", probe_idmapped_mounts()},
+          {"seccomp", probe_seccomp()},
+          {"cgroup v2 delegation", probe_cgroup_delegation()}};
+}
+
+}  // namespace tnk::ns

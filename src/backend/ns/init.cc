@@ -1,0 +1,164 @@
+#include "backend/ns/init.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+
+#include "backend/ns/mounts.h"
+#include "backend/ns/signals.h"
+#include "backend/ns/syscalls.h"
+
+namespace tnk::ns {
+
+namespace {
+
+constexpr int kNamespaces = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+constexpr long kShutdownWaitMs = 3000;  // after forwarding SIGTERM, how long PID 1 waits for the others
+constexpr long kShutdownPollMs = 10;
+
+[[noreturn]] void die(int report_fd, Step step, int err) {
+  sys::send_report(report_fd, static_cast<int32_t>(step), err == 0 ? EIO : err);
+  _exit(1);
+}
+
+long now_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+// True when /proc/<name>/stat shows a process that is not a zombie.
+bool is_live_process(int proc_fd, const char* name) {
+  sys::CharBuf path;
+  path.add(name).add("/stat");
+  int fd = openat(proc_fd, path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* paren = std::strrchr(buf, ')');
+  if (paren == nullptr || paren[1] == '\0' || paren[2] == '\0') return false;
+  return paren[2] != 'Z' && paren[2] != 'X';
+}
+
+// Whether any process other than PID 1 is still running in the sandbox (zombies do not count: the
+// sessions' zombies belong to the caller, which reaps them).
+bool others_alive() {
+  int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (proc < 0) return false;
+  bool alive = false;
+  char buf[4096];
+  ssize_t n;
+  while (!alive && (n = getdents64(proc, buf, sizeof(buf))) > 0) {
+    for (ssize_t off = 0; off < n && !alive;) {
+      const auto* entry = reinterpret_cast<const dirent64*>(buf + off);
+      off += entry->d_reclen;
+      const char* name = entry->d_name;
+      bool numeric = name[0] >= '1' && name[0] <= '9';
+      for (const char* c = name; numeric && *c != '\0'; ++c) numeric = *c >= '0' && *c <= '9';
+      if (numeric && std::strcmp(name, "1") != 0) alive = is_live_process(proc, name);
+    }
+  }
+  close(proc);
+  return alive;
+}
+
+// PID 1's loop: reap every orphan; on SIGTERM forward it to everyone, wait for them (at most 3 s),
+// then exit, which makes the kernel kill whatever is left.
+[[noreturn]] void serve_as_init() {
+  sigset_t set = init_signal_set();
+  bool stopping = false;
+  long deadline = 0;
+  for (;;) {
+    timespec wait{};
+    if (stopping) {
+      wait.tv_nsec = kShutdownPollMs * 1000000;
+    } else {
+      wait.tv_sec = 3600;
+    }
+    siginfo_t info{};
+    int sig = sigtimedwait(&set, &info, &wait);
+    while (waitpid(-1, nullptr, WNOHANG | __WALL) > 0) {
+    }
+    if (sig == SIGTERM && !stopping) {
+      stopping = true;
+      deadline = now_ms() + kShutdownWaitMs;
+      kill(-1, SIGTERM);
+    }
+    if (stopping && (!others_alive() || now_ms() >= deadline)) _exit(0);
+  }
+}
+
+[[noreturn]] void run_init(const InitPlan& plan, const OpenedDirs& dirs) {
+  int report = plan.report_fd;
+  // Dies with the caller. getppid() is 0 here (the parent is outside the pid namespace), so the usual
+  // "did the parent die before prctl" check is impossible; instead, the ready record below is written
+  // after prctl, and if the caller is gone nobody reads it: the write fails with EPIPE and we exit.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(report, Step::kInitSignals, errno);
+  prctl(PR_SET_NAME, "tnk-init");  // the comm the sandbox sees; argv stays the supervisor's short one
+  prctl(PR_SET_DUMPABLE, 0);       // its memory is a copy of the supervisor's: not readable from inside
+  if (!become_init_signals()) die(report, Step::kInitSignals, errno);
+  umask(0);
+  StepError e = build_root(plan, dirs);
+  if (!e.ok()) die(report, e.step, e.err);
+  umask(022);
+  // Keep only the report pipe: PID 1 never execs, so CLOEXEC does not close the caller's fds.
+  int kept = fcntl(report, F_DUPFD_CLOEXEC, 3);
+  if (kept < 0) die(report, Step::kInitStdio, errno);
+  close_range(3, static_cast<unsigned>(kept - 1), 0);
+  close_range(static_cast<unsigned>(kept + 1), ~0U, 0);
+  int null_fd = open("/dev/null", O_RDWR);
+  if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0) {
+    die(kept, Step::kInitStdio, errno);
+  }
+  if (null_fd > 2) close(null_fd);
+  if (!sys::send_report(kept, static_cast<int32_t>(Step::kReady), 0)) _exit(1);
+  close(kept);
+  serve_as_init();
+}
+
+}  // namespace
+
+[[noreturn]] void run_setup_child(const InitPlan& plan) {
+  int report = plan.report_fd;
+  for (int fd : plan.cgroup_procs_fds) {
+    if (write(fd, "0", 1) != 1) die(report, Step::kJoinCgroup, errno);  // "0" = the writer
+  }
+  if (setns(plan.userns_fd, CLONE_NEWUSER) != 0) die(report, Step::kSetnsUser, errno);
+  if (unshare(kNamespaces) != 0) die(report, Step::kUnshare, errno);
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) die(report, Step::kPrivateMounts, errno);
+  // setns() kept host uid 0, so the owner bits of root-owned directories still let us look these paths up
+  // (as mapped root we could not). The fds name mounts of the new namespace, as overlayfs requires.
+  OpenedDirs dirs;
+  dirs.staging = open(plan.staging_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dirs.staging < 0) die(report, Step::kOpenStaging, errno);
+  dirs.upper = open(plan.upper_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dirs.upper < 0) die(report, Step::kOpenUpper, errno);
+  dirs.work = open(plan.work_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dirs.work < 0) die(report, Step::kOpenWork, errno);
+  // Mapped root from here on: overlayfs records the mounter's credentials and refuses unmapped ones.
+  if (setgroups(0, nullptr) != 0 || setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) {
+    die(report, Step::kSetIds, errno);
+  }
+  // CLONE_PARENT: PID 1 is the caller's child (the caller reaps it; no reparenting through a subreaper).
+  pid_t pid = sys::clone_process(CLONE_PARENT | SIGCHLD);
+  if (pid < 0) die(report, Step::kCloneInit, errno);
+  if (pid == 0) run_init(plan, dirs);
+  sys::send_report(report, static_cast<int32_t>(Step::kInitPid), 0, pid);
+  _exit(0);
+}
+
+}  // namespace tnk::ns

@@ -1,0 +1,341 @@
+// Joiner and spawn(): the joiner, forked from the caller, joins the sandbox's cgroups (first, while it is
+// still host root: the cgroup files belong to host root), then its namespaces (user first, then mapped
+// root, then mnt, pid, net, ipc, uts, cgroup), and clones each session with CLONE_PARENT, so the session is
+// the caller's child inside the sandbox's pid namespace. The pty is allocated by the caller in the sandbox's devpts,
+// reached through /proc/<init>/root without following any symlink.
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "backend/ns/cgroups.h"
+#include "backend/ns/credentials.h"
+#include "backend/ns/joiner.h"
+#include "backend/ns/sandbox.h"
+#include "backend/ns/seccomp.h"
+#include "backend/ns/session.h"
+#include "backend/ns/steps.h"
+#include "backend/ns/syscalls.h"
+#include "session/protocol.h"
+
+namespace tnk::ns {
+
+namespace {
+
+constexpr std::chrono::milliseconds kSpawnTimeout{30000};
+constexpr std::array<const char*, 7> kNsNames = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"};
+constexpr std::array<int, 7> kNsTypes = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,   CLONE_NEWNET,
+                                         CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP};
+
+struct JoinerPlan {
+  std::array<int, 7> ns_fds{};
+  std::vector<int> cgroup_procs_fds;
+  int channel = -1;
+  int report_fd = -1;
+  CredentialPlan credentials;  // identity filled in per session
+};
+
+std::string init_path(pid_t init_pid, const std::string& rest) {
+  return "/proc/" + std::to_string(init_pid) + "/" + rest;
+}
+
+Result<std::array<UniqueFd, 7>> open_namespaces(pid_t init_pid) {
+  std::array<UniqueFd, 7> fds;
+  for (size_t i = 0; i < kNsNames.size(); ++i) {
+    std::string path = init_path(init_pid, std::string("ns/") + kNsNames[i]);
+    fds[i].reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fds[i].valid()) {
+      if (errno == ENOENT) {
+        return not_found("the sandbox's PID 1 (pid " + std::to_string(init_pid) + ") is not running");
+      }
+      return sys_error(errno, "opening " + path);
+    }
+  }
+  return fds;
+}
+
+Result<std::vector<UniqueFd>> open_cgroup_procs(pid_t init_pid) {
+  TNK_ASSIGN_OR_RETURN(auto dirs, process_cgroup_dirs(init_pid));
+  std::vector<UniqueFd> fds;
+  for (const auto& dir : dirs) {
+    UniqueFd fd(open((dir / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd.valid()) return sys_error(errno, "opening " + (dir / "cgroup.procs").string());
+    fds.push_back(std::move(fd));
+  }
+  return fds;
+}
+
+// A pty of the sandbox's own devpts instance; the slave is given to the session's uid, group tty, 0620.
+Result<std::pair<UniqueFd, UniqueFd>> open_pty(pid_t init_pid, const SessionSpec& spec) {
+  std::string root_path = init_path(init_pid, "root");
+  UniqueFd root(open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root.valid()) return sys_error(errno, "opening " + root_path);
+  open_how how{};
+  how.flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  UniqueFd master(static_cast<int>(syscall(SYS_openat2, root.get(), "dev/pts/ptmx", &how, sizeof(how))));
+  if (!master.valid()) return sys_error(errno, "opening /dev/pts/ptmx in the sandbox");
+  int unlock = 0;
+  winsize size{};
+  size.ws_row = spec.rows;
+  size.ws_col = spec.cols;
+  if (ioctl(master.get(), TIOCSPTLCK, &unlock) != 0 || ioctl(master.get(), TIOCSWINSZ, &size) != 0) {
+    return sys_error(errno, "setting up the sandbox's pty");
+  }
+  UniqueFd slave(ioctl(master.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (!slave.valid()) return sys_error(errno, "opening the sandbox's pty slave");
+  uid_t uid = kHostIdBase + (spec.identity == Identity::kRoot ? 0 : kAgentId);
+  if (fchown(slave.get(), uid, kHostIdBase + kTtyGid) != 0 || fchmod(slave.get(), 0620) != 0) {
+    return sys_error(errno, "giving the sandbox's pty to the session's user");
+  }
+  return std::make_pair(std::move(master), std::move(slave));
+}
+
+// Everything the joiner inherited from the supervisor but what it needs is closed: it must not hold
+// the supervisor's clients, listener or log open.
+void close_all_but(std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  unsigned next = 0;
+  for (int fd : keep) {
+    if (static_cast<unsigned>(fd) > next) close_range(next, static_cast<unsigned>(fd) - 1, 0);
+    next = static_cast<unsigned>(fd) + 1;
+  }
+  close_range(next, ~0U, 0);
+}
+
+// One request from Joiner::spawn: the session's spec, with its report pipe and stdio or tty fds.
+struct Request {
+  SessionSpec spec;
+  std::vector<UniqueFd> fds;  // [0] report; then the tty slave, or the stdio fds that were given
+  std::vector<bool> stdio_given;
+};
+
+std::optional<Request> receive_request(int channel) {
+  auto message = session::recv_message(channel);
+  if (!message || !*message) return std::nullopt;
+  try {
+    const auto& body = (*message)->body;
+    Request r;
+    r.spec.argv = body.at("argv").get<std::vector<std::string>>();
+    r.spec.env = body.at("env").get<std::vector<std::string>>();
+    r.spec.cwd = body.at("cwd").get<std::string>();
+    r.spec.identity = static_cast<Identity>(body.at("identity").get<int>());
+    r.spec.tty = body.at("tty").get<bool>();
+    r.stdio_given = body.at("stdio").get<std::vector<bool>>();
+    r.fds = std::move((*message)->fds);
+    if (r.fds.empty()) return std::nullopt;
+    return r;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+void clone_session(const JoinerPlan& joiner, Request& r) {
+  SessionPlan plan;
+  plan.report_fd = r.fds[0].get();
+  size_t next = 1;
+  if (r.spec.tty && next < r.fds.size()) plan.tty_slave = r.fds[next++].get();
+  for (size_t i = 0; i < 3 && i < r.stdio_given.size() && !r.spec.tty; ++i) {
+    if (r.stdio_given[i] && next < r.fds.size()) plan.stdio[i] = r.fds[next++].get();
+  }
+  plan.cwd = r.spec.cwd;
+  plan.credentials = joiner.credentials;
+  plan.credentials.identity = r.spec.identity;
+  fill_exec_vectors(r.spec, &plan);
+  pid_t pid = sys::clone_process(CLONE_PARENT | SIGCHLD);
+  if (pid == 0) run_session(plan);
+  if (pid < 0) {
+    sys::send_report(plan.report_fd, static_cast<int32_t>(Step::kCloneSession), errno);
+  } else {
+    sys::send_report(plan.report_fd, static_cast<int32_t>(Step::kSessionPid), 0, pid);
+  }
+}  // the joiner's copies of the session's fds close here: its report pipe ends at the session's exec
+
+[[noreturn]] void run_joiner(const JoinerPlan& plan) {
+  int report = plan.report_fd;
+  auto die = [report](Step step) {
+    sys::send_report(report, static_cast<int32_t>(step), errno == 0 ? EIO : errno);
+    _exit(1);
+  };
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  prctl(PR_SET_DUMPABLE, 0);  // a copy of the caller's memory, inside the sandbox's namespaces
+  prctl(PR_SET_NAME, "tnk-joiner");
+  // 0-2 stay (the supervisor's /dev/null and log): fds received later must not take those numbers,
+  // which a session's stdio setup overwrites.
+  std::vector<int> keep = {0, 1, 2};
+  keep.insert(keep.end(), plan.ns_fds.begin(), plan.ns_fds.end());
+  keep.insert(keep.end(), plan.cgroup_procs_fds.begin(), plan.cgroup_procs_fds.end());
+  keep.push_back(plan.channel);
+  keep.push_back(report);
+  close_all_but(keep);
+  for (int fd : plan.cgroup_procs_fds) {
+    if (write(fd, "0", 1) != 1) die(Step::kSessionCgroup);  // as host root, before leaving its userns
+  }
+  if (setns(plan.ns_fds[0], CLONE_NEWUSER) != 0) die(Step::kSessionSetns);
+  if (setgroups(0, nullptr) != 0 || setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) die(Step::kSessionSetIds);
+  for (size_t i = 1; i < plan.ns_fds.size(); ++i) {
+    if (setns(plan.ns_fds[i], kNsTypes[i]) != 0) die(Step::kSessionSetns);
+  }
+  for (int fd : plan.ns_fds) close(fd);
+  for (int fd : plan.cgroup_procs_fds) close(fd);
+  close(report);  // joined: the caller's read of the report pipe ends
+  while (auto request = receive_request(plan.channel)) clone_session(plan, *request);
+  _exit(0);  // the caller closed the channel
+}
+
+Error session_error(Step step, int err, const SessionSpec& spec, pid_t init_pid) {
+  const std::string program = spec.argv.empty() ? "" : spec.argv[0];
+  switch (step) {
+    case Step::kExec:
+      if (err == ENOENT) return not_found("sandbox: no such program: " + program);
+      return failed("sandbox: cannot execute " + program + ": " + std::strerror(err));
+    case Step::kChdir: return failed("sandbox: cannot change to directory " + spec.cwd + ": " + std::strerror(err));
+    case Step::kSessionCgroup: return sys_error(err, "joining the sandbox's cgroups");
+    case Step::kSessionSetns:
+    case Step::kSessionSetIds:
+      return sys_error(err, "joining the namespaces of the sandbox's PID 1 (pid " + std::to_string(init_pid) + ")");
+    case Step::kCloneSession: return sys_error(err, "creating the session process in the sandbox");
+    case Step::kCapabilities: return sys_error(err, "sandbox: dropping capabilities");
+    default: break;
+  }
+  return sys_error(err, "sandbox: starting the session (step " + std::to_string(static_cast<int>(step)) + ")");
+}
+
+// The session's pid from the helper's reports, or the error; a session that failed is reaped here.
+Result<pid_t> session_outcome(const std::vector<sys::Report>& reports, Status read, const SessionSpec& spec,
+                              pid_t init_pid) {
+  pid_t pid = 0;
+  const sys::Report* failure = nullptr;
+  for (const auto& r : reports) {
+    if (static_cast<Step>(r.step) == Step::kSessionPid) {
+      pid = r.value;
+    } else if (failure == nullptr) {
+      failure = &r;
+    }
+  }
+  if (read.ok() && failure == nullptr) {
+    if (pid <= 0) return failed("sandbox: the join helper exited without starting the session");
+    return pid;
+  }
+  if (pid > 0) {
+    if (!read.ok()) kill(pid, SIGKILL);
+    sys::wait_for(pid);  // it exits right after reporting
+  }
+  if (!read.ok()) return std::move(read).error();
+  return session_error(static_cast<Step>(failure->step), failure->err, spec, init_pid);
+}
+
+}  // namespace
+
+Result<Joiner> Joiner::start(pid_t init_pid) {
+  TNK_ASSIGN_OR_RETURN(auto ns, open_namespaces(init_pid));
+  TNK_ASSIGN_OR_RETURN(auto cgroups, open_cgroup_procs(init_pid));
+  TNK_ASSIGN_OR_RETURN(int last_cap, read_last_cap());
+  // The filter is the same for every session: compiled once per process, not per exec.
+  static const Result<std::vector<sock_filter>> compiled = build_seccomp_filter();
+  if (!compiled) return compiled.error();
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return sys_error(errno, "socketpair");
+  UniqueFd channel(pair[0]), far_end(pair[1]);
+  TNK_ASSIGN_OR_RETURN(auto pipe, make_pipe());
+  JoinerPlan plan;
+  for (size_t i = 0; i < ns.size(); ++i) plan.ns_fds[i] = ns[i].get();
+  for (const auto& fd : cgroups) plan.cgroup_procs_fds.push_back(fd.get());
+  plan.channel = far_end.get();
+  plan.report_fd = pipe.write_end.get();
+  plan.credentials = CredentialPlan{Identity::kAgent, last_cap, &*compiled};
+  pid_t pid = fork();
+  if (pid < 0) return sys_error(errno, "forking the sandbox's joiner");
+  if (pid == 0) run_joiner(plan);
+  far_end.reset();
+  pipe.write_end.reset();
+  std::vector<sys::Report> reports;
+  Status read = sys::read_reports(pipe.read_end.get(), kSpawnTimeout, &reports);
+  Joiner joiner(init_pid, pid, std::move(channel));
+  if (!read.ok()) return std::move(read).error();
+  if (!reports.empty()) {
+    return session_error(static_cast<Step>(reports.front().step), reports.front().err, SessionSpec{}, init_pid);
+  }
+  return joiner;
+}
+
+Result<Session> Joiner::spawn(const SessionSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) return usage_error("sandbox: no program to run");
+  if (spec.cwd.empty() || spec.cwd[0] != '/') return usage_error("sandbox: the working directory must be absolute");
+  Session session;
+  UniqueFd slave;
+  if (spec.tty) {
+    TNK_ASSIGN_OR_RETURN(auto pty, open_pty(init_pid_, spec));
+    session.pty_master = std::move(pty.first);
+    slave = std::move(pty.second);
+  }
+  TNK_ASSIGN_OR_RETURN(auto pipe, make_pipe());
+  std::vector<int> fds = {pipe.write_end.get()};
+  std::vector<bool> stdio_given;
+  if (spec.tty) {
+    fds.push_back(slave.get());
+  } else {
+    for (int fd : {spec.stdin_fd, spec.stdout_fd, spec.stderr_fd}) {
+      stdio_given.push_back(fd >= 0);
+      if (fd >= 0) fds.push_back(fd);
+    }
+  }
+  nlohmann::json request = {{"argv", spec.argv}, {"env", spec.env},
+                            {"cwd", spec.cwd},   {"identity", static_cast<int>(spec.identity)},
+                            {"tty", spec.tty},   {"stdio", stdio_given}};
+  Status sent = session::send_message(channel_.get(), request, fds);
+  if (!sent.ok()) return sent.error().context("the sandbox's joiner (pid " + std::to_string(pid_) + ") is gone");
+  pipe.write_end.reset();
+  slave.reset();
+  std::vector<sys::Report> reports;
+  Status read = sys::read_reports(pipe.read_end.get(), kSpawnTimeout, &reports);
+  TNK_ASSIGN_OR_RETURN(session.pid, session_outcome(reports, std::move(read), spec, init_pid_));
+  return session;
+}
+
+Joiner::Joiner(Joiner&& other) noexcept
+    : init_pid_(other.init_pid_), pid_(std::exchange(other.pid_, 0)), channel_(std::move(other.channel_)) {}
+
+Joiner& Joiner::operator=(Joiner&& other) noexcept {
+  if (this != &other) {
+    end();
+    init_pid_ = other.init_pid_;
+    pid_ = std::exchange(other.pid_, 0);
+    channel_ = std::move(other.channel_);
+  }
+  return *this;
+}
+
+Joiner::~Joiner() { end(); }
+
+void Joiner::end() {
+  channel_.reset();
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    sys::wait_for(pid_);
+  }
+  pid_ = 0;
+}
+
+Result<Session> spawn(pid_t init_pid, const SessionSpec& spec) {
+  TNK_ASSIGN_OR_RETURN(Joiner joiner, Joiner::start(init_pid));
+  return joiner.spawn(spec);
+}
+
+}  // namespace tnk::ns

@@ -1,0 +1,237 @@
+#include "backend/ns/mounts.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "backend/ns/syscalls.h"
+#include "core/unique_fd.h"
+
+namespace tnk::ns {
+
+namespace {
+
+StepError fail(Step step) { return {step, errno == 0 ? EIO : errno}; }
+
+int mount_at(const char* source, int target_fd, const char* type, unsigned long flags, const char* data) {
+  return mount(source, sys::fd_path(target_fd).c_str(), type, flags, data);
+}
+
+// Attaches the detached tree `tree` at target/rel (rel "" = target itself).
+int attach(int tree, int target, const char* rel) {
+  unsigned flags = MOVE_MOUNT_F_EMPTY_PATH | (rel[0] == '\0' ? MOVE_MOUNT_T_EMPTY_PATH : 0U);
+  return move_mount(tree, "", target, rel, flags);
+}
+
+// A private tmpfs on the staging dir holds the mount points of the lower layer and of the new root, so
+// nothing is created on the host. It disappears with the old root after pivot_root.
+StepError make_staging(int staging_dir, UniqueFd* staging) {
+  UniqueFd context(fsopen("tmpfs", FSOPEN_CLOEXEC));
+  if (!context.valid()) return fail(Step::kStagingTmpfs);
+  if (fsconfig(context.get(), FSCONFIG_SET_STRING, "mode", "0700", 0) != 0 ||
+      fsconfig(context.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+    return fail(Step::kStagingTmpfs);
+  }
+  staging->reset(fsmount(context.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+  if (!staging->valid()) return fail(Step::kStagingTmpfs);
+  if (mkdirat(staging->get(), "lower", 0700) != 0 || mkdirat(staging->get(), "root", 0700) != 0) {
+    return fail(Step::kStagingTmpfs);
+  }
+  if (attach(staging->get(), staging_dir, "") != 0) return fail(Step::kAttachStaging);
+  return {};
+}
+
+// Layers are named by /proc/self/fd paths: no host path is parsed or shown in the sandbox's mountinfo.
+// overlayfs takes private clones of the layers, so they must be mounts of this namespace (hence the
+// attached lower) and the mounter must be mapped root of the user namespace (userxattr, no trusted.*).
+StepError mount_overlay(const InitPlan& plan, const OpenedDirs& dirs, int staging, UniqueFd* root) {
+  if (attach(plan.lower_fd, staging, "lower") != 0) return fail(Step::kAttachLower);
+  sys::CharBuf options;
+  options.add("lowerdir=").add(sys::fd_path(plan.lower_fd).c_str());
+  options.add(",upperdir=").add(sys::fd_path(dirs.upper).c_str());
+  options.add(",workdir=").add(sys::fd_path(dirs.work).c_str()).add(",userxattr");
+  if (mount("overlay", sys::fd_path(staging, "/root").c_str(), "overlay", 0, options.c_str()) != 0) {
+    return fail(Step::kMountOverlay);
+  }
+  root->reset(openat(staging, "root", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root->valid()) return fail(Step::kOpenRoot);
+  return {};
+}
+
+constexpr const char* kDevNodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+constexpr const char* kDevLinks[][2] = {{"ptmx", "pts/ptmx"},
+                                        {"fd", "/proc/self/fd"},
+                                        {"stdin", "/proc/self/fd/0"},
+                                        {"stdout", "/proc/self/fd/1"},
+                                        {"stderr", "/proc/self/fd/2"}};
+// gid 5 = kTtyGid: pty slaves belong to the `tty` group, mode 620.
+constexpr const char* kDevptsOptions = "newinstance,ptmxmode=0666,mode=0620,gid=5";
+
+// A tmpfs /dev: the harmless host nodes bound onto empty files (mknod is refused in a user namespace),
+// a private devpts instance, /dev/shm and the usual symlinks.
+StepError build_dev(int root) {
+  UniqueFd under(open_dirs_below(root, "dev", true, 0755));
+  if (!under.valid() || mount_at("tmpfs", under.get(), "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536") != 0) {
+    return fail(Step::kMountDev);
+  }
+  UniqueFd dev(open_dirs_below(root, "dev", false, 0));
+  if (!dev.valid()) return fail(Step::kMountDev);
+  for (const char* name : kDevNodes) {
+    UniqueFd file(openat(dev.get(), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0666));
+    sys::CharBuf source;
+    source.add("/dev/").add(name);
+    if (!file.valid() || mount_at(source.c_str(), file.get(), nullptr, MS_BIND, nullptr) != 0) {
+      return fail(Step::kDevNode);
+    }
+  }
+  if (mkdirat(dev.get(), "pts", 0755) != 0) return fail(Step::kMountDevpts);
+  UniqueFd pts(openat(dev.get(), "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!pts.valid() || mount_at("devpts", pts.get(), "devpts", MS_NOSUID | MS_NOEXEC, kDevptsOptions) != 0) {
+    return fail(Step::kMountDevpts);
+  }
+  if (mkdirat(dev.get(), "shm", 01777) != 0) return fail(Step::kMountShm);
+  UniqueFd shm(openat(dev.get(), "shm", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!shm.valid() || mount_at("tmpfs", shm.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+    return fail(Step::kMountShm);
+  }
+  for (const auto& link : kDevLinks) {
+    if (symlinkat(link[1], dev.get(), link[0]) != 0) return fail(Step::kMountDev);
+  }
+  return {};
+}
+
+// proc must be mounted by a process of the new pid namespace while the host's procfs is still visible
+// (before pivot_root). sysfs is read-only and optional: without it the sandbox still works.
+StepError mount_kernel_filesystems(const InitPlan& plan, int root) {
+  UniqueFd proc(open_dirs_below(root, "proc", true, 0555));
+  if (!proc.valid() || mount_at("proc", proc.get(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    return fail(Step::kMountProc);
+  }
+  UniqueFd sysfs(open_dirs_below(root, "sys", true, 0555));
+  if (!sysfs.valid() ||
+      mount_at("sysfs", sysfs.get(), "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+    sys::send_report(plan.report_fd, static_cast<int32_t>(Step::kNoteSysfs), errno);
+  }
+  return {};
+}
+
+StepError mount_tmpfs_dirs(int root) {
+  UniqueFd tmp(open_dirs_below(root, "tmp", true, 01777));
+  if (!tmp.valid() || mount_at("tmpfs", tmp.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+    return fail(Step::kMountTmp);
+  }
+  UniqueFd under(open_dirs_below(root, "run", true, 0755));
+  if (!under.valid() || mount_at("tmpfs", under.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=755") != 0) {
+    return fail(Step::kMountRun);
+  }
+  UniqueFd run(open_dirs_below(root, "run", false, 0));
+  if (!run.valid() || mkdirat(run.get(), "lock", 01777) != 0) return fail(Step::kMountRun);
+  return {};
+}
+
+// Makes etc/<name> a regular file (a symlink or other non-file there is replaced; a missing one is
+// created in the upper layer) and attaches the read-only bind `tree` on it.
+StepError bind_etc_file(int root, const char* name, int tree, Step step) {
+  UniqueFd etc(open_dirs_below(root, "etc", true, 0755));
+  if (!etc.valid()) return fail(step);
+  struct stat st {};
+  bool exists = fstatat(etc.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    if (unlinkat(etc.get(), name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0) return fail(step);
+    exists = false;
+  }
+  if (!exists) {
+    UniqueFd created(openat(etc.get(), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!created.valid()) return fail(step);
+  }
+  UniqueFd target(openat(etc.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!target.valid() || attach(tree, target.get(), "") != 0) return fail(step);
+  return {};
+}
+
+StepError mount_project(const InitPlan& plan, int root) {
+  UniqueFd target(open_dirs_below(root, plan.mount_point.c_str(), true, 0755));
+  if (!target.valid() || attach(plan.project_fd, target.get(), "") != 0) return fail(Step::kMountProject);
+  return {};
+}
+
+StepError pivot_into(int root) {
+  // pivot_root(".", "."): the old root ends up on top of the new one and is detached right away.
+  if (fchdir(root) != 0 || sys::pivot_root(".", ".") != 0 || umount2(".", MNT_DETACH) != 0 || chdir("/") != 0) {
+    return fail(Step::kPivotRoot);
+  }
+  return {};
+}
+
+StepError loopback_up() {
+  UniqueFd sock(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  ifreq request{};
+  std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+  if (!sock.valid() || ioctl(sock.get(), SIOCGIFFLAGS, &request) != 0) return fail(Step::kLoopback);
+  request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP | IFF_RUNNING);
+  if (ioctl(sock.get(), SIOCSIFFLAGS, &request) != 0) return fail(Step::kLoopback);
+  return {};
+}
+
+}  // namespace
+
+int open_dirs_below(int root, const char* rel, bool create, unsigned mode) {
+  int current = fcntl(root, F_DUPFD_CLOEXEC, 0);
+  const char* p = rel;
+  while (current >= 0 && *p != '\0') {
+    while (*p == '/') ++p;
+    const char* end = p;
+    while (*end != '\0' && *end != '/') ++end;
+    size_t len = static_cast<size_t>(end - p);
+    if (len == 0) break;
+    char name[NAME_MAX + 1];
+    if (len > NAME_MAX) {
+      close(current);
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    std::memcpy(name, p, len);
+    name[len] = '\0';
+    if (create && mkdirat(current, name, static_cast<mode_t>(mode)) != 0 && errno != EEXIST) {
+      int err = errno;
+      close(current);
+      errno = err;
+      return -1;
+    }
+    // O_NOFOLLOW with O_DIRECTORY fails with ENOTDIR on a symlink.
+    int next = openat(current, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    close(current);
+    errno = err;
+    current = next;
+    p = end;
+  }
+  return current;
+}
+
+StepError build_root(const InitPlan& plan, const OpenedDirs& dirs) {
+  UniqueFd staging;
+  StepError e = make_staging(dirs.staging, &staging);
+  UniqueFd root;
+  if (e.ok()) e = mount_overlay(plan, dirs, staging.get(), &root);
+  if (e.ok()) e = build_dev(root.get());
+  if (e.ok()) e = mount_kernel_filesystems(plan, root.get());
+  if (e.ok()) e = mount_tmpfs_dirs(root.get());
+  if (e.ok()) e = bind_etc_file(root.get(), "hosts", plan.hosts_fd, Step::kBindHosts);
+  if (e.ok()) e = bind_etc_file(root.get(), "resolv.conf", plan.resolv_fd, Step::kBindResolv);
+  if (e.ok()) e = mount_project(plan, root.get());
+  if (e.ok() && sethostname(plan.hostname.data(), plan.hostname.size()) != 0) e = fail(Step::kSetHostname);
+  if (e.ok()) e = pivot_into(root.get());
+  if (e.ok()) e = loopback_up();
+  return e;
+}
+
+}  // namespace tnk::ns

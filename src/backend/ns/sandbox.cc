@@ -1,0 +1,270 @@
+// start() and stop(): the host side of a sandbox's life. start() prepares everything that needs host
+// privileges (directories, generated files, user namespaces, detached idmapped trees, cgroups), then forks
+// the setup child (init.cc), which creates PID 1; the children report {step, errno} back over a pipe.
+#include "backend/ns/sandbox.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <sstream>
+
+#include "backend/ns/cgroups.h"
+#include "backend/ns/init.h"
+#include "backend/ns/start_errors.h"
+#include "backend/ns/syscalls.h"
+#include "backend/ns/userns.h"
+#include "core/files.h"
+
+namespace tnk::ns {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::chrono::milliseconds kStartTimeout{30000};
+constexpr std::chrono::milliseconds kKillWait{5000};
+constexpr const char* kHostsFile = "hosts";
+constexpr const char* kResolvFile = "resolv.conf";
+
+// Host-side resources of a start in progress; destroying it undoes what was not handed over.
+struct Prepared {
+  std::vector<pid_t> helpers;  // killed user namespace holders, reaped when the setup child has reported
+  UniqueFd userns, lower, project, hosts, resolv;
+  std::vector<fs::path> cgroup_dirs;
+  std::vector<UniqueFd> cgroup_procs;
+  std::vector<std::string> notes;
+  bool keep_cgroups = false;
+  ~Prepared() {
+    for (pid_t pid : helpers) sys::wait_for(pid);
+    if (!keep_cgroups) (void)remove_cgroup_dirs(cgroup_dirs);
+  }
+};
+
+Status ensure_owned_dir(const fs::path& dir, const char* what) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) return sys_error(errno, std::string("checking the ") + what + " " + dir.string());
+    TNK_RETURN_IF_ERROR(make_dirs(dir, 0755));
+    if (lstat(dir.c_str(), &st) != 0) return sys_error(errno, std::string("checking the ") + what + " " + dir.string());
+  }
+  if (!S_ISDIR(st.st_mode)) return failed(std::string("the ") + what + " " + dir.string() + " is not a directory");
+  if (st.st_uid != kHostIdBase || st.st_gid != kHostIdBase) {
+    if (lchown(dir.c_str(), kHostIdBase, kHostIdBase) != 0) {
+      return sys_error(errno, std::string("giving the ") + what + " " + dir.string() + " to the sandbox's root (" +
+                                  std::to_string(kHostIdBase) + ")");
+    }
+  }
+  return ok_status();
+}
+
+Status prepare_host_dirs(const SandboxSpec& spec) {
+  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.upper_dir, "overlay upper directory"));
+  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.work_dir, "overlay work directory"));
+  struct stat upper {
+  }, work{};
+  if (stat(spec.upper_dir.c_str(), &upper) != 0 || stat(spec.work_dir.c_str(), &work) != 0) {
+    return sys_error(errno, "checking the overlay directories");
+  }
+  if (upper.st_dev != work.st_dev) {
+    return failed("the overlay directories " + spec.upper_dir.string() + " and " + spec.work_dir.string() +
+                  " are on different filesystems");
+  }
+  TNK_RETURN_IF_ERROR(make_dirs(spec.staging_dir, 0700));
+  return ok_status();
+}
+
+Result<fs::path> write_runtime_file(const SandboxSpec& spec, const char* name, const std::string& content) {
+  fs::path path = spec.runtime_dir / name;
+  TNK_RETURN_IF_ERROR(write_file_atomic(path, content, 0644));
+  // Owned by the sandbox's root (not `nobody`) inside; the bind is read-only either way.
+  if (lchown(path.c_str(), kHostIdBase, kHostIdBase) != 0) {
+    return sys_error(errno, "changing the owner of " + path.string());
+  }
+  return path;
+}
+
+Status make_trees(const SandboxSpec& spec, Prepared& p) {
+  const std::string sandbox_map = id_map_line(0, kHostIdBase, kIdCount);
+  TNK_ASSIGN_OR_RETURN(p.userns, create_userns(sandbox_map, sandbox_map, &p.helpers));
+  TNK_ASSIGN_OR_RETURN(p.lower, detached_tree(spec.image_root, MOUNT_ATTR_RDONLY, p.userns.get()));
+  struct stat project {};
+  if (stat(spec.project_dir.c_str(), &project) != 0) {
+    return sys_error(errno, "checking the project " + spec.project_dir.string());
+  }
+  if (!S_ISDIR(project.st_mode)) return failed("the project " + spec.project_dir.string() + " is not a directory");
+  {
+    // The project's owner (only) shows as `agent` inside; files agent creates land owned by that owner.
+    TNK_ASSIGN_OR_RETURN(UniqueFd project_ns,
+                         create_userns(id_map_line(project.st_uid, kHostIdBase + kAgentId, 1),
+                                       id_map_line(project.st_gid, kHostIdBase + kAgentId, 1), &p.helpers));
+    TNK_ASSIGN_OR_RETURN(p.project,
+                         detached_tree(spec.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, project_ns.get()));
+  }
+  constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  TNK_ASSIGN_OR_RETURN(fs::path hosts, write_runtime_file(spec, kHostsFile, spec.etc_hosts));
+  TNK_ASSIGN_OR_RETURN(p.hosts, detached_tree(hosts, kReadOnly));
+  TNK_ASSIGN_OR_RETURN(fs::path resolv, write_runtime_file(spec, kResolvFile, spec.resolv_conf));
+  TNK_ASSIGN_OR_RETURN(p.resolv, detached_tree(resolv, kReadOnly));
+  return ok_status();
+}
+
+Status make_cgroups(const SandboxSpec& spec, Prepared& p) {
+  TNK_ASSIGN_OR_RETURN(CgroupHost host, detect_cgroup_host());
+  CgroupPlan plan = plan_cgroups(host, spec.cgroup_name, spec.limits);
+  TNK_ASSIGN_OR_RETURN(std::vector<std::string> notes, apply_cgroups(plan));
+  p.notes.insert(p.notes.end(), notes.begin(), notes.end());
+  for (const auto& d : plan.dirs) {
+    UniqueFd procs(open((d.dir / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+    if (!procs.valid()) continue;  // not created (a note says so)
+    p.cgroup_dirs.push_back(d.dir);
+    p.cgroup_procs.push_back(std::move(procs));
+  }
+  return ok_status();
+}
+
+InitPlan make_plan(const SandboxSpec& spec, const Prepared& p, int report_fd) {
+  InitPlan plan;
+  plan.report_fd = report_fd;
+  plan.userns_fd = p.userns.get();
+  for (const auto& fd : p.cgroup_procs) plan.cgroup_procs_fds.push_back(fd.get());
+  plan.lower_fd = p.lower.get();
+  plan.project_fd = p.project.get();
+  plan.hosts_fd = p.hosts.get();
+  plan.resolv_fd = p.resolv.get();
+  plan.staging_dir = spec.staging_dir.string();
+  plan.upper_dir = spec.upper_dir.string();
+  plan.work_dir = spec.work_dir.string();
+  plan.mount_point = spec.mount_point.substr(1);
+  plan.hostname = spec.hostname;
+  return plan;
+}
+
+void kill_and_reap(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGKILL);
+  sys::wait_for(pid);
+}
+
+// The default ReapHook: reaps the caller's children that have exited inside the pid namespace `ns`
+// (the sandbox's sessions); their exit statuses are discarded. A zombie keeps its ns link until reaped.
+void reap_session_zombies(const struct stat& ns) {
+  std::string children_file = "/proc/self/task/" + std::to_string(gettid()) + "/children";
+  auto children = read_file(children_file);
+  if (!children.ok()) return;
+  std::istringstream in(*children);
+  pid_t child;
+  while (in >> child) {
+    struct stat st {};
+    std::string link = "/proc/" + std::to_string(child) + "/ns/pid";
+    if (stat(link.c_str(), &st) == 0 && st.st_ino == ns.st_ino && st.st_dev == ns.st_dev) {
+      waitpid(child, nullptr, WNOHANG | __WALL);
+    }
+  }
+}
+
+// Waits until `pid` (our child) has exited and reaps it. False when `timeout` passed first.
+bool wait_exit(pid_t pid, std::chrono::milliseconds timeout, const ReapHook& reap_sessions) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0U)));
+  for (;;) {
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG | __WALL);
+    if (r == pid || (r < 0 && errno == ECHILD)) return true;  // ECHILD: already reaped by the caller
+    if (reap_sessions) reap_sessions();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    // PID 1 may wait for session zombies: poll in slices so the hook runs meanwhile.
+    int slice = static_cast<int>(std::min<long long>(left.count(), reap_sessions ? 10 : 50));
+    if (pidfd.valid()) {
+      pollfd pfd{pidfd.get(), POLLIN, 0};
+      poll(&pfd, 1, slice);
+    } else {
+      usleep(static_cast<useconds_t>(slice) * 1000U);
+    }
+  }
+}
+
+}  // namespace
+
+Result<Sandbox> start(const SandboxSpec& spec) {
+  TNK_RETURN_IF_ERROR(validate_spec(spec));
+  TNK_RETURN_IF_ERROR(prepare_host_dirs(spec));
+  Prepared p;
+  TNK_RETURN_IF_ERROR(make_trees(spec, p));
+  TNK_RETURN_IF_ERROR(make_cgroups(spec, p));
+  TNK_ASSIGN_OR_RETURN(auto pipe, make_pipe());
+  InitPlan plan = make_plan(spec, p, pipe.write_end.get());
+  pid_t child = fork();
+  if (child < 0) return sys_error(errno, "forking the sandbox's setup process");
+  if (child == 0) {
+    close(pipe.read_end.get());  // so that PID 1's ready report fails if the caller is gone
+    run_setup_child(plan);
+  }
+  pipe.write_end.reset();
+  std::vector<sys::Report> reports;
+  Status read = sys::read_reports(pipe.read_end.get(), kStartTimeout, &reports);
+  StartOutcome outcome = interpret_start_reports(reports, spec);
+  if (!read.ok()) {
+    kill_and_reap(outcome.init_pid);
+    kill_and_reap(child);
+    return std::move(read).error();
+  }
+  sys::wait_for(child);
+  if (!outcome.error.message.empty() || !outcome.ready) {
+    kill_and_reap(outcome.init_pid);
+    if (!outcome.error.message.empty()) return outcome.error;
+    return failed("the sandbox's PID 1 exited during setup without saying why");
+  }
+  p.keep_cgroups = true;
+  // PID 1 is a copy of its caller, so it can look big to the OOM killer; a sandbox that hits its
+  // memory limit must lose the process that used the memory, never PID 1 (which would end it all).
+  (void)write_kernel_file("/proc/" + std::to_string(outcome.init_pid) + "/oom_score_adj", "-1000");
+  Sandbox sandbox;
+  sandbox.init_pid = outcome.init_pid;
+  sandbox.notes = std::move(p.notes);
+  sandbox.notes.insert(sandbox.notes.end(), outcome.notes.begin(), outcome.notes.end());
+  return sandbox;
+}
+
+Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& reap_sessions) {
+  if (init_pid <= 0) return usage_error("stopping a sandbox: no PID 1 given");
+  std::vector<fs::path> cgroups;
+  auto dirs = process_cgroup_dirs(init_pid);  // read while it still exists
+  if (dirs.ok()) {
+    for (const auto& d : *dirs) {
+      if (d.filename().string().rfind("tnk-", 0) == 0) cgroups.push_back(d);
+    }
+  }
+  struct stat ns {};
+  std::string ns_link = "/proc/" + std::to_string(init_pid) + "/ns/pid";
+  ReapHook reap = reap_sessions;
+  if (!reap && stat(ns_link.c_str(), &ns) == 0) reap = [ns] { reap_session_zombies(ns); };
+  if (kill(init_pid, SIGTERM) != 0 && errno != ESRCH) {
+    return sys_error(errno, "sending SIGTERM to the sandbox's PID 1 (pid " + std::to_string(init_pid) + ")");
+  }
+  if (!wait_exit(init_pid, grace, reap)) {
+    kill(init_pid, SIGKILL);
+    if (!wait_exit(init_pid, kKillWait, reap)) {
+      return failed("the sandbox's PID 1 (pid " + std::to_string(init_pid) + ") did not exit after SIGKILL",
+                    "the kernel keeps PID 1 until every exited session of the sandbox is reaped: the reap "
+                    "hook given to stop() must reap the sandbox's session pids");
+    }
+  }
+  return remove_cgroup_dirs(cgroups);
+}
+
+Status remove_cgroups(const std::string& cgroup_name) {
+  TNK_RETURN_IF_ERROR(validate_cgroup_name(cgroup_name));
+  TNK_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, cgroup_dirs_for_name(cgroup_name));
+  return remove_cgroup_dirs(dirs);
+}
+
+}  // namespace tnk::ns

@@ -1,0 +1,216 @@
+#include "backend/supervised/lifecycle.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "backend/ns/sandbox.h"
+#include "backend/vm/boot/boot_files.h"
+#include "core/files.h"
+#include "host/host_probe.h"
+#include "image/apt_sources.h"
+#include "image/recipe.h"
+#include "image/store.h"
+#include "inference/url.h"
+#include "sandbox/registries.h"
+#include "session/control_client.h"
+#include "state/layout.h"
+#include "state/liveness.h"
+#include "state/store.h"
+#include "supervisor/launch.h"
+
+namespace tnk::supervised {
+namespace {
+
+using sandbox::Resolved;
+using sandbox::StartOutcome;
+
+constexpr std::chrono::seconds kReadyTimeout{30};
+constexpr std::chrono::seconds kVmReadyTimeout{180};  // a TCG guest on a loaded machine boots slowly
+constexpr std::chrono::seconds kQueryTimeout{5};
+
+Result<image::ImageInfo> image_for_new_sandbox(Context& ctx) {
+  TNK_ASSIGN_OR_RETURN(auto sources, image::read_apt_sources());
+  TNK_ASSIGN_OR_RETURN(auto recipe, image::default_recipe(sources));
+  return image::ensure_image(ctx.paths, recipe, ctx.log);
+}
+
+Result<image::ImageInfo> image_of(Context& ctx, const state::SandboxRecord& record) {
+  auto found = image::find_image(ctx.paths, record.image_id);
+  if (!found) {
+    return found.error().with_hint("its image " + record.image_id + " is gone; `tnk sandbox delete` the sandbox " +
+                                   "to recreate it on the current image (its installed packages are lost)");
+  }
+  return found;
+}
+
+state::SandboxRecord new_record(const Resolved& r, const std::string& image_id) {
+  state::SandboxRecord record;
+  record.id = r.id;
+  record.backend = r.backend;
+  record.project_dir = r.project.dir;
+  record.profile = r.profile;
+  record.mount_point = r.manifest.workspace_mount;
+  record.image_id = image_id;
+  record.created_at = std::time(nullptr);
+  return record;
+}
+
+Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resolved& r,
+                                                       const state::SandboxRecord& record,
+                                                       const image::ImageInfo& image,
+                                                       const std::filesystem::path& audit_log) {
+  supervisor::SupervisorConfig config;
+  config.id = r.id;
+  config.backend = record.backend;
+  config.state_dir = state::Store(ctx.paths.sandboxes_dir()).dir(r.id);
+  config.image_root = image.rootfs;
+  config.project_dir = record.project_dir;
+  config.mount_point = record.mount_point;
+  config.memory_bytes = r.manifest.memory_bytes;
+  if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
+  TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
+  config.network = to_string(r.network);
+  if (r.network != NetworkPolicy::kNone) {  // `none`: not even the endpoint
+    config.inference_host = url.host;
+    config.inference_port = url.port;
+  }
+  if (r.network == NetworkPolicy::kAllowlist) {
+    auto allow = sandbox::expand_registries(r.manifest.allow_domains);
+    if (!allow) return allow.error().context("network.allow of " + r.manifest.source.string());
+    config.allow = *allow;
+    if (config.allow.empty()) ctx.log.note("network policy allowlist with an empty network.allow: only the endpoint");
+  }
+  config.forwards = r.manifest.ports;
+  config.audit_log = audit_log;
+  config.disk_bytes = r.manifest.disk_bytes;
+  return config;
+}
+
+// The vm backend's boot files (kernel built once per machine, the image's base disk) and accelerator.
+Status add_vm_boot(Context& ctx, const image::ImageInfo& image, const host::HostFacts& facts,
+                   supervisor::SupervisorConfig& config) {
+  TNK_ASSIGN_OR_RETURN(auto boot, image::ensure_vm_boot_files(ctx.paths, image, ctx.self_exe, ctx.log));
+  config.vm_kernel = boot.kernel.vmlinux;
+  config.vm_base_disk = boot.disk.base;
+  config.vm_kvm = host::choose_vm_accel(facts).accel == host::Accel::kKvm;
+  return ok_status();
+}
+
+// A policy asked for with --network must be the one the running sandbox has: it is fixed at start.
+Status check_running_policy(const state::Store& store, const Resolved& r) {
+  if (r.network_source != "--network") return ok_status();
+  auto network =
+      session::request_network(store.file(r.id, state::kControlSocket), session::network_op(false), kQueryTimeout);
+  if (!network) return network.error().context("asking " + r.id + " for its network policy");
+  std::string running = network->value("policy", "");
+  if (running == to_string(r.network)) return ok_status();
+  return usage_error(
+      "sandbox " + r.id + " runs with network policy '" + running + "', not '" + to_string(r.network) + "'",
+      "the policy is fixed when a sandbox starts: `tnk sandbox stop`, then start it with --network " +
+          to_string(r.network));
+}
+
+Status check_backend(BackendKind backend, const host::HostFacts& facts) {
+  if (::geteuid() != 0) {
+    return permission_denied(std::string("the ") + to_string(backend) + " backend needs root in this version of tnk",
+                             "run tnk as root (it maps the sandbox to an unprivileged uid range)");
+  }
+  if (backend == BackendKind::kVm && (facts.qemu_path.empty() || facts.virtiofsd_path.empty())) {
+    return not_found(std::string("the vm backend needs ") +
+                         (facts.qemu_path.empty() ? "qemu-system-x86_64" : "virtiofsd") + ", which is not installed",
+                     "install the Debian packages qemu-system-x86 and qemu-utils (scripts/install-deps.sh), "
+                     "or use --backend ns");
+  }
+  if (backend == BackendKind::kVm && !std::filesystem::exists("/usr/bin/socat")) {
+    return not_found("the vm backend needs socat for the guest's network forwarders, which is not installed",
+                     "install the Debian package socat (scripts/install-deps.sh), or use --backend ns");
+  }
+  return ok_status();
+}
+
+// Waits until `pid` has exited (pidfd: it is not our child).
+void wait_for_exit(pid_t pid, std::chrono::milliseconds timeout) {
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return;
+  pollfd p{fd, POLLIN, 0};
+  ::poll(&p, 1, static_cast<int>(timeout.count()));
+  ::close(fd);
+}
+
+}  // namespace
+
+void clean_after_crash(const Paths& paths, const std::string& id) {
+  state::Store store(paths.sandboxes_dir());
+  std::error_code ec;
+  for (const char* name : {state::kSupervisorPidFile, state::kControlSocket, state::kFailureFile}) {
+    std::filesystem::remove(store.file(id, name), ec);
+  }
+  (void)ns::remove_cgroups(id);
+}
+
+Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path& audit_log) {
+  host::HostFacts facts = host::gather_host_facts(ctx.env);
+  TNK_RETURN_IF_ERROR(check_backend(r.backend, facts));
+  state::Store store(ctx.paths.sandboxes_dir());
+  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
+  TNK_ASSIGN_OR_RETURN(auto existing, store.load(r.id));  // again: another tnk may have created it meanwhile
+  StartOutcome outcome;
+  state::SandboxState now = existing ? state::observe(store, r.id) : state::SandboxState::kAbsent;
+  if (now == state::SandboxState::kRunning) {
+    outcome.already_running = true;
+    outcome.record = *existing;
+    TNK_RETURN_IF_ERROR(check_running_policy(store, r));
+    return outcome;
+  }
+  if (now == state::SandboxState::kBroken) {
+    auto why = read_file(store.file(r.id, state::kFailureFile));
+    std::string reason = why && !why->empty() ? why->substr(0, why->find('\n')) : "its supervisor had died";
+    ctx.log.note("sandbox " + r.id + " was broken (" + reason + "); restarting it with its files intact");
+    clean_after_crash(ctx.paths, r.id);
+  }
+  image::ImageInfo image;
+  if (existing) {
+    outcome.record = *existing;
+    TNK_ASSIGN_OR_RETURN(image, image_of(ctx, outcome.record));
+  } else {
+    TNK_ASSIGN_OR_RETURN(image, image_for_new_sandbox(ctx));
+    outcome.record = new_record(r, image.id);
+    outcome.created = true;
+    TNK_RETURN_IF_ERROR(store.save(outcome.record));
+  }
+  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log));
+  bool vm = outcome.record.backend == BackendKind::kVm;
+  if (vm) TNK_RETURN_IF_ERROR(add_vm_boot(ctx, image, facts, config));
+  ctx.log.verbose("starting the supervisor of " + r.id);
+  TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, vm ? kVmReadyTimeout : kReadyTimeout));
+  for (const auto& note : launched.notes) ctx.log.note(note);
+  outcome.record.started_at = std::time(nullptr);
+  TNK_RETURN_IF_ERROR(store.save(outcome.record));
+  return outcome;
+}
+
+Status stop_sandbox(const Paths& paths, const std::string& id, std::chrono::milliseconds grace, Log& log) {
+  state::Store store(paths.sandboxes_dir());
+  auto pids = state::live_sandbox_pids(store, id);
+  if (pids.empty()) {
+    clean_after_crash(paths, id);
+    return ok_status();
+  }
+  auto ctl = store.file(id, state::kControlSocket);
+  Status asked = session::request_stop(ctl, grace, grace + std::chrono::seconds(5));
+  if (!asked.ok()) {
+    // The supervisor does not answer: end it; its sandbox dies with it (PDEATHSIG).
+    log.warn("the supervisor of " + id + " did not answer (" + asked.error().message + "); killing it");
+    for (pid_t pid : pids) ::kill(pid, SIGKILL);
+  }
+  for (pid_t pid : pids) wait_for_exit(pid, std::chrono::seconds(5));
+  clean_after_crash(paths, id);
+  return store.mark_stopped(id, log);
+}
+
+}  // namespace tnk::supervised

@@ -1,0 +1,55 @@
+#include "backend/supervised/session_run.h"
+
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "state/layout.h"
+#include "state/store.h"
+
+namespace tnk::supervised {
+
+using sandbox::Resolved;
+using sandbox::SessionSpec;
+
+session::ExecRequest exec_request(Context& ctx, const Resolved& r, const SessionSpec& spec) {
+  session::ExecRequest request;
+  request.argv = spec.argv;
+  request.env = sandbox::session_environment(ctx.env, r, spec.user_env);
+  request.cwd = r.guest_workdir;
+  request.tty = spec.tty;
+  request.identity = spec.identity;
+  request.egress_allow = spec.egress_allow;
+  request.egress_any = spec.egress_any;
+  winsize size{};
+  if (spec.tty && ::ioctl(STDIN_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_row > 0) {
+    request.rows = size.ws_row;
+    request.cols = size.ws_col;
+  }
+  return request;
+}
+
+Result<UniqueFd> connect_sandbox(Context& ctx, const std::string& id) {
+  state::Store store(ctx.paths.sandboxes_dir());
+  auto fd = session::connect_control(store.file(id, state::kControlSocket));
+  if (!fd) return fd.error().context("sandbox " + id).with_hint("start it with `tnk sandbox start`");
+  return fd;
+}
+
+Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec,
+                        std::optional<audit::AuditWriter>& audit, const session::ClientOptions& options) {
+  session::ExecRequest request = exec_request(ctx, r, spec);
+  if (audit) request.audit_log = audit->path().string();  // the sandbox's network records go there too
+  TNK_ASSIGN_OR_RETURN(UniqueFd ctl, connect_sandbox(ctx, r.id));
+  sandbox::audit_session_start(ctx, audit, r, request.cwd, spec);
+  auto ran = session::run_session(ctl.get(), request, options);
+  // The supervisor reports 128+n for a signal, as shells do.
+  if (ran && !ran->refused) sandbox::audit_session_exit(ctx, audit, r, ran->exit_code);
+  if (audit) (void)audit->sync();
+  if (!ran) return ran.error();
+  // The program could not be started: say why once, and exit as a shell would (127 / 126).
+  if (ran->refused) ctx.out.error(*ran->refused);
+  return ran->exit_code;
+}
+
+}  // namespace tnk::supervised

@@ -1,0 +1,212 @@
+#include "backend/vm/agent_client.h"
+
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "backend/vm/agent_client_pump.h"
+
+namespace tnk::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Status set_nonblocking(int fd, const char* what) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    return sys_error(errno, std::string("cannot make the session's ") + what + " non-blocking");
+  }
+  return ok_status();
+}
+
+// One connect attempt: 0, or the errno.
+int try_connect(const std::filesystem::path& path, UniqueFd& fd) {
+  fd.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return errno;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.native().size() + 1);
+  int rc;
+  do {
+    rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  } while (rc < 0 && errno == EINTR);
+  return rc == 0 ? 0 : errno;
+}
+
+// Waits on the pump's condition until `ready()` or the deadline; an error when the connection failed or
+// the time ran out.
+template <class Ready>
+Status wait_for(AgentClient::Pump& p, std::unique_lock<std::mutex>& lock, Clock::time_point deadline,
+                const std::string& what, Ready ready) {
+  if (p.on_pump_thread()) return failed(what + ": cannot wait from an exit callback (the pump thread)");
+  for (;;) {
+    if (ready()) return ok_status();
+    if (p.failure) return p.failure->context(what);
+    if (p.cv.wait_until(lock, deadline) == std::cv_status::timeout && !ready() && !p.failure) {
+      Error e = failed(what + ": the agent did not answer in time");
+      e.sys_errno = ETIMEDOUT;
+      return e;
+    }
+  }
+}
+
+}  // namespace
+
+AgentClient::AgentClient(std::unique_ptr<Pump> pump) : pump_(std::move(pump)) {}
+
+AgentClient::~AgentClient() { pump_->stop(); }
+
+Result<std::unique_ptr<AgentClient>> AgentClient::connect(const std::filesystem::path& socket_path,
+                                                          const std::string& token, const ClientOptions& options) {
+  if (socket_path.native().size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return failed("agent socket path " + socket_path.string() + " is too long for a unix socket",
+                  "use a shorter XDG_STATE_HOME");
+  }
+  auto deadline = Clock::now() + options.connect_timeout;
+  UniqueFd fd;
+  for (;;) {
+    int err = try_connect(socket_path, fd);
+    if (err == 0) break;
+    bool retry = err == ENOENT || err == ECONNREFUSED || err == EAGAIN;
+    if (!retry || Clock::now() >= deadline) {
+      return sys_error(err, "cannot connect to the agent socket " + socket_path.string(),
+                       "is the sandbox's QEMU running? see its serial.log");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return attach(std::move(fd), token, options.hello_timeout);
+}
+
+Result<std::unique_ptr<AgentClient>> AgentClient::attach(UniqueFd stream, const std::string& token,
+                                                         std::chrono::milliseconds hello_timeout) {
+  TNK_RETURN_IF_ERROR(set_nonblocking(stream.get(), "agent connection"));
+  UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake.valid()) return sys_error(errno, "cannot create an eventfd");
+  auto pump = std::make_unique<Pump>(std::move(stream), std::move(wake));
+  Pump& p = *pump;
+  std::unique_ptr<AgentClient> client(new AgentClient(std::move(pump)));
+  std::unique_lock<std::mutex> lock(p.mu);
+  p.send(FrameType::kHello, 0, encode_hello({kProtocolVersion, token}));
+  p.thread = std::thread([&p] { p.run(); });
+  TNK_RETURN_IF_ERROR(
+      wait_for(p, lock, Clock::now() + hello_timeout, "hello to the agent", [&] { return p.hello.has_value(); }));
+  if (p.hello->version != kProtocolVersion) {
+    return failed("the agent speaks protocol version " + std::to_string(p.hello->version) + ", tnk speaks " +
+                      std::to_string(kProtocolVersion),
+                  "rebuild the sandbox image so that it carries this tnk's agent");
+  }
+  return client;
+}
+
+std::string AgentClient::agent_name() const {
+  std::lock_guard<std::mutex> lock(pump_->mu);
+  return pump_->hello ? pump_->hello->agent : std::string();
+}
+
+std::optional<Error> AgentClient::failure() const {
+  std::lock_guard<std::mutex> lock(pump_->mu);
+  return pump_->failure;
+}
+
+Result<std::chrono::microseconds> AgentClient::ping(std::chrono::milliseconds timeout) {
+  Pump& p = *pump_;
+  std::unique_lock<std::mutex> lock(p.mu);
+  uint64_t seq = p.new_id();
+  std::string payload(reinterpret_cast<const char*>(&seq), sizeof seq);
+  p.pings[payload] = false;
+  auto start = Clock::now();
+  p.send(FrameType::kPing, 0, payload);
+  Status answered = wait_for(p, lock, start + timeout, "ping", [&] { return p.pings[payload]; });
+  auto rtt = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  p.pings.erase(payload);
+  if (!answered.ok()) return answered.error();
+  return rtt;
+}
+
+Result<SessionId> AgentClient::start(const ExecRequest& request, SessionIo io, ExitCallback on_exit) {
+  TNK_ASSIGN_OR_RETURN(std::string payload, encode_exec(request));
+  if (payload.size() > kMaxPayload) {
+    return failed("exec request for " + request.argv.at(0) + " is " + std::to_string(payload.size()) +
+                      " bytes, over the agent protocol's limit of " + std::to_string(kMaxPayload),
+                  "pass fewer or shorter arguments and environment variables");
+  }
+  Pump::Session s;
+  s.tty = request.tty;
+  if (request.tty) {
+    if (!io.terminal.valid()) return failed("exec with a terminal needs a terminal fd");
+    TNK_RETURN_IF_ERROR(set_nonblocking(io.terminal.get(), "terminal"));
+    s.out = UniqueFd(::fcntl(io.terminal.get(), F_DUPFD_CLOEXEC, 3));
+    if (!s.out.valid()) return sys_error(errno, "cannot duplicate the session's terminal fd");
+    s.in = std::move(io.terminal);
+  } else {
+    s.in = std::move(io.input);
+    s.out = std::move(io.output);
+    s.err = std::move(io.errors);
+    if (s.in.valid()) TNK_RETURN_IF_ERROR(set_nonblocking(s.in.get(), "stdin"));
+    if (s.out.valid()) TNK_RETURN_IF_ERROR(set_nonblocking(s.out.get(), "stdout"));
+    if (s.err.valid()) TNK_RETURN_IF_ERROR(set_nonblocking(s.err.get(), "stderr"));
+  }
+  s.on_exit = std::move(on_exit);
+  Pump& p = *pump_;
+  std::lock_guard<std::mutex> lock(p.mu);
+  if (p.failure) return p.failure->context("starting " + request.argv.at(0) + " in the guest");
+  SessionId id = p.new_id();
+  p.send(FrameType::kExec, id, payload);
+  if (!request.tty && !s.in.valid()) {
+    s.input_open = false;
+    p.send(FrameType::kStdinEof, id);
+  }
+  p.sessions.emplace(id, std::move(s));
+  return id;
+}
+
+Status AgentClient::resize(SessionId id, uint16_t rows, uint16_t cols) {
+  std::lock_guard<std::mutex> lock(pump_->mu);
+  if (pump_->sessions.count(id)) pump_->send(FrameType::kResize, id, encode_resize({rows, cols}));
+  return ok_status();
+}
+
+Status AgentClient::signal(SessionId id, int sig) {
+  if (sig < 1 || sig > 64) return failed("signal " + std::to_string(sig) + " is not a signal number");
+  std::lock_guard<std::mutex> lock(pump_->mu);
+  if (pump_->sessions.count(id)) pump_->send(FrameType::kSignal, id, encode_signal(sig));
+  return ok_status();
+}
+
+Status AgentClient::put_file(const FilePut& file, std::string_view content, std::chrono::milliseconds timeout) {
+  TNK_ASSIGN_OR_RETURN(std::string header, encode_file_put(file));
+  std::string what = "copying " + file.path + " into the guest";
+  if (header.size() > kMaxPayload) return failed(what + ": the path is too long");
+  Pump& p = *pump_;
+  std::unique_lock<std::mutex> lock(p.mu);
+  if (p.failure) return p.failure->context(what);
+  SessionId id = p.new_id();
+  p.files[id] = std::nullopt;
+  p.send(FrameType::kFilePut, id, header);
+  for (std::size_t at = 0; at < content.size(); at += kMaxPayload) {
+    p.send(FrameType::kFileData, id, content.substr(at, kMaxPayload));
+  }
+  p.send(FrameType::kFileDone, id);
+  Status done = wait_for(p, lock, Clock::now() + timeout, what, [&] { return p.files[id].has_value(); });
+  std::optional<Status> result = p.files[id];
+  p.files.erase(id);
+  if (!done.ok()) return done;
+  if (!result->ok()) return result->error().context(what);
+  return ok_status();
+}
+
+Status AgentClient::poweroff(std::chrono::milliseconds timeout) {
+  Pump& p = *pump_;
+  std::unique_lock<std::mutex> lock(p.mu);
+  if (p.failure) return p.failure->context("poweroff");
+  p.send(FrameType::kPoweroff, 0);
+  return wait_for(p, lock, Clock::now() + timeout, "poweroff", [&] { return p.poweroff_ok; });
+}
+
+}  // namespace tnk::agent

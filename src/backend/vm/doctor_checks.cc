@@ -1,0 +1,147 @@
+#include "backend/vm/doctor_checks.h"
+
+#include "backend/vm/boot/boot_files.h"
+#include "backend/vm/boot/disk.h"
+#include "backend/vm/boot/kernel.h"
+#include "backend/vm/host_kvm.h"
+#include "core/subprocess.h"
+#include "image/apt_sources.h"
+#include "image/recipe.h"
+
+namespace tnk::vm {
+namespace {
+
+using doctor::Outcome;
+using doctor::Status;
+
+std::optional<std::string> version_of(const std::string& program) {
+  ProcessOptions options;
+  options.capture_stdout = true;
+  options.capture_stderr = true;
+  options.timeout = std::chrono::seconds(10);
+  auto run = run_process({program, "--version"}, options);
+  if (!run || run->exit_code != 0) return std::nullopt;
+  return parse_version(run->out + run->err);
+}
+
+Outcome kvm_outcome(const host::HostFacts& facts) {
+  KvmKind kind = kvm_kind(facts);
+  auto accel = host::choose_vm_accel(facts);
+  std::string access;
+  if (facts.dev_kvm_exists) access = facts.dev_kvm_rw ? ", read-write for this user" : ", not usable by this user";
+  std::string summary = kvm_kind_text(kind) + access + ": " + speed_note(accel);
+  std::string fix;
+  if (kind == KvmKind::kPvm) {
+    fix = std::string("set ") + host::kPvmGuestKernelEnv + " to a PVM guest kernel to run at KVM speed";
+  }
+  return {accel.accel == host::Accel::kKvm ? Status::kOk : Status::kInfo, summary, fix};
+}
+
+Outcome qemu_outcome(const host::HostFacts& facts) {
+  if (!facts.qemu_found) {
+    return {Status::kInfo, "qemu-system-x86_64 is not installed (only the vm backend needs it)",
+            "sudo apt-get install qemu-system-x86 qemu-utils"};
+  }
+  auto version = version_of(facts.qemu_path);
+  if (!version) return {Status::kWarn, facts.qemu_path + " --version did not answer", "reinstall qemu-system-x86"};
+  if (!qemu_version_ok(*version)) {
+    return {Status::kWarn, facts.qemu_path + " is QEMU " + *version + "; the vm backend needs 7.2 or newer",
+            "upgrade qemu-system-x86"};
+  }
+  return {Status::kOk, facts.qemu_path + " (QEMU " + *version + ")", ""};
+}
+
+Outcome virtiofsd_outcome(const host::HostFacts& facts) {
+  if (facts.virtiofsd_path.empty()) {
+    return {Status::kInfo, "virtiofsd is not installed (the vm backend shares the project with it)",
+            "sudo apt-get install qemu-system-x86 (Debian 12 ships virtiofsd in qemu-system-common)"};
+  }
+  auto version = version_of(facts.virtiofsd_path);
+  return {Status::kOk, facts.virtiofsd_path + (version ? " (version " + *version + ")" : ""), ""};
+}
+
+Outcome kernel_outcome(const Paths& paths, const std::filesystem::path& self_exe) {
+  auto recipe = image::shipped_kernel_recipe(paths, self_exe);
+  if (!recipe)
+    return {Status::kInfo, "cannot build a guest kernel here: " + recipe.error().message, recipe.error().hint};
+  std::string id = image::kernel_id(*recipe);
+  if (auto found = image::find_kernel(paths, id)) {
+    return {Status::kOk, id + " is built (" + std::to_string(found->size_bytes / 1'000'000) + " MB vmlinux)", ""};
+  }
+  return {Status::kInfo, id + " is not built yet (a few minutes, once per machine)", "tnk image build --vm"};
+}
+
+Outcome disk_outcome(const Paths& paths, const std::filesystem::path& self_exe) {
+  auto sources = image::read_apt_sources();
+  auto recipe = sources ? image::default_recipe(*sources) : Result<image::Recipe>(sources.error());
+  if (!recipe) return {Status::kInfo, "no current image: " + recipe.error().message, recipe.error().hint};
+  std::string image_id = image::image_id(*recipe);
+  auto agent = image::agent_binary(self_exe);
+  auto sha = image::agent_sha256(paths, agent);
+  if (!sha) {
+    return {Status::kInfo, "tnk-agent is not installed at " + agent.string() + ", so no base disk can be built",
+            "cmake --build build --target tnk-agent"};
+  }
+  std::string id = image::disk_id(image_id, *sha);
+  if (auto found = image::find_disk(paths, id)) {
+    return {Status::kOk,
+            id + " is built (" + std::to_string(found->allocated_bytes / 1'000'000) + " MB allocated of " +
+                std::to_string(found->size_bytes / 1'000'000) + " MB)",
+            ""};
+  }
+  return {Status::kInfo, id + " is not built yet (a second, after image " + image_id + ")", "tnk image build --vm"};
+}
+
+}  // namespace
+
+// "version", blanks, an optional "v", then digits.digits[.digits]. Written out: std::regex trips GCC 12's
+// -Wmaybe-uninitialized in the sanitized -O2 build.
+std::optional<std::string> parse_version(const std::string& output) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t at = output.find("version"); at != std::string::npos; at = output.find("version", at + 1)) {
+    size_t i = at + 7, blanks = i;
+    while (i < output.size() && (output[i] == ' ' || output[i] == '\t')) ++i;
+    if (i == blanks) continue;
+    if (i < output.size() && output[i] == 'v') ++i;
+    size_t start = i;
+    int parts = 0;
+    while (parts < 3 && i < output.size() && digit(output[i])) {
+      while (i < output.size() && digit(output[i])) ++i;
+      ++parts;
+      if (parts < 3 && i + 1 < output.size() && output[i] == '.' && digit(output[i + 1])) {
+        ++i;
+      } else {
+        break;
+      }
+    }
+    if (parts >= 2) return output.substr(start, i - start);
+  }
+  return std::nullopt;
+}
+
+bool qemu_version_ok(const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return false;
+  return major > 7 || (major == 7 && minor >= 2);
+}
+
+void add_vm_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts, const Paths& paths,
+                          const std::filesystem::path& self_exe) {
+  registry.add({"vm_kvm", "vm backend: /dev/kvm", false, [facts] { return kvm_outcome(facts); }});
+  registry.add({"vm_qemu", "vm backend: QEMU", false, [facts] { return qemu_outcome(facts); }});
+  registry.add({"vm_virtiofsd", "vm backend: virtiofsd", false, [facts] { return virtiofsd_outcome(facts); }});
+  registry.add({"vm_vsock", "vm backend: vhost-vsock", false, [facts]() -> Outcome {
+                  if (facts.dev_vhost_vsock_exists) return {Status::kOk, "/dev/vhost-vsock is present", ""};
+                  return {
+                      Status::kInfo,
+                      "no /dev/vhost-vsock (vhost_vsock is not loaded, or not in this kernel): the agent is reached "
+                      "over virtio-serial instead",
+                      ""};
+                }});
+  registry.add(
+      {"vm_kernel", "vm backend: guest kernel", false, [paths, self_exe] { return kernel_outcome(paths, self_exe); }});
+  registry.add(
+      {"vm_disk", "vm backend: base disk", false, [paths, self_exe] { return disk_outcome(paths, self_exe); }});
+}
+
+}  // namespace tnk::vm

@@ -1,0 +1,364 @@
+// The vm engine: a micro-VM (QEMU microvm, tnk's kernel, the image's base disk under a per-sandbox
+// qcow2 overlay) with the project shared by virtiofsd, and tnk-agent as its PID 1. Sessions run in the
+// guest through one AgentClient; their ends come back on an eventfd the supervisor's loop polls.
+//
+// First version: QEMU runs as host root (inside its own -sandbox seccomp filter); virtiofsd runs in a
+// user namespace where only the guest's agent uid is the project's owner. QEMU runs in a network
+// namespace of its own: the inference endpoint and the proxies reach the guest through guestfwd, port
+// forwards and the proxy check reach into it through the guest agent's connect bridge (a hostfwd in
+// QEMU's namespace). docs/vm-backend.md describes it.
+#include "backend/vm/engine.h"
+
+#include <fcntl.h>
+#include <pty.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include "agent/bridge.h"
+#include "backend/vm/agent_client.h"
+#include "backend/vm/boot/disk.h"
+#include "backend/vm/bridge.h"
+#include "backend/vm/host_kvm.h"
+#include "backend/vm/processes.h"
+#include "backend/vm/qemu_argv.h"
+#include "core/files.h"
+#include "state/layout.h"
+#include "supervisor/engine.h"
+#include "supervisor/relays.h"
+
+namespace tnk::supervisor {
+namespace {
+
+constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;  // the image's `agent` and `sudo`
+constexpr uint64_t kDefaultDiskBytes = 10ull << 30;
+constexpr uint64_t kDefaultMemoryMib = 1024;
+constexpr const char* kGuestIp = "10.0.2.15/24";
+constexpr const char* kGuestAddress = "10.0.2.15";
+constexpr SessionKey kFirstKey = SessionKey(1) << 32;  // above any pid: keys never collide with a reaped pid
+
+Result<std::string> random_token() {
+  unsigned char bytes[16];
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return sys_error(errno, "getrandom");
+  static const char* hex = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) token += {hex[b >> 4], hex[b & 15]};
+  return token;
+}
+
+Result<UniqueFd> open_log(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return sys_error(errno, "opening " + path.string());
+  return fd;
+}
+
+void set_identity(agent::ExecRequest& out, session::Identity identity) {
+  if (identity == session::Identity::kRoot) return;  // uid 0, gid 0
+  out.uid = kAgentUid;
+  out.gid = kAgentGid;
+  out.groups = {kAgentGid};
+  if (identity == session::Identity::kProvision) out.groups.push_back(kSudoGid);
+}
+
+Result<UniqueFd> dup_fd(const UniqueFd& fd) {
+  if (!fd.valid()) return UniqueFd();
+  UniqueFd copy(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
+  if (!copy.valid()) return sys_error(errno, "dup");
+  return copy;
+}
+
+// A host terminal for a guest session: the slave in raw mode carries the bytes to the agent (the
+// guest's own pty does the line discipline), the master goes to the client.
+struct HostPty {
+  UniqueFd master, slave;
+};
+Result<HostPty> open_host_pty(unsigned short rows, unsigned short cols) {
+  int master = -1, slave = -1;
+  winsize ws{};
+  ws.ws_row = rows;
+  ws.ws_col = cols;
+  if (::openpty(&master, &slave, nullptr, nullptr, &ws) != 0) return sys_error(errno, "openpty");
+  HostPty pty{UniqueFd(master), UniqueFd(slave)};
+  ::fcntl(master, F_SETFD, FD_CLOEXEC);
+  ::fcntl(slave, F_SETFD, FD_CLOEXEC);
+  termios mode{};
+  if (::tcgetattr(slave, &mode) == 0) {
+    ::cfmakeraw(&mode);
+    ::tcsetattr(slave, TCSANOW, &mode);
+  }
+  return pty;
+}
+
+class VmEngine : public Engine {
+ public:
+  explicit VmEngine(SupervisorConfig config) : config_(std::move(config)) {}
+  ~VmEngine() override { (void)stop(std::chrono::milliseconds(0)); }
+
+  Result<std::vector<std::string>> start() override {
+    events_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!events_.valid()) return sys_error(errno, "eventfd");
+    std::vector<std::string> notes;
+    TNK_RETURN_IF_ERROR(ensure_overlay());
+    TNK_RETURN_IF_ERROR(launch_virtiofsd());
+    TNK_ASSIGN_OR_RETURN(std::string token, random_token());
+    TNK_RETURN_IF_ERROR(launch_qemu(token));
+    agent::ClientOptions options;
+    options.connect_timeout = std::chrono::seconds(30);
+    options.hello_timeout = std::chrono::seconds(120);
+    auto client = agent::AgentClient::connect(file(state::kAgentSocket), token, options);
+    if (!client) {
+      (void)stop(std::chrono::milliseconds(0));
+      return client.error().context("waiting for the guest agent (console: " + file(state::kSerialLog).string() + ")");
+    }
+    client_ = std::move(*client);
+    if (!config_.vm_kvm)
+      notes.push_back("the vm runs under TCG emulation (no hardware KVM): expect a slower guest CPU");
+    return notes;
+  }
+
+  Result<StartedSession> spawn(const session::ExecRequest& request, const std::vector<UniqueFd>& stdio) override {
+    if (!client_) return failed("the sandbox is not running");
+    agent::ExecRequest exec;
+    exec.argv = request.argv;
+    exec.env = request.env;
+    exec.cwd = request.cwd.empty() ? config_.mount_point : request.cwd;
+    set_identity(exec, request.identity);
+    exec.tty = request.tty;
+    exec.rows = request.rows;
+    exec.cols = request.cols;
+    agent::SessionIo io;
+    StartedSession started;
+    if (request.tty) {
+      TNK_ASSIGN_OR_RETURN(HostPty pty, open_host_pty(request.rows, request.cols));
+      io.terminal = std::move(pty.slave);
+      started.pty_master = std::move(pty.master);
+    } else {
+      TNK_ASSIGN_OR_RETURN(io.input, dup_fd(stdio.at(0)));
+      TNK_ASSIGN_OR_RETURN(io.output, dup_fd(stdio.at(1)));
+      TNK_ASSIGN_OR_RETURN(io.errors, dup_fd(stdio.at(2)));
+    }
+    SessionKey key = next_key_++;
+    auto on_exit = [this, key](agent::SessionId, const agent::SessionExit& exit) { session_exited(key, exit.code); };
+    TNK_ASSIGN_OR_RETURN(agent::SessionId id, client_->start(exec, std::move(io), on_exit));
+    sessions_[key] = id;
+    started.key = key;
+    return started;
+  }
+
+  int session_events_fd() const override { return events_.get(); }
+
+  std::vector<EndedSession> ended_sessions() override {
+    uint64_t count = 0;
+    (void)!::read(events_.get(), &count, sizeof count);
+    std::vector<EndedSession> ended;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ended.swap(ended_);
+    }
+    for (const auto& e : ended) sessions_.erase(e.key);
+    return ended;
+  }
+
+  void signal_session(SessionKey key, int sig) override {
+    auto it = sessions_.find(key);
+    if (client_ && it != sessions_.end()) (void)client_->signal(it->second, sig);
+  }
+
+  void resize_session(SessionKey key, unsigned short rows, unsigned short cols) override {
+    auto it = sessions_.find(key);
+    if (client_ && it != sessions_.end()) (void)client_->resize(it->second, rows, cols);
+  }
+
+  std::string relay_host() const override { return vm::kForwardGuestIp; }
+  // The guest reaches 10.0.2.100:<port>; QEMU starts a socat per connection into this socket.
+  Result<UniqueFd> listen_inside(uint16_t port) override { return listen_unix(forward_socket(port)); }
+
+  // QEMU's namespace, where 127.0.0.1:kBridgePort is the guest agent's connect bridge.
+  Status enter_network() override {
+    if (!qemu_netns_.valid()) return failed("the vm sandbox " + config_.id + " is not running");
+    if (::setns(qemu_netns_.get(), CLONE_NEWNET) != 0) return sys_error(errno, "joining QEMU's network namespace");
+    return ok_status();
+  }
+
+  Result<UniqueFd> connect_inside(const std::string& ip, uint16_t port, net::Clock::time_point deadline,
+                                  int stop_fd) override {
+    return bridge_connect(agent::kBridgePort, {ip, port}, deadline, stop_fd);
+  }
+
+  bool is_sandbox_process(pid_t pid) const override { return pid > 0 && (pid == qemu_ || pid == virtiofsd_); }
+
+  std::string sandbox_process_name(pid_t pid) const override {
+    return pid == qemu_ ? "QEMU (see " + file(state::kQemuLog).string() + ")"
+                        : "virtiofsd (see " + file(state::kVirtiofsdLog).string() + ")";
+  }
+
+  void sandbox_ended(pid_t reaped) override {
+    if (reaped == qemu_) qemu_ = 0;
+    if (reaped == virtiofsd_) virtiofsd_ = 0;
+  }
+
+  Result<std::vector<std::chrono::microseconds>> agent_pings(int count) override {
+    if (!client_) return failed("the sandbox is not running");
+    std::vector<std::chrono::microseconds> rtts;
+    for (int i = 0; i < count; ++i) {
+      TNK_ASSIGN_OR_RETURN(std::chrono::microseconds rtt, client_->ping(std::chrono::seconds(1)));
+      rtts.push_back(rtt);
+    }
+    return rtts;
+  }
+
+  // Agent poweroff, then QMP quit, then SIGKILL; virtiofsd ends once QEMU has gone.
+  Status stop(std::chrono::milliseconds grace) override {
+    if (qemu_ > 0 && client_ && grace.count() > 0 && client_->poweroff(std::chrono::seconds(2)).ok()) {
+      if (wait_child(qemu_, std::min(grace, std::chrono::milliseconds(5000)))) qemu_ = 0;
+    }
+    if (qemu_ > 0 && qmp_quit(file(state::kQmpSocket), std::chrono::seconds(1)).ok()) {
+      if (wait_child(qemu_, std::chrono::seconds(2))) qemu_ = 0;
+    }
+    if (qemu_ > 0) {
+      ::kill(qemu_, SIGKILL);
+      wait_child(qemu_, std::chrono::seconds(5));
+      qemu_ = 0;
+    }
+    qemu_netns_.reset();
+    client_.reset();  // the sessions still running end as lost
+    if (virtiofsd_ > 0 && !wait_child(virtiofsd_, std::chrono::seconds(1))) {
+      ::kill(virtiofsd_, SIGKILL);
+      wait_child(virtiofsd_, std::chrono::seconds(5));
+    }
+    virtiofsd_ = 0;
+    remove_sockets();
+    return ok_status();
+  }
+
+ private:
+  std::filesystem::path file(const char* name) const { return config_.state_dir / name; }
+  std::filesystem::path forward_socket(uint16_t port) const {
+    return config_.state_dir / (state::kForwardSocketPrefix + std::to_string(port) + ".sock");
+  }
+
+  // The sockets QEMU and virtiofsd served, and the forwarders' (the next start makes its own).
+  void remove_sockets() const {
+    std::error_code ec;
+    for (const char* name : {state::kAgentSocket, state::kQmpSocket, state::kVirtiofsdSocket}) {
+      std::filesystem::remove(file(name), ec);
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(config_.state_dir, ec)) {
+      std::string name = entry.path().filename().string();
+      if (name.starts_with(state::kForwardSocketPrefix) && name.ends_with(".sock"))
+        std::filesystem::remove(entry.path(), ec);
+    }
+  }
+
+  void session_exited(SessionKey key, int code) {  // on the client's pump thread
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ended_.push_back({key, code});
+    }
+    uint64_t one = 1;
+    (void)!::write(events_.get(), &one, sizeof one);
+  }
+
+  // The overlay is made once and kept across restarts: it holds what the sandbox installed.
+  Status ensure_overlay() {
+    if (config_.vm_kernel.empty() || config_.vm_base_disk.empty()) {
+      return failed("the vm sandbox " + config_.id + " has no kernel or base disk in its configuration");
+    }
+    auto overlay = file(state::kDiskFile);
+    std::error_code ec;
+    if (std::filesystem::exists(overlay, ec)) return ok_status();
+    return image::create_overlay(config_.vm_base_disk, file(state::kBaseDiskLink), overlay,
+                                 config_.disk_bytes.value_or(kDefaultDiskBytes));
+  }
+
+  Status launch_virtiofsd() {
+    struct stat st {};
+    if (::stat(config_.project_dir.c_str(), &st) != 0) return sys_error(errno, "stat " + config_.project_dir.string());
+    vm::VirtiofsdConfig vfs;
+    vfs.socket = file(state::kVirtiofsdSocket);
+    vfs.listen_fd = 3;
+    vfs.source = "/run/tnk-workspace";
+    vfs.owner_uid = st.st_uid;
+    vfs.owner_gid = st.st_gid;
+    TNK_ASSIGN_OR_RETURN(vm::VirtiofsdPlan plan, vm::virtiofsd_plan(vfs));
+    TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(vfs.socket));
+    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(file(state::kVirtiofsdLog)));
+    TNK_ASSIGN_OR_RETURN(virtiofsd_, start_virtiofsd(plan, config_.project_dir, vfs.source, listener.get(), log.get()));
+    return ok_status();
+  }
+
+  std::vector<vm::GuestForward> guest_forwards() const {
+    std::vector<uint16_t> ports;
+    if (config_.network != "none" && config_.inference_port != 0) ports.push_back(config_.inference_port);
+    if (config_.network == "allowlist" || config_.network == "open") ports.push_back(kProxyPort);
+    if (config_.network != "none") ports.push_back(kProvisionProxyPort);
+    std::vector<vm::GuestForward> forwards;
+    for (uint16_t port : ports) {
+      vm::GuestForward f;
+      f.guest_port = port;
+      f.command = {"socat", "STDIO", "UNIX-CONNECT:" + forward_socket(port).string()};
+      forwards.push_back(std::move(f));
+    }
+    return forwards;
+  }
+
+  Status launch_qemu(const std::string& token) {
+    vm::QemuConfig q;
+    q.kvm = config_.vm_kvm;
+    if (!q.kvm) q.tsc_khz = vm::host_tsc_khz().value_or(0);
+    q.cpus = config_.cpus ? std::max(1, static_cast<int>(std::ceil(*config_.cpus))) : 1;
+    q.memory_mib = config_.memory_bytes ? std::max<uint64_t>(*config_.memory_bytes >> 20, 128) : kDefaultMemoryMib;
+    q.kernel = config_.vm_kernel;
+    q.root_disk = file(state::kDiskFile);
+    q.qmp_socket = file(state::kQmpSocket);
+    q.agent_socket = file(state::kAgentSocket);
+    q.virtiofs_socket = file(state::kVirtiofsdSocket);
+    q.serial_log = file(state::kSerialLog);
+    q.agent.token = token;
+    q.agent.mount = config_.mount_point;
+    q.agent.hostname = config_.id;
+    // A NIC under every policy (under `none` without forwarders), for the bridge that port forwards use.
+    q.network = true;
+    q.forwards = guest_forwards();
+    q.host_forwards = {{agent::kBridgePort, kGuestAddress, agent::kBridgePort}};
+    q.agent.ip = kGuestIp;
+    q.name = "tnk-" + config_.id;
+    TNK_ASSIGN_OR_RETURN(std::vector<std::string> argv, vm::qemu_argv(q));
+    std::error_code ec;
+    std::filesystem::remove(q.agent_socket, ec);
+    std::filesystem::remove(q.qmp_socket, ec);
+    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(file(state::kQemuLog)));
+    TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(argv, log.get()));
+    std::string netns = "/proc/" + std::to_string(qemu_) + "/ns/net";
+    qemu_netns_.reset(::open(netns.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!qemu_netns_.valid()) return sys_error(errno, "opening " + netns);
+    return ok_status();
+  }
+
+  SupervisorConfig config_;
+  pid_t qemu_ = 0, virtiofsd_ = 0;
+  UniqueFd qemu_netns_;  // QEMU's network namespace, for enter_network()
+  std::unique_ptr<agent::AgentClient> client_;
+  UniqueFd events_;
+  std::mutex mutex_;  // guards ended_ (written on the client's pump thread)
+  std::vector<EndedSession> ended_;
+  std::map<SessionKey, agent::SessionId> sessions_;  // running, by key (the supervisor's thread only)
+  SessionKey next_key_ = kFirstKey;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> make_vm_engine(const SupervisorConfig& config) {
+  return std::unique_ptr<Engine>(std::make_unique<VmEngine>(config));
+}
+
+}  // namespace tnk::supervisor

@@ -1,0 +1,13 @@
+// The vm engine the supervisor of a vm sandbox runs (supervisor/engine.h).
+#pragma once
+
+#include <memory>
+
+#include "core/result.h"
+#include "supervisor/engine.h"
+
+namespace tnk::supervisor {
+
+Result<std::unique_ptr<Engine>> make_vm_engine(const SupervisorConfig& config);
+
+}  // namespace tnk::supervisor

@@ -1,0 +1,169 @@
+#include "backend/vm/processes.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "backend/ns/userns.h"
+#include "core/subprocess.h"
+
+namespace tnk::supervisor {
+namespace {
+
+// In a forked child: stdin from /dev/null, stdout and stderr to `log_fd`, killed with the supervisor.
+int child_stdio(int log_fd) {
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return errno;
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) return errno;
+  if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) return errno;
+  return 0;
+}
+
+// virtiofsd's child, before exec (async-signal-safe calls only): the project bound under a fresh /run
+// by host root, then the user namespace, then the socket on fd 3.
+int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project, const char* source,
+                    const char* run_options) {
+  if (int e = child_stdio(log_fd); e != 0) return e;
+  // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack: then the hard limit it has.
+  rlimit limit{nofile, nofile};
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return errno;
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return errno;
+  }
+  if (::unshare(CLONE_NEWNS) != 0) return errno;
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
+  if (::mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, run_options) != 0) return errno;
+  if (::mkdir(source, 0755) != 0) return errno;
+  if (::mount(project, source, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
+  if (::setgroups(0, nullptr) != 0) return errno;
+  if (::setns(userns_fd, CLONE_NEWUSER) != 0) return errno;
+  if (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0) return errno;
+  if (listen_fd == 3) {
+    if (::fcntl(3, F_SETFD, 0) != 0) return errno;
+  } else if (::dup2(listen_fd, 3) < 0) {
+    return errno;
+  }
+  return 0;
+}
+
+// QEMU's child, before exec: a network namespace of its own with only loopback, up. QEMU's user
+// network opens its host sockets there (the bridge's hostfwd), so no other host process reaches them and
+// the guest could reach nothing of the host's network even if slirp's restrict=on failed.
+int own_network() {
+  if (::unshare(CLONE_NEWNET) != 0) return errno;
+  int sock = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (sock < 0) return errno;
+  ifreq ifr{};
+  std::memcpy(ifr.ifr_name, "lo", 3);
+  int rc = ::ioctl(sock, SIOCGIFFLAGS, &ifr);
+  if (rc == 0) {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
+    rc = ::ioctl(sock, SIOCSIFFLAGS, &ifr);
+  }
+  int err = rc == 0 ? 0 : errno;
+  ::close(sock);
+  return err;
+}
+
+// The host uid that guest (and namespace) uid 0 maps to: the first line of a map is "0 <host> <n>".
+uint32_t host_root_of(const std::string& map) {
+  size_t space = map.find(' ');
+  if (space == std::string::npos) return 0;
+  return static_cast<uint32_t>(std::strtoul(map.c_str() + space + 1, nullptr, 10));
+}
+
+}  // namespace
+
+Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.string().size() >= sizeof addr.sun_path) {
+    return failed("the socket path " + path.string() + " is too long for a unix socket",
+                  "use a shorter XDG_STATE_HOME");
+  }
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return sys_error(errno, "creating a unix socket");
+  ::unlink(path.c_str());
+  mode_t old = ::umask(0177);
+  int bound = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::umask(old);
+  if (bound != 0) return sys_error(errno, "binding " + path.string());
+  if (::listen(fd.get(), SOMAXCONN) != 0) return sys_error(errno, "listening on " + path.string());
+  return fd;
+}
+
+Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
+                              const std::filesystem::path& plan_source, int listen_fd, int log_fd) {
+  TNK_ASSIGN_OR_RETURN(UniqueFd userns, ns::create_userns(plan.uid_map, plan.gid_map));
+  uint32_t root_uid = host_root_of(plan.uid_map), root_gid = host_root_of(plan.gid_map);
+  std::string run_options = "mode=0755,size=1m,uid=" + std::to_string(root_uid) + ",gid=" + std::to_string(root_gid);
+  std::string project = project_dir.string(), source = plan_source.string();
+  int userns_fd = userns.get();
+  uint64_t nofile = plan.nofile_limit;
+  auto started = start_process(plan.argv, [&]() {
+    return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, project.c_str(), source.c_str(), run_options.c_str());
+  });
+  if (!started) return started.error().context("starting virtiofsd for " + project);
+  return *started;
+}
+
+Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd) {
+  auto started = start_process(argv, [log_fd]() {
+    if (int e = child_stdio(log_fd); e != 0) return e;
+    return own_network();
+  });
+  if (!started) return started.error().context("starting QEMU");
+  return *started;
+}
+
+bool wait_child(pid_t pid, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    pid_t got = ::waitpid(pid, nullptr, WNOHANG);
+    if (got == pid || (got < 0 && errno == ECHILD)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+Status qmp_quit(const std::filesystem::path& socket, std::chrono::milliseconds timeout) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return sys_error(errno, "creating a unix socket");
+  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    return sys_error(errno, "connecting to QMP at " + socket.string());
+  }
+  // Each command is answered before the next is sent: the greeting, then capabilities, then quit.
+  char buf[4096];
+  for (const std::string command : {"", "{\"execute\":\"qmp_capabilities\"}\n", "{\"execute\":\"quit\"}\n"}) {
+    if (!command.empty() && ::send(fd.get(), command.data(), command.size(), MSG_NOSIGNAL) < 0) {
+      return sys_error(errno, "writing to QMP");
+    }
+    if (::recv(fd.get(), buf, sizeof buf, 0) <= 0) return failed("QMP did not answer");
+  }
+  return ok_status();
+}
+
+}  // namespace tnk::supervisor

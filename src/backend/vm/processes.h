@@ -1,0 +1,39 @@
+// The host processes of a vm sandbox, started by its supervisor as its own children: virtiofsd (the
+// workspace) and QEMU (the guest), plus the two ways to end QEMU from outside (QMP `quit`, SIGKILL).
+// The argv come from the pure builders in src/vm; this file is only the apply step.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "backend/vm/virtiofsd_argv.h"
+#include "core/result.h"
+#include "core/unique_fd.h"
+
+namespace tnk::supervisor {
+
+// A listening unix stream socket at `path` (an old one is replaced), 0600.
+Result<UniqueFd> listen_unix(const std::filesystem::path& path);
+
+// Starts virtiofsd for `plan` (built with listen_fd = 3): in the plan's user namespace, so that files
+// keep the project owner's ownership and no guest uid is host root. The project directory is bound
+// by host root at `plan_source` in a private mount namespace first, so that virtiofsd, which is nobody
+// on the host, needs no access to the path above the project. Its output goes to `log`.
+Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
+                              const std::filesystem::path& plan_source, int listen_fd, int log_fd);
+
+// Starts QEMU with `argv` in a network namespace of its own (loopback only); output to `log_fd`. It
+// dies with the supervisor (PDEATHSIG).
+Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd);
+
+// Waits up to `timeout` for the child `pid` to exit and reaps it; true when it did.
+bool wait_child(pid_t pid, std::chrono::milliseconds timeout);
+
+// QMP: capabilities, then `quit`. Best effort within `timeout`.
+Status qmp_quit(const std::filesystem::path& socket, std::chrono::milliseconds timeout);
+
+}  // namespace tnk::supervisor

@@ -1,0 +1,168 @@
+#include "backend/vm/qemu_argv.h"
+
+#include <algorithm>
+
+namespace tnk::vm {
+namespace {
+
+// A kernel command-line value: no spaces, quotes or control characters (the kernel splits on
+// spaces; tnk-agent reads values verbatim).
+Status check_kernel_value(const std::string& key, const std::string& value) {
+  bool ok = std::all_of(value.begin(), value.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u > 0x20 && u < 0x7f && c != '"' && c != '\'' && c != '\\';
+  });
+  if (!ok) {
+    return usage_error("cannot put " + key + "='" + value + "' on the guest kernel command line",
+                       "use a value without spaces, quotes or control characters");
+  }
+  return ok_status();
+}
+
+// A guestfwd command word: QEMU splits the command on spaces and its option parser on commas.
+Status check_forward_word(const std::string& word) {
+  bool ok = !word.empty() && std::none_of(word.begin(), word.end(), [](char c) {
+    return c == ' ' || c == ',' || c == '"' || c == '\'' || c == '\\' || c == '\n' || c == '\t';
+  });
+  if (!ok) {
+    return usage_error("cannot pass '" + word + "' in a QEMU guestfwd command",
+                       "use words without spaces, commas or quotes (a wrapper script if need be)");
+  }
+  return ok_status();
+}
+
+Result<std::string> netdev_value(const QemuConfig& config) {
+  std::string value = "user,id=net0,restrict=on";
+  for (const auto& f : config.forwards) {
+    if (f.guest_port == 0 || f.command.empty()) {
+      return usage_error("a guest forward needs a port and a command");
+    }
+    TNK_RETURN_IF_ERROR(check_kernel_value("guest forward address", f.guest_ip));
+    std::string command;
+    for (const auto& word : f.command) {
+      TNK_RETURN_IF_ERROR(check_forward_word(word));
+      command += (command.empty() ? "" : " ") + word;
+    }
+    value += ",guestfwd=tcp:" + f.guest_ip + ":" + std::to_string(f.guest_port) + "-cmd:" + command;
+  }
+  for (const auto& h : config.host_forwards) {
+    if (h.host_port == 0 || h.guest_port == 0) return usage_error("a host forward needs both ports");
+    TNK_RETURN_IF_ERROR(check_forward_word(h.guest_ip));
+    value +=
+        ",hostfwd=tcp:127.0.0.1:" + std::to_string(h.host_port) + "-" + h.guest_ip + ":" + std::to_string(h.guest_port);
+  }
+  return value;
+}
+
+void add(std::vector<std::string>& argv, std::initializer_list<std::string> words) {
+  argv.insert(argv.end(), words.begin(), words.end());
+}
+
+}  // namespace
+
+std::string qemu_escape(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    out += c;
+    if (c == ',') out += ',';
+  }
+  return out;
+}
+
+Result<std::string> kernel_cmdline(const QemuConfig& config) {
+  std::vector<std::pair<std::string, std::string>> params = {
+      {"console", "ttyS0"}, {"reboot", "t"}, {"panic", "-1"}, {"root", "/dev/vda"}, {"rootfstype", "ext4"},
+  };
+  if (!config.kvm && config.tsc_khz > 0) params.emplace_back("tsc_early_khz", std::to_string(config.tsc_khz));
+  if (!config.kvm) {
+    // Every TCG vCPU reads the one host clock, but the kernel found a multi-CPU guest's TSCs
+    // "unsynchronized" and fell back to jiffies: clock_gettime() then moved in 10 ms steps.
+    params.emplace_back("tsc", "reliable");
+    // As a KVM guest does: no check that the IO-APIC delivers the timer (QEMU's does); ~40 ms under TCG.
+    params.emplace_back("no_timer_check", "");
+    // The local APIC timer's calibration against the PIT took ~250 ms of a ~1 s TCG boot; a lone CPU
+    // ticks from the PIT instead. Not with more CPUs: the PIT's ticks broadcast to each slowed them down.
+    if (config.cpus == 1) params.emplace_back("noapictimer", "");
+  }
+  // No BSD pty pairs (nothing in a Debian userland opens them): creating 256 took ~55 ms of a TCG boot.
+  params.emplace_back("pty.legacy_count", "0");
+  params.emplace_back("init", config.init);
+  std::string line = config.quiet ? "quiet" : "";
+  auto append = [&line](const std::string& word) { line += (line.empty() ? "" : " ") + word; };
+  append("rw");
+  for (const auto& [key, value] : params) {  // an empty value: a flag
+    TNK_RETURN_IF_ERROR(check_kernel_value(key, value));
+    append(value.empty() ? key : key + "=" + value);
+  }
+  // tnk-agent's own words, as agent/ writes them; a value with a space would split into two words.
+  for (const std::string& field : {config.agent.token, config.agent.port, config.agent.host, config.agent.mount,
+                                   config.agent.hostname, config.agent.ip}) {
+    TNK_RETURN_IF_ERROR(check_kernel_value("a tnk-agent parameter", field));
+  }
+  append(agent::boot_cmdline(config.agent));
+  for (const auto& extra : config.extra_kernel_args) {
+    TNK_RETURN_IF_ERROR(check_kernel_value("kernel argument", extra));
+    append(extra);
+  }
+  return line;
+}
+
+Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
+  if (c.cpus < 1 || c.cpus > 255) return usage_error("a vm needs 1 to 255 cpus, not " + std::to_string(c.cpus));
+  if (c.memory_mib < 64) return usage_error("a vm needs at least 64 MiB of memory");
+  if (c.kernel.empty() || c.root_disk.empty() || c.qmp_socket.empty() || c.agent_socket.empty() ||
+      c.serial_log.empty()) {
+    return usage_error("the QEMU configuration lacks a kernel, disk, socket or serial log path");
+  }
+  if ((!c.forwards.empty() || !c.host_forwards.empty()) && !c.network) {
+    return usage_error("guest and host forwards need the network");
+  }
+  TNK_ASSIGN_OR_RETURN(std::string cmdline, kernel_cmdline(c));
+  const std::string mem = std::to_string(c.memory_mib);
+  std::vector<std::string> argv = {c.program};
+  if (!c.name.empty()) add(argv, {"-name", qemu_escape(c.name)});
+  // acpi=off: tnk's kernel has no ACPI, and only without it does QEMU announce the virtio-mmio devices
+  // on the kernel command line (virtio_mmio.device=...); the CPUs come from the MP table.
+  add(argv,
+      {"-M", "microvm,x-option-roms=off,acpi=off,memory-backend=mem", "-global", "virtio-mmio.force-legacy=false"});
+  if (c.kvm) {
+    add(argv, {"-accel", "kvm", "-cpu", "host,-arch-capabilities"});
+  } else {
+    // tb-size=64: TCG's buffer of translated code (1 GiB by default, filled as the guest runs new code and
+    // never given back) held ~200 MiB of QEMU's RSS after git, perl and a few hundred commands; capped at
+    // 64 MiB those ran no slower (16 MiB did: git status +40%).
+    // -erms,-fsrm: without "fast strings", the guest kernel and glibc copy and clear memory 8 bytes or a
+    // vector at a time instead of with `rep movsb/stosb`, which TCG runs a byte per step: writing 64 MiB
+    // to tmpfs took 31% less time, sha256sum over /usr/bin 20% less.
+    add(argv, {"-accel", "tcg,tb-size=64", "-cpu", "max,-erms,-fsrm"});
+  }
+  add(argv,
+      {"-smp", std::to_string(c.cpus), "-m", mem, "-object", "memory-backend-memfd,id=mem,size=" + mem + "M,share=on"});
+  add(argv, {"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"});
+  // QEMU's own seccomp filter; spawning stays allowed for the guestfwd forwarders. elevateprivileges=deny
+  // (or =children) kills libslirp's forwarder child with SIGSYS right after its setsid(), before it
+  // execs, so the guest's connections get an empty reply: it stays allowed until QEMU runs unprivileged.
+  add(argv, {"-sandbox", "on,obsolete=deny,elevateprivileges=allow,resourcecontrol=deny"});
+  add(argv, {"-kernel", c.kernel.string(), "-append", cmdline});
+  add(argv, {"-chardev", "file,id=serial0,path=" + qemu_escape(c.serial_log.string()), "-serial", "chardev:serial0"});
+  add(argv, {"-chardev", "socket,id=qmp,path=" + qemu_escape(c.qmp_socket.string()) + ",server=on,wait=off", "-mon",
+             "chardev=qmp,mode=control"});
+  add(argv, {"-device", "virtio-serial-device", "-chardev",
+             "socket,id=agent,path=" + qemu_escape(c.agent_socket.string()) + ",server=on,wait=off", "-device",
+             "virtserialport,chardev=agent,name=" + qemu_escape(c.agent.port)});
+  add(argv, {"-drive",
+             "id=root,file=" + qemu_escape(c.root_disk.string()) +
+                 ",format=qcow2,if=none,cache=writeback,discard=unmap,detect-zeroes=unmap",
+             "-device", "virtio-blk-device,drive=root"});
+  if (!c.virtiofs_socket.empty()) {
+    add(argv, {"-chardev", "socket,id=vfs,path=" + qemu_escape(c.virtiofs_socket.string()), "-device",
+               "vhost-user-fs-device,chardev=vfs,tag=" + std::string(agent::kWorkspaceTag)});
+  }
+  if (c.network) {
+    TNK_ASSIGN_OR_RETURN(std::string netdev, netdev_value(c));
+    add(argv, {"-netdev", netdev, "-device", "virtio-net-device,netdev=net0"});
+  }
+  return argv;
+}
+
+}  // namespace tnk::vm

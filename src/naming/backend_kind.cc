@@ -1,0 +1,29 @@
+#include "naming/backend_kind.h"
+
+#include <string>
+
+namespace tnk {
+
+std::optional<BackendKind> parse_backend_kind(std::string_view name) {
+  for (BackendKind kind : {BackendKind::kAuto, BackendKind::kVm, BackendKind::kNs, BackendKind::kLima}) {
+    if (name == to_string(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
+Result<BackendKind> backend_kind(std::string_view name) {
+  if (auto kind = parse_backend_kind(name)) return *kind;
+  return usage_error("unknown backend '" + std::string(name) + "'", std::string("use one of: ") + kBackendNames);
+}
+
+const char* to_string(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::kAuto: return "auto";
+    case BackendKind::kVm: return "vm";
+    case BackendKind::kNs: return "ns";
+    case BackendKind::kLima: return "lima";
+  }
+  return "auto";
+}
+
+}  // namespace tnk

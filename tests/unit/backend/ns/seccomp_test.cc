@@ -1,0 +1,262 @@
+// The seccomp filter: built and loaded in a forked child (paired with the same calls unfiltered), and
+// seen from inside a sandbox by a small static probe program run from the project directory.
+#include <gtest/gtest.h>
+#include <linux/personality.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "backend/ns/seccomp.h"
+#include "core/files.h"
+#include "core/subprocess.h"
+#include "ns_test_util.h"
+
+namespace tnk::ns::testing {
+namespace {
+
+TEST(NsSeccompTest, FilterBuildsAndNamesTheRequiredSyscalls) {
+  auto filter = build_seccomp_filter();
+  ASSERT_TRUE(filter.ok()) << filter.error().message;
+  EXPECT_GT(filter->size(), 20U);
+  const auto& denied = seccomp_denied_syscalls();
+  for (const char* name : {"keyctl",
+                           "add_key",
+                           "request_key",
+                           "bpf",
+                           "userfaultfd",
+                           "perf_event_open",
+                           "kexec_load",
+                           "kexec_file_load",
+                           "init_module",
+                           "finit_module",
+                           "delete_module",
+                           "mount",
+                           "umount2",
+                           "pivot_root",
+                           "move_mount",
+                           "open_tree",
+                           "fsopen",
+                           "fsmount",
+                           "fsconfig",
+                           "fspick",
+                           "mount_setattr",
+                           "unshare",
+                           "setns",
+                           "swapon",
+                           "swapoff",
+                           "reboot",
+                           "syslog",
+                           "acct",
+                           "quotactl",
+                           "open_by_handle_at",
+                           "name_to_handle_at",
+                           "iopl",
+                           "ioperm"}) {
+    EXPECT_NE(std::find_if(denied.begin(), denied.end(), [&](const char* d) { return std::strcmp(d, name) == 0; }),
+              denied.end())
+        << name;
+  }
+}
+
+// Runs a few calls in a forked child, with or without the filter; returns "name=errno-name|ok" lines.
+std::map<std::string, std::string> calls_in_child(bool filtered) {
+  auto filter = build_seccomp_filter();
+  int fds[2];
+  if (!filter.ok() || pipe(fds) != 0) return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    if (filtered && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || load_seccomp_filter(*filter) != 0)) _exit(2);
+    std::string out;
+    auto show = [&](const char* name, long rc) {
+      out += std::string(name) + "=" + (rc < 0 ? strerrorname_np(errno) : "ok") + "\n";
+    };
+    char c = 'x';
+    show("keyctl", syscall(SYS_keyctl, 0, -3, 0));
+    show("personality_bad", syscall(SYS_personality, READ_IMPLIES_EXEC));
+    show("personality_query", syscall(SYS_personality, 0xffffffffUL));
+    show("clone3", syscall(SYS_clone3, nullptr, 0));
+    show("tiocsti_high", syscall(SYS_ioctl, 0, 0x100000000UL | TIOCSTI, &c));
+    long child = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+    if (child == 0) _exit(0);
+    if (child > 0) waitpid(static_cast<pid_t>(child), nullptr, 0);
+    show("clone_newuser", child);
+    show("unshare", syscall(SYS_unshare, CLONE_NEWUSER));  // last: it moves this process
+    (void)!write(fds[1], out.data(), out.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  std::map<std::string, std::string> results;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) results[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+  return results;
+}
+
+TEST(NsSeccompTest, FilterRefusesWhatItShouldAndOnlyThat) {
+  auto filtered = calls_in_child(true);
+  auto plain = calls_in_child(false);
+  ASSERT_FALSE(filtered.empty());
+  ASSERT_FALSE(plain.empty());
+  EXPECT_EQ(filtered["keyctl"], "EPERM");
+  EXPECT_EQ(filtered["personality_bad"], "EPERM");
+  EXPECT_EQ(filtered["personality_query"], "ok");
+  EXPECT_EQ(filtered["clone3"], "ENOSYS");
+  EXPECT_EQ(filtered["tiocsti_high"], "EPERM");  // the request is compared on its low 32 bits
+  EXPECT_EQ(filtered["unshare"], "EPERM");
+  EXPECT_EQ(filtered["clone_newuser"], "EPERM");
+  // The pair: without the filter none of these is refused with the filter's answers.
+  EXPECT_NE(plain["keyctl"], "EPERM");
+  EXPECT_EQ(plain["personality_bad"], "ok");
+  EXPECT_NE(plain["clone3"], "ENOSYS");
+  EXPECT_NE(plain["tiocsti_high"], "EPERM");  // stdin is not a tty here: ENOTTY
+  EXPECT_EQ(plain["unshare"], "ok");
+  EXPECT_EQ(plain["clone_newuser"], "ok");
+}
+
+constexpr const char* kProbeSource = R"(#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/personality.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+static void show(const char* what, long rc) { printf("%s=%s\n", what, rc < 0 ? strerrorname_np(errno) : "ok"); }
+static long clone_flags(unsigned long flags) {
+  long pid = syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
+  if (pid == 0) _exit(0);
+  if (pid > 0) waitpid(pid, 0, 0);
+  return pid;
+}
+int main(int argc, char** argv) {
+  char c = 'x';
+  struct winsize ws;
+  show("tiocgwinsz", ioctl(0, TIOCGWINSZ, &ws));
+  show("tiocsti", ioctl(0, TIOCSTI, &c));
+  show("tiocsti_high", syscall(SYS_ioctl, 0, 0x100000000UL | TIOCSTI, &c));
+  show("tioclinux", ioctl(0, TIOCLINUX, &c));
+  show("clone_newns", clone_flags(CLONE_NEWNS));
+  show("clone_plain", clone_flags(0));
+  show("clone3", syscall(SYS_clone3, NULL, 0));
+  show("keyctl", syscall(SYS_keyctl, 0, -3, 0));
+  show("bpf", syscall(SYS_bpf, 0, NULL, 0));
+  show("userfaultfd", syscall(SYS_userfaultfd, 0));
+  show("personality_query", personality(0xffffffff));
+  show("personality_bad", personality(READ_IMPLIES_EXEC));
+  if (argc < 2 || strcmp(argv[1], "host") != 0) show("mount", mount("none", "/tmp", "tmpfs", 0, NULL));
+  show("clone_newuser", clone_flags(CLONE_NEWUSER));
+  show("unshare", unshare(CLONE_NEWUSER));
+  return 0;
+}
+)";
+
+std::map<std::string, std::string> parse_probe(const std::string& text) {
+  std::map<std::string, std::string> results;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    size_t eq = line.find('=');
+    if (eq != std::string::npos) results[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return results;
+}
+
+ProcessOptions captured() {
+  ProcessOptions options;
+  options.capture_stdout = true;
+  options.capture_stderr = true;
+  return options;
+}
+
+class NsSeccompSandboxTest : public NsSandboxTest {
+ protected:
+  // Compiles the probe statically into the project (runnable inside: no libraries needed).
+  bool build_probe() {
+    std::filesystem::path src = tmp_ / "probe.c";
+    if (!write_file_atomic(src, kProbeSource, 0644).ok()) return false;
+    auto cc =
+        run_process({"cc", "-static", "-O1", "-o", (tmp_ / "project" / "probe").string(), src.string()}, captured());
+    if (!cc.ok() || cc->exit_code != 0) return false;
+    return chown((tmp_ / "project" / "probe").c_str(), kProjectOwner, kProjectOwner) == 0;
+  }
+
+  std::string run_probe_on_tty(pid_t init, Identity identity) {
+    SessionSpec s;
+    s.argv = {"/workspace/probe"};
+    s.env = session_env();
+    s.cwd = "/workspace";
+    s.identity = identity;
+    s.tty = true;
+    auto session = spawn(init, s);
+    if (!session.ok()) return "spawn failed: " + session.error().message;
+    std::string out;
+    char buf[1024];
+    for (;;) {
+      pollfd pfd{session->pty_master.get(), POLLIN, 0};
+      if (poll(&pfd, 1, 10000) <= 0) break;
+      ssize_t n = read(session->pty_master.get(), buf, sizeof(buf));
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    wait_status(session->pid);
+    return out;
+  }
+};
+
+TEST_F(NsSeccompSandboxTest, ProbeInsideIsRefusedAndTheSameProbeOnTheHostIsNot) {
+  if (!build_probe()) TNK_NS_SKIP("cannot build the static probe (needs cc and libc.a)");
+  pid_t init = start_ok(spec());
+  ASSERT_GT(init, 0);
+  for (Identity identity : {Identity::kAgent, Identity::kRoot}) {
+    auto inside = parse_probe(run_probe_on_tty(init, identity));
+    SCOPED_TRACE(identity == Identity::kAgent ? "agent" : "root");
+    EXPECT_EQ(inside["tiocgwinsz"], "ok");  // stdin is the session's tty...
+    EXPECT_EQ(inside["tiocsti"], "EPERM");  // ...but nothing can be pushed into its input
+    EXPECT_EQ(inside["tiocsti_high"], "EPERM");
+    EXPECT_EQ(inside["tioclinux"], "EPERM");
+    EXPECT_EQ(inside["clone_newns"], "EPERM");
+    EXPECT_EQ(inside["clone_plain"], "ok");
+    EXPECT_EQ(inside["clone3"], "ENOSYS");
+    EXPECT_EQ(inside["keyctl"], "EPERM");
+    EXPECT_EQ(inside["bpf"], "EPERM");
+    EXPECT_EQ(inside["userfaultfd"], "EPERM");
+    EXPECT_EQ(inside["personality_query"], "ok");
+    EXPECT_EQ(inside["personality_bad"], "EPERM");
+    EXPECT_EQ(inside["mount"], "EPERM");
+    EXPECT_EQ(inside["unshare"], "EPERM");
+    EXPECT_EQ(inside["clone_newuser"], "EPERM");
+  }
+  // The pair: the same binary on the host, unfiltered.
+  auto host_run = run_process({(tmp_ / "project" / "probe").string(), "host"}, captured());
+  ASSERT_TRUE(host_run.ok());
+  auto host = parse_probe(host_run->out);
+  EXPECT_EQ(host["clone_newns"], "ok");
+  EXPECT_NE(host["clone3"], "ENOSYS");
+  EXPECT_EQ(host["personality_bad"], "ok");
+  EXPECT_EQ(host["unshare"], "ok");
+  EXPECT_EQ(host["clone_newuser"], "ok");
+}
+
+}  // namespace
+}  // namespace tnk::ns::testing

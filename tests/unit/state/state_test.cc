@@ -1,0 +1,143 @@
+// The sandbox record and its directory: atomic saves, corrupt records, the per-sandbox lock.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/files.h"
+#include "state/layout.h"
+#include "state/store.h"
+
+namespace tnk::state {
+namespace {
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/tnk-state-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  SandboxRecord sample() const {
+    SandboxRecord r;
+    r.id = "tnk-demo";
+    r.backend = BackendKind::kNs;
+    r.project_dir = "/home/u/code/demo";
+    r.profile = "pi";
+    r.mount_point = "/workspace";
+    r.created_at = 1700000000;
+    r.started_at = 1700000100;
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(StoreTest, MissingRecordIsAbsentNotAnError) {
+  Store store(dir_ / "sandboxes");
+  auto loaded = store.load("tnk-nothing");
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_FALSE(loaded->has_value());
+  auto ids = store.list_ids();
+  ASSERT_TRUE(ids.ok());
+  EXPECT_TRUE(ids->empty());
+}
+
+TEST_F(StoreTest, SaveThenLoadRoundTripsWithPrivateModes) {
+  Store store(dir_ / "sandboxes");
+  ASSERT_TRUE(store.save(sample()).ok());
+  auto loaded = store.load("tnk-demo");
+  ASSERT_TRUE(loaded.ok() && loaded->has_value());
+  const SandboxRecord& r = **loaded;
+  EXPECT_EQ(r.backend, BackendKind::kNs);
+  EXPECT_EQ(r.project_dir, fs::path("/home/u/code/demo"));
+  EXPECT_EQ(r.started_at, std::optional<int64_t>(1700000100));
+  EXPECT_FALSE(r.stopped_at.has_value());
+  struct stat st {};
+  ASSERT_EQ(::stat(store.file("tnk-demo", kRecordFile).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(store.dir("tnk-demo").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // No temporary file is left beside the record.
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(store.dir("tnk-demo"))) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(StoreTest, CorruptRecordNamesTheFileAndHowToRecover) {
+  Store store(dir_ / "sandboxes");
+  ASSERT_TRUE(make_dirs(store.dir("tnk-demo")).ok());
+  std::ofstream(store.file("tnk-demo", kRecordFile)) << "{ not json";
+  auto loaded = store.load("tnk-demo");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.error().message.find(store.file("tnk-demo", kRecordFile).string()), std::string::npos);
+  EXPECT_NE(loaded.error().message.find("is corrupt"), std::string::npos);
+  EXPECT_NE(loaded.error().hint.find("tnk sandbox delete"), std::string::npos);
+}
+
+TEST_F(StoreTest, RecordFromANewerTnkIsRefused) {
+  auto r = record_from_json_text(R"({"schema": 99})", "/x/sandbox.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("newer tnk (schema 99)"), std::string::npos);
+}
+
+TEST_F(StoreTest, ListIdsIsSortedAndRemoveDeletesTheDirectory) {
+  Store store(dir_ / "sandboxes");
+  auto b = sample();
+  b.id = "tnk-b";
+  auto a = sample();
+  a.id = "tnk-a";
+  ASSERT_TRUE(store.save(b).ok());
+  ASSERT_TRUE(store.save(a).ok());
+  auto ids = store.list_ids();
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(*ids, (std::vector<std::string>{"tnk-a", "tnk-b"}));
+  ASSERT_TRUE(store.remove("tnk-a").ok());
+  EXPECT_FALSE(fs::exists(store.dir("tnk-a")));
+}
+
+// The lock is an flock: a second process waits, then times out with a clear message; the
+// kernel releases it when the holder dies (no stale lock file to clean up: the original's bug 14).
+TEST_F(StoreTest, LockExcludesOtherProcessesAndDiesWithItsHolder) {
+  Store store(dir_ / "sandboxes");
+  std::ostringstream err;
+  Log log(err);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t holder = ::fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    auto lock = store.lock("tnk-demo", log);
+    char c = lock.ok() ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    ::pause();  // holds the lock until killed
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 'y');
+  auto busy = store.lock("tnk-demo", log, std::chrono::milliseconds(100));
+  EXPECT_FALSE(busy.ok());
+  if (!busy.ok()) {
+    EXPECT_NE(busy.error().message.find("timed out waiting for lock"), std::string::npos);
+  }
+  EXPECT_NE(err.str().find("waiting for another tnk command to finish with tnk-demo"), std::string::npos);
+  ::kill(holder, SIGKILL);
+  int status;
+  ::waitpid(holder, &status, 0);
+  auto free_again = store.lock("tnk-demo", log, std::chrono::milliseconds(1000));
+  EXPECT_TRUE(free_again.ok());
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+}  // namespace
+}  // namespace tnk::state
