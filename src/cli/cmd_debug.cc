@@ -2,11 +2,9 @@
 // supervisor for round trips of the guest agent's ping over the one agent connection it owns.
 #include <algorithm>
 
-#include "backend/backend.h"
+#include "backend/agent_ping.h"
 #include "cli/sandbox_verbs.h"
 #include "session/control_client.h"
-#include "state/layout.h"
-#include "state/store.h"
 
 namespace tnk::cli {
 namespace {
@@ -17,18 +15,13 @@ struct AgentPingFlags {
 };
 
 Result<int> run_agent_ping(Context& ctx, const AgentPingFlags& flags) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, flags.sandbox.resolve_options()));
-  TNK_ASSIGN_OR_RETURN(auto backend, backend::open_backend(r.backend));
-  if (r.state != state::SandboxState::kRunning || !backend->capabilities().agent_ping) {
-    return usage_error("sandbox " + r.id + " is not a running vm sandbox", "start it: tnk sandbox start --backend vm");
-  }
-  auto ctl = state::Store(ctx.paths.sandboxes_dir()).file(r.id, state::kControlSocket);
-  auto timeout = std::chrono::seconds(10) + std::chrono::seconds(1) * flags.count;  // 1 s per ping at most
-  TNK_ASSIGN_OR_RETURN(std::vector<int64_t> rtts, session::request_agent_pings(ctl, flags.count, timeout));
+  TNK_ASSIGN_OR_RETURN(backend::AgentPings pings,
+                       backend::agent_pings(ctx, flags.sandbox.resolve_options(), flags.count));
+  const std::vector<int64_t>& rtts = pings.rtt_us;
   std::vector<int64_t> sorted = rtts;
   std::sort(sorted.begin(), sorted.end());
   int64_t median = sorted[sorted.size() / 2];
-  nlohmann::json doc = {{"sandbox", r.id}, {"count", rtts.size()}, {"median_us", median}, {"rtt_us", rtts}};
+  nlohmann::json doc = {{"sandbox", pings.id}, {"count", rtts.size()}, {"median_us", median}, {"rtt_us", rtts}};
   ctx.out.document(doc, [&](std::ostream& os) {
     os << "agent ping round trip over " << rtts.size() << " pings: median " << median << " us, min " << sorted.front()
        << " us, max " << sorted.back() << " us\n";

@@ -16,50 +16,47 @@
 namespace tnk::cli {
 namespace {
 
-using doctor::Outcome;
-using doctor::Status;
-
-Outcome from_error(const Error& error) { return {Status::kFail, error.message, error.hint}; }
+doctor::Outcome from_error(const Error& error) { return {doctor::Status::kFail, error.message, error.hint}; }
 
 void add_core_checks(Context& ctx, doctor::Registry& registry) {
-  registry.add({"config", "configuration", true, [&ctx]() -> Outcome {
+  registry.add({"config", "configuration", true, [&ctx]() -> doctor::Outcome {
                   auto config = ctx.config();
                   if (!config) return from_error(config.error());
                   if (!(*config)->file_exists) {
-                    return {Status::kInfo, "no " + ctx.paths.config_file().string() + ", using defaults",
+                    return {doctor::Status::kInfo, "no " + ctx.paths.config_file().string() + ", using defaults",
                             "`tnk config init` writes a commented template"};
                   }
-                  return {Status::kOk, ctx.paths.config_file().string() + " parses", ""};
+                  return {doctor::Status::kOk, ctx.paths.config_file().string() + " parses", ""};
                 }});
-  registry.add({"workspace_root", "workspace root", true, [&ctx]() -> Outcome {
+  registry.add({"workspace_root", "workspace root", true, [&ctx]() -> doctor::Outcome {
                   auto config = ctx.config();
-                  if (!config) return {Status::kFail, "cannot check it: the configuration does not load", ""};
+                  if (!config) return {doctor::Status::kFail, "cannot check it: the configuration does not load", ""};
                   auto root = workspace::check_workspace_root((*config)->workspace_root_path, ctx.paths.home);
                   if (!root) return from_error(root.error());
-                  return {Status::kOk, root->string(), ""};
+                  return {doctor::Status::kOk, root->string(), ""};
                 }});
-  registry.add({"specs", "specs", true, [&ctx]() -> Outcome {
-                  std::error_code ec;
-                  auto manifests = specs::manifests_dir(ctx.paths.config_dir);
-                  if (!std::filesystem::is_directory(manifests, ec)) {
-                    return {Status::kFail, "not installed (" + manifests.string() + " is missing)", "run `tnk init`"};
-                  }
-                  std::string list;
-                  for (const auto& p : specs::list_profiles(ctx.paths.config_dir))
-                    list += (list.empty() ? "" : ", ") + p;
-                  return {Status::kOk, "profiles: " + list, ""};
-                }});
-  registry.add({"inference", "inference endpoint", false, [&ctx]() -> Outcome {
+  registry.add(
+      {"specs", "specs", true, [&ctx]() -> doctor::Outcome {
+         std::error_code ec;
+         auto manifests = specs::manifests_dir(ctx.paths.config_dir);
+         if (!std::filesystem::is_directory(manifests, ec)) {
+           return {doctor::Status::kFail, "not installed (" + manifests.string() + " is missing)", "run `tnk init`"};
+         }
+         std::string list;
+         for (const auto& p : specs::list_profiles(ctx.paths.config_dir)) list += (list.empty() ? "" : ", ") + p;
+         return {doctor::Status::kOk, "profiles: " + list, ""};
+       }});
+  registry.add({"inference", "inference endpoint", false, [&ctx]() -> doctor::Outcome {
                   auto config = ctx.config();
-                  if (!config) return {Status::kFail, "cannot check it: the configuration does not load", ""};
+                  if (!config) return {doctor::Status::kFail, "cannot check it: the configuration does not load", ""};
                   std::string url = host_inference_url(**config);
                   auto info = sandbox::probe_endpoint(ctx, url);
                   if (info.reachable && info.model_id) {
                     std::string ctx_text =
                         info.context_window ? ", context " + std::to_string(*info.context_window) : "";
-                    return {Status::kOk, url + " answers, model " + *info.model_id + ctx_text, ""};
+                    return {doctor::Status::kOk, url + " answers, model " + *info.model_id + ctx_text, ""};
                   }
-                  return {Status::kWarn, url + ": " + info.problem,
+                  return {doctor::Status::kWarn, url + ": " + info.problem,
                           "start your inference server (llama-server, ollama, vllm ...) or set inference_url / "
                           "server_port in tnk.toml; sandboxes still start without it"};
                 }});
@@ -77,12 +74,12 @@ void add_proxy_checks(Context& ctx, doctor::Registry& registry) {
     auto network = session::request_network(ctl, session::network_op(true), std::chrono::seconds(5));
     if (!network || !(*network)["proxy"].is_object()) continue;
     nlohmann::json proxy = (*network)["proxy"];
-    registry.add({"net_proxy_" + id, "egress proxy of " + id, true, [id, proxy]() -> Outcome {
+    registry.add({"net_proxy_" + id, "egress proxy of " + id, true, [id, proxy]() -> doctor::Outcome {
                     std::string answer = proxy.value("answer", "");
                     if (proxy.value("answers", false)) {
-                      return {Status::kOk, proxy.value("address", "") + " inside answers: " + answer, ""};
+                      return {doctor::Status::kOk, proxy.value("address", "") + " inside answers: " + answer, ""};
                     }
-                    return {Status::kFail, "the proxy does not answer inside " + id + ": " + answer,
+                    return {doctor::Status::kFail, "the proxy does not answer inside " + id + ": " + answer,
                             "restart the sandbox: tnk sandbox stop, then tnk sandbox start (its log: "
                             "supervisor.log in its state directory)"};
                   }});

@@ -2,11 +2,11 @@
 // the vm backend's guest kernels and base disks.
 #include <algorithm>
 #include <ctime>
-#include <iostream>
 #include <map>
 
 #include "cli/command.h"
 #include "cli/image_vm.h"
+#include "cli/prompt.h"
 #include "image/apt_sources.h"
 #include "image/layout.h"
 #include "image/recipe.h"
@@ -125,7 +125,7 @@ Result<int> run_build(Context& ctx, const BuildFlags& flags) {
   return kExitOk;
 }
 
-Result<int> run_ls(Context& ctx, bool names_only) {
+Result<int> run_image_ls(Context& ctx, bool names_only) {
   TNK_ASSIGN_OR_RETURN(std::vector<image::ImageInfo> images, image::list_images(ctx.paths));
   TNK_ASSIGN_OR_RETURN(image::ImageUsers users, image::image_users(ctx.paths));
   std::string current;
@@ -167,13 +167,6 @@ Result<int> run_ls(Context& ctx, bool names_only) {
     os << vm_files.text;
   });
   return kExitOk;
-}
-
-bool confirmed(const std::string& question) {
-  std::cerr << question << " [y/N] " << std::flush;
-  std::string answer;
-  std::getline(std::cin, answer);
-  return answer == "y" || answer == "Y" || answer == "yes";
 }
 
 Result<int> run_rm(Context& ctx, const RmFlags& flags) {
@@ -249,7 +242,7 @@ void add_image_commands(CLI::App& root, CommandTable& table) {
            "tnk image ls -o json");
   auto names_only = std::make_shared<bool>(false);
   ls->add_flag("-q,--quiet", *names_only, "Print only image ids");
-  table.add(ls, [names_only](Context& ctx) { return run_ls(ctx, *names_only); });
+  table.add(ls, [names_only](Context& ctx) { return run_image_ls(ctx, *names_only); });
 
   auto* rm = image->add_subcommand("rm", "Remove cached base images, guest kernels or base disks");
   describe(*rm,

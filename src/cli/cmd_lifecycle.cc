@@ -1,9 +1,9 @@
 // tnk sandbox stop | delete, tnk run, tnk shutdown.
 #include <algorithm>
-#include <iostream>
 
 #include "backend/enter.h"
 #include "backend/stop.h"
+#include "cli/prompt.h"
 #include "cli/sandbox_verbs.h"
 #include "naming/naming.h"
 #include "state/store.h"
@@ -57,13 +57,6 @@ struct DeleteFlags {
   bool yes = false;
   bool dry_run = false;
 };
-
-bool confirmed(const std::string& question) {
-  std::cerr << question << " [y/N] " << std::flush;
-  std::string answer;
-  std::getline(std::cin, answer);
-  return answer == "y" || answer == "Y" || answer == "yes";
-}
 
 Result<int> run_delete(Context& ctx, const DeleteFlags& flags) {
   TNK_ASSIGN_OR_RETURN(std::string id, current_sandbox_id(ctx));

@@ -1,17 +1,12 @@
 // tnk sandbox forward: port forwards from the host's 127.0.0.1 into a running sandbox, for its lifetime.
 #include <iostream>
 
-#include "backend/backend.h"
+#include "backend/forward.h"
 #include "cli/sandbox_verbs.h"
 #include "net/policy.h"
-#include "session/control_client.h"
-#include "state/layout.h"
-#include "state/store.h"
 
 namespace tnk::cli {
 namespace {
-
-constexpr std::chrono::seconds kNetworkOpTimeout{5};
 
 struct ForwardFlags {
   SandboxFlags sandbox;
@@ -30,34 +25,17 @@ void print_forwards(std::ostream& os, const std::string& id, const nlohmann::jso
 }
 
 Result<int> run_forward(Context& ctx, const ForwardFlags& flags) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, flags.sandbox.resolve_options()));
-  TNK_ASSIGN_OR_RETURN(auto backend, backend::open_backend(r.backend));
-  if (!backend->capabilities().port_forwards) {
-    return usage_error(std::string("tnk sandbox forward does not run on the ") + to_string(r.backend) + " backend",
-                       "list the port under `ports:` in the profile's manifest; Lima forwards it at start");
-  }
-  if (r.state != state::SandboxState::kRunning) {
-    return usage_error("sandbox " + r.id + " is not running", "start it first: tnk sandbox start");
-  }
-  auto ctl = state::Store(ctx.paths.sandboxes_dir()).file(r.id, state::kControlSocket);
-  nlohmann::json network;
+  backend::ForwardChanges changes;
   for (unsigned port : flags.remove) {
     if (port < 1 || port > 65535) return usage_error("--remove needs a host port from 1 to 65535");
-    TNK_ASSIGN_OR_RETURN(
-        network, session::request_network(ctl, session::unforward_op(static_cast<uint16_t>(port)), kNetworkOpTimeout));
-    ctx.log.info("removed the forward from 127.0.0.1:" + std::to_string(port));
+    changes.remove.push_back(static_cast<uint16_t>(port));
   }
   for (const auto& spec : flags.specs) {
     TNK_ASSIGN_OR_RETURN(PortForward forward, parse_port_forward(spec));
-    TNK_ASSIGN_OR_RETURN(
-        network,
-        session::request_network(ctl, session::forward_op(forward.host_port, forward.guest_port), kNetworkOpTimeout));
+    changes.add.push_back(forward);
   }
-  if (network.is_null()) {
-    TNK_ASSIGN_OR_RETURN(network, session::request_network(ctl, session::network_op(false), kNetworkOpTimeout));
-  }
-  nlohmann::json forwards = network.value("forwards", nlohmann::json::array());
-  ctx.out.list(forwards, [&](std::ostream& os) { print_forwards(os, r.id, forwards); });
+  TNK_ASSIGN_OR_RETURN(backend::Forwards forwards, backend::forward(ctx, flags.sandbox.resolve_options(), changes));
+  ctx.out.list(forwards.current, [&](std::ostream& os) { print_forwards(os, forwards.id, forwards.current); });
   return kExitOk;
 }
 

@@ -2,30 +2,14 @@
 #include <functional>
 #include <sstream>
 
-#include "backend/backend.h"
+#include "backend/inspect.h"
+#include "backend/list.h"
 #include "cli/command.h"
-#include "cli/sandbox_list.h"
 #include "cli/sandbox_verbs.h"
 #include "sandbox/resolve.h"
-#include "session/control_client.h"
-#include "state/layout.h"
-#include "state/store.h"
 
 namespace tnk::cli {
 namespace {
-
-// What a running sandbox's supervisor says of its network (policy, proxy, forwards): the effective
-// policy, which a changed manifest does not change until the next start. Null when it does not run.
-nlohmann::json running_network(Context& ctx, const sandbox::Backend& backend, const sandbox::Resolved& r) {
-  if (r.state != state::SandboxState::kRunning || !backend.capabilities().running_network) return nullptr;
-  auto ctl = state::Store(ctx.paths.sandboxes_dir()).file(r.id, state::kControlSocket);
-  auto network = session::request_network(ctl, session::network_op(false), std::chrono::seconds(5));
-  if (!network) {
-    ctx.log.warn("cannot ask " + r.id + " for its network: " + network.error().message);
-    return nullptr;
-  }
-  return *network;
-}
 
 void print_network_text(const sandbox::Resolved& r, const nlohmann::json& running,
                         const std::vector<std::string>& limits,
@@ -74,32 +58,31 @@ void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nloh
 }
 
 Result<int> run_inspect(Context& ctx, const SandboxFlags& flags) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, flags.resolve_options()));
+  TNK_ASSIGN_OR_RETURN(backend::Inspection seen, backend::inspect(ctx, flags.resolve_options()));
+  const sandbox::Resolved& r = seen.resolved;
   for (const auto& note : r.notes) ctx.log.note(note);
-  TNK_ASSIGN_OR_RETURN(auto backend, backend::open_backend(r.backend));
   nlohmann::json doc = sandbox::to_json(r);
-  std::vector<std::string> limits = backend->network_limits(r);
-  doc["network_limits"] = limits;
-  nlohmann::json running = running_network(ctx, *backend, r);
-  doc["network"]["running"] = running;
-  ctx.out.document(doc, [&](std::ostream& os) { print_inspect_text(os, r, running, limits); });
+  doc["network_limits"] = seen.network_limits;
+  doc["network"]["running"] = seen.running_network;
+  ctx.out.document(doc,
+                   [&](std::ostream& os) { print_inspect_text(os, r, seen.running_network, seen.network_limits); });
   return kExitOk;
 }
 
 Result<int> run_ls(Context& ctx, bool names_only) {
-  TNK_ASSIGN_OR_RETURN(std::vector<SandboxRow> rows, list_sandboxes(ctx));
+  TNK_ASSIGN_OR_RETURN(std::vector<backend::SandboxRow> rows, backend::list_sandboxes(ctx));
   if (names_only) {
     std::string names;
     for (const auto& row : rows) names += row.name + "\n";
     ctx.out.raw(names);
     return kExitOk;
   }
-  ctx.out.list(to_json(rows), [&](std::ostream& os) {
+  ctx.out.list(backend::to_json(rows), [&](std::ostream& os) {
     if (rows.empty()) {
       os << "no sandboxes yet: run `tnk sandbox start` inside a project\n";
       return;
     }
-    os << render_table(rows);
+    os << backend::render_table(rows);
   });
   return kExitOk;
 }

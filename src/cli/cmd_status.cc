@@ -1,8 +1,8 @@
 // Bare `tnk`: is tnk set up, does the inference endpoint answer, which sandboxes exist.
 #include <filesystem>
 
+#include "backend/list.h"
 #include "cli/command.h"
-#include "cli/sandbox_list.h"
 #include "sandbox/resolve.h"
 
 namespace tnk::cli {
@@ -14,13 +14,13 @@ Result<int> run_status(Context& ctx) {
   bool configured = std::filesystem::is_directory(ctx.paths.config_dir / "sandbox.d", ec);
   std::string url = host_inference_url(*config);
   inference::ModelInfo info = sandbox::probe_endpoint(ctx, url);
-  TNK_ASSIGN_OR_RETURN(std::vector<SandboxRow> rows, list_sandboxes(ctx));
+  TNK_ASSIGN_OR_RETURN(std::vector<backend::SandboxRow> rows, backend::list_sandboxes(ctx));
 
   nlohmann::json inference = {{"url", url}, {"reachable", info.reachable}};
   inference["model"] = info.model_id ? nlohmann::json(*info.model_id) : nlohmann::json();
   inference["context_window"] = info.context_window ? nlohmann::json(*info.context_window) : nlohmann::json();
   inference["problem"] = info.problem.empty() ? nlohmann::json() : nlohmann::json(info.problem);
-  nlohmann::json doc = {{"configured", configured}, {"inference", inference}, {"sandboxes", to_json(rows)}};
+  nlohmann::json doc = {{"configured", configured}, {"inference", inference}, {"sandboxes", backend::to_json(rows)}};
 
   ctx.out.document(doc, [&](std::ostream& os) {
     os << "tnk: " << (configured ? "configured" : "not configured (run `tnk init`)") << '\n';
@@ -35,7 +35,7 @@ Result<int> run_status(Context& ctx) {
     if (rows.empty()) {
       os << "sandboxes  none\n";
     } else {
-      os << '\n' << render_table(rows);
+      os << '\n' << backend::render_table(rows);
     }
   });
   return kExitOk;

@@ -18,7 +18,7 @@ namespace {
 
 constexpr uint64_t kGiB = 1024ull * 1024 * 1024;
 
-std::filesystem::path golden_dir() { return std::filesystem::path(__FILE__).parent_path() / "golden"; }
+std::filesystem::path golden_dir() { return std::filesystem::path(TNK_TESTS_DIR) / "unit/backend/lima/golden"; }
 
 InstanceSpec plain_spec(const std::string& id, const std::string& project) {
   InstanceSpec spec;

@@ -1,4 +1,4 @@
-#include "cli/sandbox_list.h"
+#include "backend/list.h"
 
 #include <map>
 #include <memory>
@@ -7,7 +7,7 @@
 #include "output/output.h"
 #include "state/store.h"
 
-namespace tnk::cli {
+namespace tnk::backend {
 
 Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
   state::Store store(ctx.paths.sandboxes_dir());
@@ -26,7 +26,7 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
     const auto& rec = **record;
     auto& backend = backends[rec.backend];
     if (!backend) {
-      auto opened = backend::open_backend(rec.backend);
+      auto opened = open_backend(rec.backend);
       if (opened) backend = std::move(*opened);
     }
     sandbox::Observed seen{state::SandboxState::kAbsent,
@@ -59,4 +59,4 @@ std::string render_table(const std::vector<SandboxRow>& rows) {
   return tnk::render_table({"NAME", "STATUS", "BACKEND", "PROFILE", "MOUNT", "PROJECT"}, cells);
 }
 
-}  // namespace tnk::cli
+}  // namespace tnk::backend

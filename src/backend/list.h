@@ -1,4 +1,4 @@
-// The list of sandboxes with their state read from the processes: shared by `tnk sandbox ls`
+// The list of sandboxes with their state as each one's backend sees it: shared by `tnk sandbox ls`
 // and the bare `tnk` status.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "context/context.h"
 
-namespace tnk::cli {
+namespace tnk::backend {
 
 struct SandboxRow {
   std::string name, status, backend, profile, mount, project;
@@ -19,4 +19,4 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx);
 nlohmann::json to_json(const std::vector<SandboxRow>& rows);
 std::string render_table(const std::vector<SandboxRow>& rows);
 
-}  // namespace tnk::cli
+}  // namespace tnk::backend

@@ -1,0 +1,30 @@
+#include "backend/inspect.h"
+
+#include <chrono>
+
+#include "backend/backend.h"
+#include "session/control_client.h"
+#include "state/layout.h"
+#include "state/store.h"
+
+namespace tnk::backend {
+
+Result<Inspection> inspect(Context& ctx, const sandbox::ResolveOptions& options) {
+  Inspection seen;
+  TNK_ASSIGN_OR_RETURN(seen.resolved, backend::resolve(ctx, options));
+  const sandbox::Resolved& r = seen.resolved;
+  TNK_ASSIGN_OR_RETURN(auto opened, open_backend(r.backend));
+  seen.network_limits = opened->network_limits(r);
+  if (r.state == state::SandboxState::kRunning && opened->capabilities().running_network) {
+    auto ctl = state::Store(ctx.paths.sandboxes_dir()).file(r.id, state::kControlSocket);
+    auto network = session::request_network(ctl, session::network_op(false), std::chrono::seconds(5));
+    if (network) {
+      seen.running_network = *network;
+    } else {
+      ctx.log.warn("cannot ask " + r.id + " for its network: " + network.error().message);
+    }
+  }
+  return seen;
+}
+
+}  // namespace tnk::backend
