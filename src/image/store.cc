@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <system_error>
 
+#include "core/file_lock.h"
 #include "core/files.h"
-#include "image/build_lock.h"
 #include "image/layout.h"
 #include "image/tree.h"
 
@@ -159,7 +159,8 @@ Status remove_image(const Paths& paths, const std::string& id, const std::vector
     return not_found("no image " + id + " in " + paths.images_dir().string(), "`tnk image ls` lists the images");
   }
   if (!used_by.empty() && !force) return in_use_error(id, used_by);
-  TNK_ASSIGN_OR_RETURN(BuildLock lock, BuildLock::acquire(lock_path(paths, id), std::chrono::seconds(5)));
+  TNK_ASSIGN_OR_RETURN(FileLock lock,
+                       FileLock::acquire(lock_path(paths, id), std::chrono::seconds(5), {}, kBuildLockBusyHint));
   auto doomed = paths.images_dir() / (std::string(kRemovePrefix) + id + "-" + std::to_string(::getpid()));
   if (::rename(dir.c_str(), doomed.c_str()) != 0) return sys_error(errno, "cannot remove image " + dir.string());
   TNK_RETURN_IF_ERROR(remove_tree(doomed));
@@ -177,9 +178,9 @@ void remove_stale_work_dirs(const Paths& paths, Log& log, const std::string& hel
   for (const auto& path : entries) {
     std::string owner = work_dir_owner(path.filename().string());
     if (owner.empty() || !check_image_id(owner)) continue;
-    std::optional<BuildLock> lock;
+    std::optional<FileLock> lock;
     if (owner != held_id) {
-      auto tried = BuildLock::try_acquire(lock_path(paths, owner));
+      auto tried = FileLock::try_acquire(lock_path(paths, owner));
       if (!tried || !*tried) continue;  // its builder (or remover) is still at work
       lock = std::move(*tried);
     }

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_lock.h"
 #include "core/files.h"
-#include "image/build_lock.h"
 #include "image/layout.h"
 #include "image/store.h"
 #include "image/tree.h"
@@ -154,9 +154,9 @@ TEST_F(ImageStoreTest, StaleWorkDirsOfDeadOwnersAreRemovedLiveOnesKept) {
     touch(images / dir / "rootfs" / "usr" / "file");
   }
   // b's builder is alive (holds its lock); d's lock is held by the caller itself.
-  auto b_lock = BuildLock::acquire(images / "debian-bookworm-bbbbbbbbbbbb.lock", std::chrono::seconds(1));
+  auto b_lock = FileLock::acquire(images / "debian-bookworm-bbbbbbbbbbbb.lock", std::chrono::seconds(1));
   ASSERT_TRUE(b_lock.ok());
-  auto d_lock = BuildLock::acquire(images / "debian-bookworm-dddddddddddd.lock", std::chrono::seconds(1));
+  auto d_lock = FileLock::acquire(images / "debian-bookworm-dddddddddddd.lock", std::chrono::seconds(1));
   ASSERT_TRUE(d_lock.ok());
 
   remove_stale_work_dirs(paths_, log_, "debian-bookworm-dddddddddddd");

@@ -114,8 +114,8 @@ Status remove_artifact(const Paths& paths, const ArtifactKind& kind, const std::
     return not_found("no " + std::string(kind.noun) + " " + id + " in " + root.string(),
                      "`tnk image ls` lists the images, kernels and disks");
   }
-  TNK_ASSIGN_OR_RETURN(BuildLock lock,
-                       BuildLock::acquire(artifact_lock_path(paths, kind, id), std::chrono::seconds(5)));
+  TNK_ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(artifact_lock_path(paths, kind, id), std::chrono::seconds(5),
+                                                        {}, kBuildLockBusyHint));
   auto doomed = root / (std::string(kRemovePrefix) + id + pid_suffix());
   if (::rename(dir.c_str(), doomed.c_str()) != 0) return sys_error(errno, "cannot remove " + dir.string());
   TNK_RETURN_IF_ERROR(remove_tree(doomed));
@@ -124,12 +124,13 @@ Status remove_artifact(const Paths& paths, const ArtifactKind& kind, const std::
   return ok_status();
 }
 
-Result<BuildLock> lock_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
-                                std::chrono::milliseconds timeout, Log& log) {
+Result<FileLock> lock_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
+                               std::chrono::milliseconds timeout, Log& log) {
   TNK_RETURN_IF_ERROR(make_dirs(artifact_root(paths, kind), 0700));
-  return BuildLock::acquire(artifact_lock_path(paths, kind, id), timeout, [&] {
-    log.info("waiting for another tnk process that is building " + std::string(kind.noun) + " " + id);
-  });
+  return FileLock::acquire(
+      artifact_lock_path(paths, kind, id), timeout,
+      [&] { log.info("waiting for another tnk process that is building " + std::string(kind.noun) + " " + id); },
+      kBuildLockBusyHint);
 }
 
 Result<fs::path> fresh_work_dir(const Paths& paths, const ArtifactKind& kind, const std::string& id) {

@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_lock.h"
 #include "core/log.h"
 #include "core/paths.h"
 #include "core/result.h"
-#include "image/build_lock.h"
 
 namespace tnk::image {
 
@@ -54,8 +54,8 @@ Result<std::vector<ArtifactEntry>> list_artifacts(const Paths& paths, const Arti
 Status remove_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id);
 
 // The lock of artifact `id`, waiting up to `timeout` (a line on `log` when it has to wait).
-Result<BuildLock> lock_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
-                                std::chrono::milliseconds timeout, Log& log);
+Result<FileLock> lock_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
+                               std::chrono::milliseconds timeout, Log& log);
 // With the lock held: removes work directories left by earlier builds of `id` and makes a new one.
 Result<std::filesystem::path> fresh_work_dir(const Paths& paths, const ArtifactKind& kind, const std::string& id);
 // With the lock held: writes `doc` (its "schema" and "id" set here) into `work`, syncs and renames

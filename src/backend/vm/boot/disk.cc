@@ -185,7 +185,7 @@ Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const f
   TNK_ASSIGN_OR_RETURN(std::string sha, agent_sha256(paths, agent));
   const std::string id = disk_id(image.id, sha);
   if (auto found = find_disk(paths, id)) return found;
-  TNK_ASSIGN_OR_RETURN(BuildLock lock, lock_artifact(paths, kDiskKind, id, options.lock_timeout, log));
+  TNK_ASSIGN_OR_RETURN(FileLock lock, lock_artifact(paths, kDiskKind, id, options.lock_timeout, log));
   if (auto found = find_disk(paths, id)) return found;
   TNK_ASSIGN_OR_RETURN(fs::path work, fresh_work_dir(paths, kDiskKind, id));
   log.info("building base disk " + id + " from image " + image.id);

@@ -106,7 +106,7 @@ Result<nlohmann::json> collect(const fs::path& work, const fs::path& src, const 
   return nlohmann::json{{"release", release}, {"size_bytes", static_cast<uint64_t>(st.st_size)}};
 }
 
-Result<KernelInfo> build_locked(const Paths& paths, const KernelRecipe& recipe, const BuildLock& lock, Log& log,
+Result<KernelInfo> build_locked(const Paths& paths, const KernelRecipe& recipe, const FileLock& lock, Log& log,
                                 const KernelBuildOptions& options) {
   const std::string id = kernel_id(recipe);
   TNK_RETURN_IF_ERROR(
@@ -169,7 +169,7 @@ Result<KernelInfo> ensure_kernel(const Paths& paths, const KernelRecipe& recipe,
     return not_found("the kernel source " + options.tarball.string() + " is missing",
                      std::string("apt-get install ") + kKernelSourcePackage + " (or run scripts/install-deps.sh)");
   }
-  TNK_ASSIGN_OR_RETURN(BuildLock lock, lock_artifact(paths, kKernelKind, id, options.lock_timeout, log));
+  TNK_ASSIGN_OR_RETURN(FileLock lock, lock_artifact(paths, kKernelKind, id, options.lock_timeout, log));
   if (!options.force) {
     if (auto found = find_kernel(paths, id)) return found;  // another process built it meanwhile
   }
