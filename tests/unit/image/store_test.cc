@@ -96,6 +96,20 @@ TEST_F(ImageStoreTest, ListsImagesSortedSkipsWorkFilesAndReportsUnusableOnes) {
   EXPECT_NE((*listed)[3].problem.find("malformed"), std::string::npos) << (*listed)[3].problem;
 }
 
+TEST_F(ImageStoreTest, ImageJsonWithABadFieldNamesTheFieldAndTheFile) {
+  const std::string id = "debian-bookworm-aaaaaaaaaaaa";
+  fake_image(id);
+  fs::path file = paths_.images_dir() / id / kImageJsonFile;
+  auto doc = nlohmann::json::parse(*read_file(file));
+  doc["inodes"] = "three";
+  ASSERT_TRUE(write_file_atomic(file, doc.dump()).ok());
+  auto found = find_image(paths_, id);
+  ASSERT_FALSE(found.ok());
+  EXPECT_EQ(found.error().message,
+            "image " + id + " is not usable: " + file.string() + ": field 'inodes' must be an integer of 0 or more");
+  EXPECT_NE(found.error().hint.find("tnk image rm " + id), std::string::npos);
+}
+
 TEST_F(ImageStoreTest, FindImage) {
   fake_image("debian-bookworm-aaaaaaaaaaaa");
   auto found = find_image(paths_, "debian-bookworm-aaaaaaaaaaaa");
