@@ -1,8 +1,8 @@
 #include "agent/messages.h"
 
-#include <optional>
-
 #include <nlohmann/json.hpp>
+
+#include "core/json_fields.h"
 
 namespace tnk::agent {
 namespace {
@@ -31,64 +31,13 @@ Result<json> parse_object(std::string_view payload, const char* what) {
   return body;
 }
 
-Error field_error(const char* what, const char* field, const std::string& problem) {
-  return failed(std::string("agent message ") + what + ": field '" + field + "' " + problem);
+JsonFields fields_of(const json& body, const char* what) {
+  return JsonFields(body, std::string("agent message ") + what);
 }
 
-bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
-
-Result<std::string> str(const json& body, const char* what, const char* field, bool required = true) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) {
-    if (required) return field_error(what, field, "is missing");
-    return std::string();
-  }
-  if (!it->is_string()) return field_error(what, field, "must be a string");
-  std::string value = it->get<std::string>();
-  if (has_nul(value)) return field_error(what, field, "must not contain a NUL byte");
-  return value;
-}
-
-Result<long long> integer(const json& body, const char* what, const char* field, long long min, long long max,
-                          std::optional<long long> fallback = std::nullopt) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) {
-    if (fallback) return *fallback;
-    return field_error(what, field, "is missing");
-  }
-  if (!it->is_number_integer()) return field_error(what, field, "must be an integer");
-  long long v = it->is_number_unsigned() && it->get<unsigned long long>() > static_cast<unsigned long long>(max)
-                    ? max + 1
-                    : it->get<long long>();
-  if (v < min || v > max) {
-    return field_error(what, field, "must be between " + std::to_string(min) + " and " + std::to_string(max));
-  }
-  return v;
-}
-
-Result<bool> boolean(const json& body, const char* what, const char* field, bool fallback) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_boolean()) return field_error(what, field, "must be true or false");
-  return it->get<bool>();
-}
-
-Result<std::vector<std::string>> strings(const json& body, const char* what, const char* field) {
-  auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return std::vector<std::string>{};
-  if (!it->is_array()) return field_error(what, field, "must be an array of strings");
-  std::vector<std::string> out;
-  for (const auto& e : *it) {
-    if (!e.is_string()) return field_error(what, field, "must be an array of strings");
-    out.push_back(e.get<std::string>());
-    if (has_nul(out.back())) return field_error(what, field, "must not contain a NUL byte");
-  }
-  return out;
-}
-
-Result<std::string> absolute_path(const json& body, const char* what, const char* field) {
-  TNK_ASSIGN_OR_RETURN(std::string p, str(body, what, field));
-  if (p.empty() || p.front() != '/') return field_error(what, field, "must be an absolute path");
+Result<std::string> absolute_path(const JsonFields& f, const char* field) {
+  TNK_ASSIGN_OR_RETURN(std::string p, f.string(field));
+  if (p.empty() || p.front() != '/') return f.error(field, "must be an absolute path");
   return p;
 }
 
@@ -113,11 +62,12 @@ std::string encode_hello(const Hello& hello) { return dump(json{{"version", hell
 
 Result<Hello> parse_hello(std::string_view payload) {
   TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "hello"));
+  JsonFields f = fields_of(body, "hello");
   Hello hello;
-  TNK_ASSIGN_OR_RETURN(long long version, integer(body, "hello", "version", 0, 255));
+  TNK_ASSIGN_OR_RETURN(long long version, f.integer("version", 0, 255));
   hello.version = static_cast<int>(version);
-  TNK_ASSIGN_OR_RETURN(hello.token, str(body, "hello", "token"));
-  if (hello.token.size() > kMaxTokenBytes) return field_error("hello", "token", "is too long");
+  TNK_ASSIGN_OR_RETURN(hello.token, f.string("token"));
+  if (hello.token.size() > kMaxTokenBytes) return f.error("token", "is too long");
   return hello;
 }
 
@@ -125,10 +75,11 @@ std::string encode_hello_ok(const HelloOk& ok) { return dump(json{{"version", ok
 
 Result<HelloOk> parse_hello_ok(std::string_view payload) {
   TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "hello-ok"));
+  JsonFields f = fields_of(body, "hello-ok");
   HelloOk ok;
-  TNK_ASSIGN_OR_RETURN(long long version, integer(body, "hello-ok", "version", 0, 255));
+  TNK_ASSIGN_OR_RETURN(long long version, f.integer("version", 0, 255));
   ok.version = static_cast<int>(version);
-  TNK_ASSIGN_OR_RETURN(ok.agent, str(body, "hello-ok", "agent", false));
+  TNK_ASSIGN_OR_RETURN(ok.agent, f.optional_string("agent"));
   return ok;
 }
 
@@ -146,34 +97,34 @@ Result<std::string> encode_exec(const ExecRequest& r) {
 }
 
 Result<ExecRequest> parse_exec(std::string_view payload) {
-  const char* what = "exec";
-  TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, what));
+  TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "exec"));
+  JsonFields f = fields_of(body, "exec");
   ExecRequest r;
-  TNK_ASSIGN_OR_RETURN(r.argv, strings(body, what, "argv"));
-  if (r.argv.empty() || r.argv[0].empty()) return field_error(what, "argv", "must name a program");
-  TNK_ASSIGN_OR_RETURN(r.env, strings(body, what, "env"));
+  TNK_ASSIGN_OR_RETURN(r.argv, f.optional_strings("argv"));
+  if (r.argv.empty() || r.argv[0].empty()) return f.error("argv", "must name a program");
+  TNK_ASSIGN_OR_RETURN(r.env, f.optional_strings("env"));
   for (const auto& e : r.env) {
     auto eq = e.find('=');
-    if (eq == std::string::npos || eq == 0) return field_error(what, "env", "entries must be NAME=VALUE");
+    if (eq == std::string::npos || eq == 0) return f.error("env", "entries must be NAME=VALUE");
   }
-  TNK_ASSIGN_OR_RETURN(r.cwd, absolute_path(body, what, "cwd"));
-  TNK_ASSIGN_OR_RETURN(long long uid, integer(body, what, "uid", 0, kMaxId));
-  TNK_ASSIGN_OR_RETURN(long long gid, integer(body, what, "gid", 0, kMaxId));
+  TNK_ASSIGN_OR_RETURN(r.cwd, absolute_path(f, "cwd"));
+  TNK_ASSIGN_OR_RETURN(long long uid, f.integer("uid", 0, kMaxId));
+  TNK_ASSIGN_OR_RETURN(long long gid, f.integer("gid", 0, kMaxId));
   r.uid = u32(uid);
   r.gid = u32(gid);
-  auto groups = body.find("groups");
-  if (groups != body.end() && !groups->is_null()) {
-    if (!groups->is_array()) return field_error(what, "groups", "must be an array of group ids");
-    for (const auto& g : *groups) {
+  if (f.has("groups")) {
+    const json& groups = body["groups"];
+    if (!groups.is_array()) return f.error("groups", "must be an array of group ids");
+    for (const auto& g : groups) {
       if (!g.is_number_unsigned() || g.get<unsigned long long>() > kMaxId) {
-        return field_error(what, "groups", "must be an array of group ids");
+        return f.error("groups", "must be an array of group ids");
       }
       r.groups.push_back(static_cast<uint32_t>(g.get<unsigned long long>()));
     }
   }
-  TNK_ASSIGN_OR_RETURN(r.tty, boolean(body, what, "tty", false));
-  TNK_ASSIGN_OR_RETURN(long long rows, integer(body, what, "rows", 0, 65535, 24));
-  TNK_ASSIGN_OR_RETURN(long long cols, integer(body, what, "cols", 0, 65535, 80));
+  TNK_ASSIGN_OR_RETURN(r.tty, f.optional_boolean("tty", false));
+  TNK_ASSIGN_OR_RETURN(long long rows, f.optional_integer("rows", 24, 0, 65535));
+  TNK_ASSIGN_OR_RETURN(long long cols, f.optional_integer("cols", 80, 0, 65535));
   r.rows = static_cast<uint16_t>(rows);
   r.cols = static_cast<uint16_t>(cols);
   return r;
@@ -183,7 +134,7 @@ std::string encode_started(const Started& started) { return dump(json{{"pid", st
 
 Result<Started> parse_started(std::string_view payload) {
   TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "started"));
-  TNK_ASSIGN_OR_RETURN(long long pid, integer(body, "started", "pid", 1, 1ll << 32));
+  TNK_ASSIGN_OR_RETURN(long long pid, fields_of(body, "started").integer("pid", 1, 1ll << 32));
   return Started{pid};
 }
 
@@ -191,8 +142,9 @@ std::string encode_resize(const WindowSize& size) { return dump(json{{"rows", si
 
 Result<WindowSize> parse_resize(std::string_view payload) {
   TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "resize"));
-  TNK_ASSIGN_OR_RETURN(long long rows, integer(body, "resize", "rows", 0, 65535));
-  TNK_ASSIGN_OR_RETURN(long long cols, integer(body, "resize", "cols", 0, 65535));
+  JsonFields f = fields_of(body, "resize");
+  TNK_ASSIGN_OR_RETURN(long long rows, f.integer("rows", 0, 65535));
+  TNK_ASSIGN_OR_RETURN(long long cols, f.integer("cols", 0, 65535));
   return WindowSize{static_cast<uint16_t>(rows), static_cast<uint16_t>(cols)};
 }
 
@@ -200,7 +152,7 @@ std::string encode_signal(int signal) { return dump(json{{"signal", signal}}); }
 
 Result<int> parse_signal(std::string_view payload) {
   TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "signal"));
-  TNK_ASSIGN_OR_RETURN(long long sig, integer(body, "signal", "signal", 1, 64));
+  TNK_ASSIGN_OR_RETURN(long long sig, fields_of(body, "signal").integer("signal", 1, 64));
   return static_cast<int>(sig);
 }
 
@@ -213,12 +165,13 @@ std::string encode_exit(const ExitInfo& exit) {
 
 Result<ExitInfo> parse_exit(std::string_view payload) {
   TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "exit"));
+  JsonFields f = fields_of(body, "exit");
   ExitInfo exit;
-  TNK_ASSIGN_OR_RETURN(long long code, integer(body, "exit", "code", 0, 255));
-  TNK_ASSIGN_OR_RETURN(long long sig, integer(body, "exit", "signal", 0, 64, 0));
+  TNK_ASSIGN_OR_RETURN(long long code, f.integer("code", 0, 255));
+  TNK_ASSIGN_OR_RETURN(long long sig, f.optional_integer("signal", 0, 0, 64));
   exit.code = static_cast<int>(code);
   exit.signal = static_cast<int>(sig);
-  TNK_ASSIGN_OR_RETURN(exit.error, str(body, "exit", "error", false));
+  TNK_ASSIGN_OR_RETURN(exit.error, f.optional_string("error"));
   return exit;
 }
 
@@ -228,9 +181,10 @@ std::string encode_error(const ErrorInfo& error) {
 
 Result<ErrorInfo> parse_error(std::string_view payload) {
   TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "error"));
+  JsonFields f = fields_of(body, "error");
   ErrorInfo error;
-  TNK_ASSIGN_OR_RETURN(error.message, str(body, "error", "message"));
-  TNK_ASSIGN_OR_RETURN(error.fatal, boolean(body, "error", "fatal", false));
+  TNK_ASSIGN_OR_RETURN(error.message, f.string("message"));
+  TNK_ASSIGN_OR_RETURN(error.fatal, f.optional_boolean("fatal", false));
   return error;
 }
 
@@ -238,7 +192,7 @@ std::string encode_ack(uint32_t bytes) { return dump(json{{"bytes", bytes}}); }
 
 Result<uint32_t> parse_ack(std::string_view payload) {
   TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "ack"));
-  TNK_ASSIGN_OR_RETURN(long long bytes, integer(body, "ack", "bytes", 1, kMaxAckBytes));
+  TNK_ASSIGN_OR_RETURN(long long bytes, fields_of(body, "ack").integer("bytes", 1, kMaxAckBytes));
   return u32(bytes);
 }
 
@@ -249,18 +203,18 @@ Result<std::string> encode_file_put(const FilePut& put) {
 }
 
 Result<FilePut> parse_file_put(std::string_view payload) {
-  const char* what = "file-put";
-  TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, what));
+  TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "file-put"));
+  JsonFields f = fields_of(body, "file-put");
   FilePut put;
-  TNK_ASSIGN_OR_RETURN(put.path, absolute_path(body, what, "path"));
-  if (put.path.back() == '/') return field_error(what, "path", "must name a file, not a directory");
-  TNK_ASSIGN_OR_RETURN(long long mode, integer(body, what, "mode", 0, 07777, 0644));
-  TNK_ASSIGN_OR_RETURN(long long uid, integer(body, what, "uid", 0, kMaxId, 0));
-  TNK_ASSIGN_OR_RETURN(long long gid, integer(body, what, "gid", 0, kMaxId, 0));
+  TNK_ASSIGN_OR_RETURN(put.path, absolute_path(f, "path"));
+  if (put.path.back() == '/') return f.error("path", "must name a file, not a directory");
+  TNK_ASSIGN_OR_RETURN(long long mode, f.optional_integer("mode", 0644, 0, 07777));
+  TNK_ASSIGN_OR_RETURN(long long uid, f.optional_integer("uid", 0, 0, kMaxId));
+  TNK_ASSIGN_OR_RETURN(long long gid, f.optional_integer("gid", 0, 0, kMaxId));
   put.mode = u32(mode);
   put.uid = u32(uid);
   put.gid = u32(gid);
-  TNK_ASSIGN_OR_RETURN(put.parents, boolean(body, what, "parents", false));
+  TNK_ASSIGN_OR_RETURN(put.parents, f.optional_boolean("parents", false));
   return put;
 }
 

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <vector>
 
+#include "agent/frame_queue.h"
+
 namespace tnk::agent {
 
 // One host connection: its bytes in (decoder) and out (a queue written as the fd allows).
@@ -19,34 +21,22 @@ class AgentServer::Connection {
  public:
   explicit Connection(int fd) : fd_(fd) {}
   int fd() const { return fd_; }
-  std::string& out() { return out_; }
-  std::size_t queued() const { return out_.size() - sent_; }
+  FrameQueue& out() { return out_; }
   FrameDecoder& decoder() { return decoder_; }
   bool greeted = false;
 
   void send(FrameType type, uint32_t session, std::string_view payload = {}) {
-    (void)append_frame(out_, type, session, payload);  // payloads built here are always small
+    (void)out_.push(type, session, payload);  // payloads built here are always small
   }
   void send_error(uint32_t session, const std::string& message, bool fatal) {
     send(FrameType::kError, session, encode_error({message, fatal}));
   }
   // Writes what the fd takes now; false when the connection is broken.
-  bool flush() {
-    while (queued() > 0) {
-      ssize_t n = ::send(fd_, out_.data() + sent_, queued(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n < 0 && errno == ENOTSOCK) n = ::write(fd_, out_.data() + sent_, queued());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return errno == EAGAIN;
-      sent_ += static_cast<std::size_t>(n);
-    }
-    out_.clear();
-    sent_ = 0;
-    return true;
-  }
+  bool flush() { return out_.flush(fd_); }
   // Before the connection ends: a bounded wait so the last frames (error, poweroff-ok) get out.
   void flush_for(std::chrono::milliseconds limit) {
     auto deadline = std::chrono::steady_clock::now() + limit;
-    while (queued() > 0 && flush() && std::chrono::steady_clock::now() < deadline) {
+    while (out_.queued() > 0 && flush() && std::chrono::steady_clock::now() < deadline) {
       pollfd p{fd_, POLLOUT, 0};
       ::poll(&p, 1, 50);
     }
@@ -54,8 +44,7 @@ class AgentServer::Connection {
 
  private:
   int fd_;
-  std::string out_;
-  std::size_t sent_ = 0;
+  FrameQueue out_{kMaxQueuedToHost};
   FrameDecoder decoder_;
 };
 
@@ -119,9 +108,9 @@ Result<ConnectionEnd> AgentServer::serve(int fd) {
   std::string buf(kMaxPayload, '\0');
   ConnectionEnd end = ConnectionEnd::kClosed;
   for (bool done = false; !done;) {
-    bool room = c.queued() < kMaxQueuedToHost;
+    bool room = c.out().has_room();
     std::vector<pollfd> fds = {{child_fd_.get(), POLLIN, 0},
-                               {fd, static_cast<short>((room ? POLLIN : 0) | (c.queued() ? POLLOUT : 0)), 0}};
+                               {fd, static_cast<short>((room ? POLLIN : 0) | (c.out().queued() ? POLLOUT : 0)), 0}};
     std::vector<GuestSession*> owners;
     for (auto& [id, session] : sessions_) {
       std::size_t before = fds.size();

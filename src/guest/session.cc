@@ -91,7 +91,7 @@ void GuestSession::add_poll(std::vector<pollfd>& fds, bool read_output) const {
   if (in_events != 0 && stdin_w_.valid()) fds.push_back({stdin_w_.get(), in_events, 0});
 }
 
-void GuestSession::handle(const pollfd& p, std::string& out) {
+void GuestSession::handle(const pollfd& p, FrameQueue& out) {
   if (p.revents == 0) return;
   if (tty_ && !pty_output_open_ && (p.revents & (POLLHUP | POLLERR))) return drop_input(out);  // no reader left
   bool is_input = tty_ ? (p.revents & (POLLOUT | POLLERR)) != 0 && !input_.empty() : p.fd == stdin_w_.get();
@@ -101,7 +101,7 @@ void GuestSession::handle(const pollfd& p, std::string& out) {
   }
 }
 
-bool GuestSession::read_output(int stream, std::string& out) {
+bool GuestSession::read_output(int stream, FrameQueue& out) {
   int fd = output_fd(stream);
   std::size_t room = std::min(kMaxPayload, kStreamWindow - std::min(unacked_, kStreamWindow));
   if (fd < 0 || room == 0) return false;
@@ -114,25 +114,25 @@ bool GuestSession::read_output(int stream, std::string& out) {
   }
   buf.resize(static_cast<std::size_t>(n));
   unacked_ += buf.size();
-  (void)append_frame(out, stream == 0 ? FrameType::kStdout : FrameType::kStderr, id_, buf);
+  (void)out.push(stream == 0 ? FrameType::kStdout : FrameType::kStderr, id_, buf);
   return true;
 }
 
-void GuestSession::write_input(std::string& out) {
+void GuestSession::write_input(FrameQueue& out) {
   int fd = tty_ ? pty_.get() : stdin_w_.get();
   if (fd < 0) return drop_input(out);
   ssize_t n = ::write(fd, input_.data(), input_.size());
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
   if (n < 0) return drop_input(out);  // EPIPE: the program closed its stdin
   input_.erase(0, static_cast<std::size_t>(n));
-  if (n > 0) (void)append_frame(out, FrameType::kInputAck, id_, encode_ack(static_cast<uint32_t>(n)));
+  if (n > 0) (void)out.push(FrameType::kInputAck, id_, encode_ack(static_cast<uint32_t>(n)));
   if (input_.empty() && input_eof_ && !tty_) stdin_w_.reset();
 }
 
 // Bytes nobody will read are acked anyway, so the host's credit does not stall.
-void GuestSession::drop_input(std::string& out) {
+void GuestSession::drop_input(FrameQueue& out) {
   if (!input_.empty()) {
-    (void)append_frame(out, FrameType::kInputAck, id_, encode_ack(static_cast<uint32_t>(input_.size())));
+    (void)out.push(FrameType::kInputAck, id_, encode_ack(static_cast<uint32_t>(input_.size())));
   }
   input_.clear();
   input_closed_ = true;
@@ -154,7 +154,7 @@ void GuestSession::set_exited(int status) {
   status_ = status;
 }
 
-bool GuestSession::finish(std::string& out) {
+bool GuestSession::finish(FrameQueue& out) {
   if (!exited_) return false;
   for (int s = 0; s < 2; ++s) {
     while (read_output(s, out)) {
@@ -167,7 +167,7 @@ bool GuestSession::finish(std::string& out) {
   ExitInfo exit;
   exit.code = exit_code_from_wait_status(status_);
   if (WIFSIGNALED(status_)) exit.signal = WTERMSIG(status_);
-  (void)append_frame(out, FrameType::kExit, id_, encode_exit(exit));
+  (void)out.push(FrameType::kExit, id_, encode_exit(exit));
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/frame_queue.h"
 #include "agent/messages.h"
 #include "core/result.h"
 #include "guest/spawn.h"
@@ -39,12 +40,12 @@ class GuestSession {
   // Appends the fds to watch; `read_output` is false while the agent's queue to the host is full.
   void add_poll(std::vector<pollfd>& fds, bool read_output) const;
   // Handles one pollfd that add_poll added; frames for the host are appended to `out`.
-  void handle(const pollfd& p, std::string& out);
+  void handle(const pollfd& p, FrameQueue& out);
   // The program was reaped with wait `status`.
   void set_exited(int status);
   // Once exited: reads what is left in its pipes (within the credit). True when the session is over and
   // its exit frame is in `out`.
-  bool finish(std::string& out);
+  bool finish(FrameQueue& out);
   // SIGKILL to its process group, unless it has been reaped (its id may belong to someone else then).
   void kill();
 
@@ -52,9 +53,9 @@ class GuestSession {
   int output_fd(int stream) const;  // stream 0 = stdout (or the PTY), 1 = stderr; -1 when closed
   void close_output(int stream);
   // Reads once; false when nothing more comes now (EAGAIN, EOF or error).
-  bool read_output(int stream, std::string& out);
-  void write_input(std::string& out);
-  void drop_input(std::string& out);
+  bool read_output(int stream, FrameQueue& out);
+  void write_input(FrameQueue& out);
+  void drop_input(FrameQueue& out);
 
   uint32_t id_;
   pid_t pid_;

@@ -8,10 +8,10 @@
 #include <cstdio>
 #include <deque>
 
+#include "core/file_lock.h"
 #include "core/files.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
-#include "image/build_lock.h"
 #include "image/build_process.h"
 #include "image/layout.h"
 #include "image/store.h"
@@ -75,7 +75,7 @@ struct BuildRun {
 
 // Runs mmdebstrap into `work`/rootfs: progress on `log`, every line into the build log.
 Result<BuildRun> run_mmdebstrap(const Recipe& recipe, const std::filesystem::path& work,
-                                const std::filesystem::path& log_file, const BuildLock& lock, Log& log,
+                                const std::filesystem::path& log_file, const FileLock& lock, Log& log,
                                 const BuildOptions& options) {
   UniqueFd out(::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!out.valid()) return sys_error(errno, "cannot write " + log_file.string());
@@ -136,7 +136,7 @@ Status install(const std::filesystem::path& work, const std::filesystem::path& d
   return ok_status();
 }
 
-Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const BuildLock& lock, Log& log,
+Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const FileLock& lock, Log& log,
                                const BuildOptions& options, const std::string& version) {
   const std::string id = image_id(recipe);
   auto images = paths.images_dir();
@@ -198,10 +198,11 @@ Result<ImageInfo> ensure_image(const Paths& paths, const Recipe& recipe, Log& lo
   }
   TNK_ASSIGN_OR_RETURN(std::string version, mmdebstrap_version(options.mmdebstrap));
   TNK_RETURN_IF_ERROR(make_dirs(paths.images_dir(), 0700));
-  TNK_ASSIGN_OR_RETURN(BuildLock lock,
-                       BuildLock::acquire(paths.images_dir() / (id + kLockSuffix), options.lock_timeout, [&] {
-                         log.info("waiting for another tnk process that is building image " + id);
-                       }));
+  TNK_ASSIGN_OR_RETURN(
+      FileLock lock,
+      FileLock::acquire(
+          paths.images_dir() / (id + kLockSuffix), options.lock_timeout,
+          [&] { log.info("waiting for another tnk process that is building image " + id); }, kBuildLockBusyHint));
   if (!options.force) {
     if (auto found = find_image(paths, id)) return found;  // the other process built it meanwhile
   }

@@ -11,6 +11,11 @@ inline constexpr const char* kImageJsonFile = "image.json";  // recipe, hash, si
 // $XDG_CACHE_HOME/tnk/images/<image-id><suffix>
 inline constexpr const char* kLockSuffix = ".lock";           // flock: one builder per image id
 inline constexpr const char* kBuildLogSuffix = ".build.log";  // the last build's full mmdebstrap output
+// The hint of a timeout on a build lock (core/file_lock.h). The builder hands a copy of the locked fd
+// to its build process, so the lock stays held while anything of a build runs, even when tnk itself
+// was killed (the next builder then waits, rather than deleting a tree that is still being written).
+inline constexpr const char* kBuildLockBusyHint =
+    "another tnk process is building or removing this image; retry when it has finished";
 
 // $XDG_CACHE_HOME/tnk/images/<prefix><image-id>-<pid>/: work directories, never an image. A build
 // fills .build-*, then renames it into place; a removal renames the image to .rm-* first. Any left

@@ -8,8 +8,9 @@
 #include <cstdio>
 #include <system_error>
 
+#include "core/file_lock.h"
 #include "core/files.h"
-#include "image/build_lock.h"
+#include "core/json_fields.h"
 #include "image/layout.h"
 #include "image/tree.h"
 
@@ -37,18 +38,20 @@ std::string work_dir_owner(const std::string& name) {
   return "";
 }
 
-ImageInfo info_from_json(const nlohmann::json& doc, const std::filesystem::path& dir) {
+Result<ImageInfo> info_from_json(const JsonFields& f, const std::filesystem::path& dir) {
   ImageInfo info;
-  info.id = doc.at("id").get<std::string>();
+  TNK_ASSIGN_OR_RETURN(info.id, f.string("id"));
   info.dir = dir;
   info.rootfs = dir / kRootfsDir;
-  info.size_bytes = doc.at("size_bytes").get<uint64_t>();
-  info.inodes = doc.at("inodes").get<uint64_t>();
-  info.built_at = doc.at("built_at").get<int64_t>();
-  info.build_seconds = doc.at("build_seconds").get<double>();
-  info.recipe = doc.at("recipe");
-  info.recipe_hash = doc.at("recipe_hash").get<std::string>();
-  info.mmdebstrap_version = doc.at("mmdebstrap_version").get<std::string>();
+  TNK_ASSIGN_OR_RETURN(long long size_bytes, f.integer("size_bytes", 0));
+  TNK_ASSIGN_OR_RETURN(long long inodes, f.integer("inodes", 0));
+  info.size_bytes = static_cast<uint64_t>(size_bytes);
+  info.inodes = static_cast<uint64_t>(inodes);
+  TNK_ASSIGN_OR_RETURN(info.built_at, f.integer("built_at"));
+  TNK_ASSIGN_OR_RETURN(info.build_seconds, f.number("build_seconds"));
+  TNK_ASSIGN_OR_RETURN(info.recipe, f.object("recipe"));
+  TNK_ASSIGN_OR_RETURN(info.recipe_hash, f.string("recipe_hash"));
+  TNK_ASSIGN_OR_RETURN(info.mmdebstrap_version, f.string("mmdebstrap_version"));
   return info;
 }
 
@@ -81,26 +84,21 @@ nlohmann::json image_info_to_json(const ImageInfo& info) {
 
 Result<ImageInfo> read_image_dir(const std::filesystem::path& dir) {
   auto file = dir / kImageJsonFile;
-  auto broken = [&](const std::string& why) {
-    return failed("image " + dir.filename().string() + " is not usable: " + why, "remove it with `tnk image rm " +
-                                                                                     dir.filename().string() +
-                                                                                     "`, or rebuild it with "
-                                                                                     "`tnk image build --force`");
-  };
+  const std::string name = dir.filename().string();
+  const std::string hint = "remove it with `tnk image rm " + name + "`, or rebuild it with `tnk image build --force`";
+  auto broken = [&](const std::string& why) { return failed("image " + name + " is not usable: " + why, hint); };
   auto text = read_file(file);
   if (!text) return broken(text.error().message);
-  ImageInfo info;
-  try {
-    auto doc = nlohmann::json::parse(*text);
-    if (doc.at("schema").get<int>() != kImageSchema) {
-      return broken(file.string() + " has schema " + doc.at("schema").dump() + ", this tnk reads " +
-                    std::to_string(kImageSchema));
-    }
-    info = info_from_json(doc, dir);
-  } catch (const nlohmann::json::exception& e) {
-    return broken(file.string() + " is malformed: " + e.what());
+  auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) return broken(file.string() + " is malformed (not a JSON object)");
+  JsonFields f(doc, "image " + name + " is not usable: " + file.string(), hint);
+  TNK_ASSIGN_OR_RETURN(long long schema, f.integer("schema"));
+  if (schema != kImageSchema) {
+    return broken(file.string() + " has schema " + std::to_string(schema) + ", this tnk reads " +
+                  std::to_string(kImageSchema));
   }
-  if (info.id != dir.filename().string()) return broken(file.string() + " names another image, " + info.id);
+  TNK_ASSIGN_OR_RETURN(ImageInfo info, info_from_json(f, dir));
+  if (info.id != name) return broken(file.string() + " names another image, " + info.id);
   std::error_code ec;
   if (!std::filesystem::is_directory(info.rootfs, ec)) return broken(info.rootfs.string() + " is missing");
   return info;
@@ -159,7 +157,8 @@ Status remove_image(const Paths& paths, const std::string& id, const std::vector
     return not_found("no image " + id + " in " + paths.images_dir().string(), "`tnk image ls` lists the images");
   }
   if (!used_by.empty() && !force) return in_use_error(id, used_by);
-  TNK_ASSIGN_OR_RETURN(BuildLock lock, BuildLock::acquire(lock_path(paths, id), std::chrono::seconds(5)));
+  TNK_ASSIGN_OR_RETURN(FileLock lock,
+                       FileLock::acquire(lock_path(paths, id), std::chrono::seconds(5), {}, kBuildLockBusyHint));
   auto doomed = paths.images_dir() / (std::string(kRemovePrefix) + id + "-" + std::to_string(::getpid()));
   if (::rename(dir.c_str(), doomed.c_str()) != 0) return sys_error(errno, "cannot remove image " + dir.string());
   TNK_RETURN_IF_ERROR(remove_tree(doomed));
@@ -177,9 +176,9 @@ void remove_stale_work_dirs(const Paths& paths, Log& log, const std::string& hel
   for (const auto& path : entries) {
     std::string owner = work_dir_owner(path.filename().string());
     if (owner.empty() || !check_image_id(owner)) continue;
-    std::optional<BuildLock> lock;
+    std::optional<FileLock> lock;
     if (owner != held_id) {
-      auto tried = BuildLock::try_acquire(lock_path(paths, owner));
+      auto tried = FileLock::try_acquire(lock_path(paths, owner));
       if (!tried || !*tried) continue;  // its builder (or remover) is still at work
       lock = std::move(*tried);
     }

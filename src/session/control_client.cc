@@ -21,7 +21,7 @@ Result<json> expect_event(int fd, Clock::time_point deadline, const std::string&
   TNK_ASSIGN_OR_RETURN(std::optional<Message> m, recv_message_until(fd, deadline));
   if (!m) return failed("the sandbox's supervisor closed the connection without answering");
   TNK_RETURN_IF_ERROR(check_version(m->body, "the supervisor"));
-  TNK_ASSIGN_OR_RETURN(std::string event, string_field(m->body, "event"));
+  TNK_ASSIGN_OR_RETURN(std::string event, control_fields(m->body).string("event"));
   if (event == "error") {
     TNK_ASSIGN_OR_RETURN(RemoteError e, remote_error_from_json(m->body));
     switch (e.exit_code) {  // the supervisor's exit code says which kind of error it was
@@ -47,8 +47,8 @@ Result<json> ping(const std::filesystem::path& ctl_sock, std::chrono::millisecon
   TNK_RETURN_IF_ERROR(send_message(fd.get(), ping_op()));
   auto pong = expect_event(fd.get(), deadline, "pong");
   if (!pong.ok()) return timed_out(pong.error()) ? no_answer(ctl_sock, timeout, "answer") : pong.error();
-  TNK_RETURN_IF_ERROR(string_field(*pong, "backend"));
-  TNK_RETURN_IF_ERROR(int_field(*pong, "pid", 1, 1LL << 32));
+  TNK_RETURN_IF_ERROR(control_fields(*pong).string("backend"));
+  TNK_RETURN_IF_ERROR(control_fields(*pong).integer("pid", 1, 1LL << 32));
   return std::move(pong).value();
 }
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_fields.h"
 #include "core/result.h"
 
 namespace tnk::session {
@@ -43,12 +44,9 @@ Result<ExecRequest> exec_request_from_json(const nlohmann::json& body);
 // both versions. `peer` names the other side in the message ("the supervisor", "the client").
 Status check_version(const nlohmann::json& body, std::string_view peer);
 
-// Field readers: an error "control message: field 'x' is missing" / "... must be ..." on failure.
-Result<std::string> string_field(const nlohmann::json& body, const char* field);
-Result<long long> int_field(const nlohmann::json& body, const char* field, long long min, long long max);
-Result<bool> bool_field(const nlohmann::json& body, const char* field);
-// An optional string: empty when the field is absent or null.
-Result<std::string> optional_string_field(const nlohmann::json& body, const char* field);
+// The fields of a control message (core/json_fields.h): errors read "control message: field 'x' is
+// missing" / "... must be ...". `body` must outlive the reader.
+JsonFields control_fields(const nlohmann::json& body);
 
 // Client -> supervisor.
 nlohmann::json resize_op(unsigned short rows, unsigned short cols);

@@ -103,7 +103,7 @@ Relay::Step Relay::wait_started() {
     TNK_ASSIGN_OR_RETURN(std::optional<Message> m, recv_message(sock_));
     if (!m) return lost_connection();
     TNK_RETURN_IF_ERROR(check_version(m->body, "the supervisor"));
-    TNK_ASSIGN_OR_RETURN(std::string event, string_field(m->body, "event"));
+    TNK_ASSIGN_OR_RETURN(std::string event, control_fields(m->body).string("event"));
     if (event == "error") return refused(m->body);
     if (event != "started") return failed("the sandbox's supervisor sent '" + event + "' before 'started'");
     if (tty_) TNK_RETURN_IF_ERROR(adopt_master(m->fds));
@@ -152,9 +152,9 @@ Relay::Step Relay::step() {
 Relay::Step Relay::read_control() {
   TNK_ASSIGN_OR_RETURN(std::optional<Message> m, recv_message(sock_));
   if (!m) return lost_connection();
-  TNK_ASSIGN_OR_RETURN(std::string event, string_field(m->body, "event"));
+  TNK_ASSIGN_OR_RETURN(std::string event, control_fields(m->body).string("event"));
   if (event == "exit") {
-    TNK_ASSIGN_OR_RETURN(long long code, int_field(m->body, "code", 0, 255));
+    TNK_ASSIGN_OR_RETURN(long long code, control_fields(m->body).integer("code", 0, 255));
     finished_ = true;
     return std::optional(SessionResult{static_cast<int>(code), std::nullopt});
   }

@@ -35,7 +35,7 @@ nlohmann::json error_event(const Error& error, int exit_code) {
 
 // {"op":"agent-ping","count":N}: N round trips of the guest agent's ping, for bench/vm.sh.
 nlohmann::json agent_ping_event(Engine& engine, const nlohmann::json& body) {
-  auto count = session::int_field(body, "count", 1, session::kMaxAgentPings);
+  auto count = session::control_fields(body).integer("count", 1, session::kMaxAgentPings);
   if (!count) return error_event(count.error(), kExitUsage);
   auto rtts = engine.agent_pings(static_cast<int>(*count));
   if (!rtts) return error_event(rtts.error(), 1);
@@ -241,13 +241,13 @@ nlohmann::json Server::network_event(bool ask_proxy) {
 
 nlohmann::json Server::handle_forward(const nlohmann::json& body) {
   auto refused = [](const Error& e) { return error_event(e, exit_code_for(e.kind)); };
-  auto host_port = session::int_field(body, "host_port", 0, 65535);
+  auto host_port = session::control_fields(body).integer("host_port", 0, 65535);
   if (!host_port) return refused(host_port.error());
   if (body.value("remove", false)) {
     Status removed = network_.remove_forward(static_cast<uint16_t>(*host_port));
     if (!removed.ok()) return refused(removed.error());
   } else {
-    auto guest_port = session::int_field(body, "guest_port", 1, 65535);
+    auto guest_port = session::control_fields(body).integer("guest_port", 1, 65535);
     if (!guest_port) return refused(guest_port.error());
     auto added = network_.add_forward({static_cast<uint16_t>(*host_port), static_cast<uint16_t>(*guest_port)});
     if (!added) return refused(added.error());

@@ -1,7 +1,7 @@
 // libFuzzer target for the agent protocol: the frame decoder fed the input in chunks whose sizes the
 // input itself chooses, and every message parser on every decoded payload (and on the raw input).
 // Build and run: scripts/fuzz.sh SECONDS agent_frame (it reads the line below).
-// fuzz-sources: src/agent/frame.cc src/agent/messages.cc src/core/error.cc
+// fuzz-sources: src/agent/frame.cc src/agent/messages.cc src/core/json_fields.cc src/core/error.cc
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

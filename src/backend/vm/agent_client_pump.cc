@@ -14,7 +14,8 @@ constexpr std::size_t kMaxQueuedToAgent = 1 << 20;  // past this, stdin is not r
 
 }  // namespace
 
-AgentClient::Pump::Pump(UniqueFd sock, UniqueFd wake) : sock_(std::move(sock)), wake_(std::move(wake)) {}
+AgentClient::Pump::Pump(UniqueFd sock, UniqueFd wake)
+    : sock_(std::move(sock)), wake_(std::move(wake)), out_(kMaxQueuedToAgent) {}
 
 AgentClient::Pump::~Pump() = default;
 
@@ -24,7 +25,7 @@ void AgentClient::Pump::wake() {
 }
 
 void AgentClient::Pump::send(FrameType type, uint32_t session, std::string_view payload) {
-  (void)append_frame(out_, type, session, payload);  // callers keep payloads within kMaxPayload
+  (void)out_.push(type, session, payload);  // callers keep payloads within kMaxPayload
   wake();
 }
 
@@ -89,7 +90,7 @@ void AgentClient::Pump::run() {
       for (std::size_t i = 2; i < fds.size(); ++i) {
         if (fds[i].revents) session_io(owners[i - 2].first, owners[i - 2].second, fds[i].revents);
       }
-      if (!failure && !flush()) fail(sys_error(errno, "writing to the agent"));
+      if (!failure && !out_.flush(sock_.get())) fail(sys_error(errno, "writing to the agent"));
       finished = collect_finished();
     }
     for (auto& [id, s] : finished) {
@@ -100,9 +101,9 @@ void AgentClient::Pump::run() {
 
 void AgentClient::Pump::build_poll(std::vector<pollfd>& fds, std::vector<std::pair<SessionId, int>>& owners) {
   fds.push_back({wake_.get(), POLLIN, 0});
-  short sock_events = failure ? 0 : static_cast<short>(POLLIN | (out_.size() > sent_ ? POLLOUT : 0));
+  short sock_events = failure ? 0 : static_cast<short>(POLLIN | (out_.queued() > 0 ? POLLOUT : 0));
   fds.push_back({failure ? -1 : sock_.get(), sock_events, 0});
-  bool room = !failure && out_.size() - sent_ < kMaxQueuedToAgent;
+  bool room = !failure && out_.has_room();
   for (auto& [id, s] : sessions) {
     if (s.input_open && !s.exit && room && s.stdin_unacked < kStreamWindow && s.in.valid()) {
       fds.push_back({s.in.get(), POLLIN, 0});
@@ -117,18 +118,6 @@ void AgentClient::Pump::build_poll(std::vector<pollfd>& fds, std::vector<std::pa
       owners.emplace_back(id, 2);
     }
   }
-}
-
-bool AgentClient::Pump::flush() {
-  while (out_.size() > sent_) {
-    ssize_t n = ::send(sock_.get(), out_.data() + sent_, out_.size() - sent_, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errno == EAGAIN;
-    sent_ += static_cast<std::size_t>(n);
-  }
-  out_.clear();
-  sent_ = 0;
-  return true;
 }
 
 void AgentClient::Pump::read_socket() {

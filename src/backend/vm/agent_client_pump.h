@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agent/frame.h"
+#include "agent/frame_queue.h"
 #include "backend/vm/agent_client.h"
 
 namespace tnk::agent {
@@ -64,13 +65,11 @@ class AgentClient::Pump {
   void session_io(SessionId id, int which, short revents);
   void read_input(SessionId id, Session& s);
   void write_output(SessionId id, Session& s, int which);
-  bool flush();
   Finished collect_finished();
 
   UniqueFd sock_, wake_;
   FrameDecoder decoder_;
-  std::string out_;  // frames to the agent
-  std::size_t sent_ = 0;
+  FrameQueue out_;  // frames to the agent
   bool stopping_ = false;
   SessionId next_id_ = 1;
 };

@@ -48,14 +48,14 @@ TEST(AgentMessagesTest, ExecDefaultsAndRefusals) {
   EXPECT_EQ(error_of(parse_exec(R"({"argv":["x"],"env":["=v"],"cwd":"/","uid":0,"gid":0})")),
             "agent message exec: field 'env' entries must be NAME=VALUE");
   EXPECT_EQ(error_of(parse_exec(R"({"argv":["x\u0000y"],"cwd":"/","uid":0,"gid":0})")),
-            "agent message exec: field 'argv' must not contain a NUL byte");
+            "agent message exec: field 'argv' must not contain NUL bytes");
   EXPECT_EQ(error_of(parse_exec(R"({"argv":["x"],"cwd":"/","uid":4294967295,"gid":0})")),
-            "agent message exec: field 'uid' must be between 0 and 4294967294");
+            "agent message exec: field 'uid' must be an integer from 0 to 4294967294");
   EXPECT_EQ(error_of(parse_exec(R"({"argv":["x"],"cwd":"/","uid":-1,"gid":0})")),
-            "agent message exec: field 'uid' must be between 0 and 4294967294");
+            "agent message exec: field 'uid' must be an integer from 0 to 4294967294");
   EXPECT_EQ(error_of(parse_exec(R"({"argv":["x"],"cwd":"/","gid":0})")), "agent message exec: field 'uid' is missing");
   EXPECT_EQ(error_of(parse_exec(R"({"argv":["x"],"cwd":"/","uid":0,"gid":0,"rows":70000})")),
-            "agent message exec: field 'rows' must be between 0 and 65535");
+            "agent message exec: field 'rows' must be an integer from 0 to 65535");
   EXPECT_EQ(error_of(parse_exec(R"({"argv":["x"],"cwd":"/","uid":0,"gid":0,"groups":[-3]})")),
             "agent message exec: field 'groups' must be an array of group ids");
   EXPECT_EQ(error_of(parse_exec("[1,2]")), "agent message exec is not a JSON object");

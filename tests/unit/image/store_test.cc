@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_lock.h"
 #include "core/files.h"
-#include "image/build_lock.h"
 #include "image/layout.h"
 #include "image/store.h"
 #include "image/tree.h"
@@ -96,6 +96,20 @@ TEST_F(ImageStoreTest, ListsImagesSortedSkipsWorkFilesAndReportsUnusableOnes) {
   EXPECT_NE((*listed)[3].problem.find("malformed"), std::string::npos) << (*listed)[3].problem;
 }
 
+TEST_F(ImageStoreTest, ImageJsonWithABadFieldNamesTheFieldAndTheFile) {
+  const std::string id = "debian-bookworm-aaaaaaaaaaaa";
+  fake_image(id);
+  fs::path file = paths_.images_dir() / id / kImageJsonFile;
+  auto doc = nlohmann::json::parse(*read_file(file));
+  doc["inodes"] = "three";
+  ASSERT_TRUE(write_file_atomic(file, doc.dump()).ok());
+  auto found = find_image(paths_, id);
+  ASSERT_FALSE(found.ok());
+  EXPECT_EQ(found.error().message,
+            "image " + id + " is not usable: " + file.string() + ": field 'inodes' must be an integer of 0 or more");
+  EXPECT_NE(found.error().hint.find("tnk image rm " + id), std::string::npos);
+}
+
 TEST_F(ImageStoreTest, FindImage) {
   fake_image("debian-bookworm-aaaaaaaaaaaa");
   auto found = find_image(paths_, "debian-bookworm-aaaaaaaaaaaa");
@@ -154,9 +168,9 @@ TEST_F(ImageStoreTest, StaleWorkDirsOfDeadOwnersAreRemovedLiveOnesKept) {
     touch(images / dir / "rootfs" / "usr" / "file");
   }
   // b's builder is alive (holds its lock); d's lock is held by the caller itself.
-  auto b_lock = BuildLock::acquire(images / "debian-bookworm-bbbbbbbbbbbb.lock", std::chrono::seconds(1));
+  auto b_lock = FileLock::acquire(images / "debian-bookworm-bbbbbbbbbbbb.lock", std::chrono::seconds(1));
   ASSERT_TRUE(b_lock.ok());
-  auto d_lock = BuildLock::acquire(images / "debian-bookworm-dddddddddddd.lock", std::chrono::seconds(1));
+  auto d_lock = FileLock::acquire(images / "debian-bookworm-dddddddddddd.lock", std::chrono::seconds(1));
   ASSERT_TRUE(d_lock.ok());
 
   remove_stale_work_dirs(paths_, log_, "debian-bookworm-dddddddddddd");

@@ -89,6 +89,20 @@ TEST_F(StoreTest, RecordFromANewerTnkIsRefused) {
   EXPECT_NE(r.error().message.find("newer tnk (schema 99)"), std::string::npos);
 }
 
+TEST_F(StoreTest, RecordWithABadFieldNamesTheFieldAndTheFile) {
+  nlohmann::json doc = record_to_json(sample());
+  doc.erase("mount_point");
+  auto missing = record_from_json_text(doc.dump(), "/x/sandbox.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "sandbox record /x/sandbox.json is corrupt: field 'mount_point' is missing");
+  EXPECT_NE(missing.error().hint.find("tnk sandbox delete"), std::string::npos);
+  doc = record_to_json(sample());
+  doc["created_at"] = "yesterday";
+  auto wrong = record_from_json_text(doc.dump(), "/x/sandbox.json");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().message, "sandbox record /x/sandbox.json is corrupt: field 'created_at' must be an integer");
+}
+
 TEST_F(StoreTest, ListIdsIsSortedAndRemoveDeletesTheDirectory) {
   Store store(dir_ / "sandboxes");
   auto b = sample();

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <ctime>
 
 #include "core/files.h"
 #include "core/unique_fd.h"
@@ -38,6 +40,12 @@ Status sync_dir(const fs::path& dir) {
   return ok_status();
 }
 
+// The error for an unusable artifact directory.
+Error unusable(const ArtifactKind& kind, const std::string& id, const std::string& why) {
+  return failed(std::string(kind.noun) + " " + id + " is not usable: " + why,
+                "remove it with `tnk image rm " + id + "` and build it again with `tnk image build --vm`");
+}
+
 }  // namespace
 
 fs::path artifact_root(const Paths& paths, const ArtifactKind& kind) { return paths.cache_dir / kind.dir_name; }
@@ -52,10 +60,7 @@ fs::path artifact_log_path(const Paths& paths, const ArtifactKind& kind, const s
 
 Result<nlohmann::json> read_artifact(const fs::path& dir, const ArtifactKind& kind) {
   const std::string id = dir.filename().string();
-  auto broken = [&](const std::string& why) {
-    return failed(std::string(kind.noun) + " " + id + " is not usable: " + why,
-                  "remove it with `tnk image rm " + id + "` and build it again with `tnk image build --vm`");
-  };
+  auto broken = [&](const std::string& why) { return unusable(kind, id, why); };
   auto file = dir / kind.json_file;
   auto text = read_file(file);
   if (!text) return broken(text.error().message);
@@ -72,7 +77,8 @@ Result<nlohmann::json> read_artifact(const fs::path& dir, const ArtifactKind& ki
   }
 }
 
-Result<ArtifactEntry> find_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id) {
+Result<ArtifactEntry> find_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
+                                    const char* main_file) {
   TNK_RETURN_IF_ERROR(check_image_id(id));
   auto dir = artifact_root(paths, kind) / id;
   std::error_code ec;
@@ -81,6 +87,9 @@ Result<ArtifactEntry> find_artifact(const Paths& paths, const ArtifactKind& kind
                      "`tnk image build --vm` builds the kernel and the base disk");
   }
   TNK_ASSIGN_OR_RETURN(nlohmann::json doc, read_artifact(dir, kind));
+  if (main_file && !fs::is_regular_file(dir / main_file, ec)) {
+    return unusable(kind, id, (dir / main_file).string() + " is missing");
+  }
   return ArtifactEntry{id, dir, std::move(doc), ""};
 }
 
@@ -114,8 +123,8 @@ Status remove_artifact(const Paths& paths, const ArtifactKind& kind, const std::
     return not_found("no " + std::string(kind.noun) + " " + id + " in " + root.string(),
                      "`tnk image ls` lists the images, kernels and disks");
   }
-  TNK_ASSIGN_OR_RETURN(BuildLock lock,
-                       BuildLock::acquire(artifact_lock_path(paths, kind, id), std::chrono::seconds(5)));
+  TNK_ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(artifact_lock_path(paths, kind, id), std::chrono::seconds(5),
+                                                        {}, kBuildLockBusyHint));
   auto doomed = root / (std::string(kRemovePrefix) + id + pid_suffix());
   if (::rename(dir.c_str(), doomed.c_str()) != 0) return sys_error(errno, "cannot remove " + dir.string());
   TNK_RETURN_IF_ERROR(remove_tree(doomed));
@@ -124,12 +133,13 @@ Status remove_artifact(const Paths& paths, const ArtifactKind& kind, const std::
   return ok_status();
 }
 
-Result<BuildLock> lock_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
-                                std::chrono::milliseconds timeout, Log& log) {
+Result<FileLock> lock_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
+                               std::chrono::milliseconds timeout, Log& log) {
   TNK_RETURN_IF_ERROR(make_dirs(artifact_root(paths, kind), 0700));
-  return BuildLock::acquire(artifact_lock_path(paths, kind, id), timeout, [&] {
-    log.info("waiting for another tnk process that is building " + std::string(kind.noun) + " " + id);
-  });
+  return FileLock::acquire(
+      artifact_lock_path(paths, kind, id), timeout,
+      [&] { log.info("waiting for another tnk process that is building " + std::string(kind.noun) + " " + id); },
+      kBuildLockBusyHint);
 }
 
 Result<fs::path> fresh_work_dir(const Paths& paths, const ArtifactKind& kind, const std::string& id) {
@@ -161,6 +171,24 @@ Status install_artifact(const Paths& paths, const ArtifactKind& kind, const std:
   }
   if (::rename(work.c_str(), dir.c_str()) != 0) return sys_error(errno, "cannot move the new " + dir.string());
   return ok_status();
+}
+
+Result<double> build_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
+                              const std::string& what,
+                              const std::function<Result<nlohmann::json>(const fs::path& work)>& build) {
+  TNK_ASSIGN_OR_RETURN(fs::path work, fresh_work_dir(paths, kind, id));
+  auto started = std::chrono::steady_clock::now();
+  auto facts = build(work);
+  if (!facts) {
+    (void)remove_tree(work);
+    return facts.error().context("building " + what);
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  nlohmann::json doc = *facts;
+  doc["built_at"] = static_cast<int64_t>(::time(nullptr));
+  doc["build_seconds"] = std::round(seconds * 10) / 10;
+  TNK_RETURN_IF_ERROR(install_artifact(paths, kind, id, work, doc));
+  return seconds;
 }
 
 Status check_free_space_for(const fs::path& dir, uint64_t need, const std::string& what) {

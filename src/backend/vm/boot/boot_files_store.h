@@ -6,15 +6,16 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/file_lock.h"
 #include "core/log.h"
 #include "core/paths.h"
 #include "core/result.h"
-#include "image/build_lock.h"
 
 namespace tnk::image {
 
@@ -46,22 +47,46 @@ struct ArtifactEntry {
 // The json of the artifact in `dir`: failed (with a hint to remove it) when it is missing, malformed,
 // of another schema, or names another id.
 Result<nlohmann::json> read_artifact(const std::filesystem::path& dir, const ArtifactKind& kind);
-// The usable artifact `id`: not_found when absent.
-Result<ArtifactEntry> find_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id);
+// The usable artifact `id`: not_found when absent; failed (like read_artifact) when `main_file` is
+// given and is not a file in its directory.
+Result<ArtifactEntry> find_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
+                                    const char* main_file = nullptr);
 // Every non-work directory of that kind, sorted by id; unusable ones carry a problem.
 Result<std::vector<ArtifactEntry>> list_artifacts(const Paths& paths, const ArtifactKind& kind);
+// find_artifact and list_artifacts, each entry turned into the caller's description by `from`.
+template <typename Info>
+Result<Info> find_artifact_as(const Paths& paths, const ArtifactKind& kind, const std::string& id,
+                              const char* main_file, Info (*from)(const ArtifactEntry&)) {
+  TNK_ASSIGN_OR_RETURN(ArtifactEntry entry, find_artifact(paths, kind, id, main_file));
+  return from(entry);
+}
+template <typename Info>
+Result<std::vector<Info>> list_artifacts_as(const Paths& paths, const ArtifactKind& kind,
+                                            Info (*from)(const ArtifactEntry&)) {
+  TNK_ASSIGN_OR_RETURN(std::vector<ArtifactEntry> entries, list_artifacts(paths, kind));
+  std::vector<Info> out;
+  for (const auto& e : entries) out.push_back(from(e));
+  return out;
+}
 // Renames the directory away under its lock, then deletes it with its lock and log.
 Status remove_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id);
 
 // The lock of artifact `id`, waiting up to `timeout` (a line on `log` when it has to wait).
-Result<BuildLock> lock_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
-                                std::chrono::milliseconds timeout, Log& log);
+Result<FileLock> lock_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
+                               std::chrono::milliseconds timeout, Log& log);
 // With the lock held: removes work directories left by earlier builds of `id` and makes a new one.
 Result<std::filesystem::path> fresh_work_dir(const Paths& paths, const ArtifactKind& kind, const std::string& id);
 // With the lock held: writes `doc` (its "schema" and "id" set here) into `work`, syncs and renames
 // `work` to <root>/<id>, replacing an existing one (a forced rebuild).
 Status install_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
                         const std::filesystem::path& work, nlohmann::json doc);
+// With the lock held: the whole build of `id` (a fresh work directory, `build` filling it and
+// returning the json's facts, then install_artifact with "built_at" and "build_seconds" added). On
+// failure the work directory is removed and the error names `what` ("base disk <id>"). Returns the
+// seconds the build took.
+Result<double> build_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
+                              const std::string& what,
+                              const std::function<Result<nlohmann::json>(const std::filesystem::path& work)>& build);
 
 // Free space under `dir`: failed naming what needs it when below `need` bytes.
 Status check_free_space_for(const std::filesystem::path& dir, uint64_t need, const std::string& what);

@@ -158,22 +158,10 @@ Result<std::string> agent_sha256(const Paths& paths, const fs::path& agent) {
 }
 
 Result<DiskInfo> find_disk(const Paths& paths, const std::string& id) {
-  TNK_ASSIGN_OR_RETURN(ArtifactEntry entry, find_artifact(paths, kDiskKind, id));
-  DiskInfo info = info_from(entry);
-  std::error_code ec;
-  if (!fs::is_regular_file(info.base, ec)) {
-    return failed("disk " + id + " is not usable: " + info.base.string() + " is missing",
-                  "remove it with `tnk image rm " + id + "` and build it again with `tnk image build --vm`");
-  }
-  return info;
+  return find_artifact_as(paths, kDiskKind, id, kBaseDiskFile, info_from);
 }
 
-Result<std::vector<DiskInfo>> list_disks(const Paths& paths) {
-  TNK_ASSIGN_OR_RETURN(std::vector<ArtifactEntry> entries, list_artifacts(paths, kDiskKind));
-  std::vector<DiskInfo> out;
-  for (const auto& e : entries) out.push_back(info_from(e));
-  return out;
-}
+Result<std::vector<DiskInfo>> list_disks(const Paths& paths) { return list_artifacts_as(paths, kDiskKind, info_from); }
 
 Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const fs::path& agent, Log& log,
                              const DiskBuildOptions& options) {
@@ -185,27 +173,21 @@ Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const f
   TNK_ASSIGN_OR_RETURN(std::string sha, agent_sha256(paths, agent));
   const std::string id = disk_id(image.id, sha);
   if (auto found = find_disk(paths, id)) return found;
-  TNK_ASSIGN_OR_RETURN(BuildLock lock, lock_artifact(paths, kDiskKind, id, options.lock_timeout, log));
+  TNK_ASSIGN_OR_RETURN(FileLock lock, lock_artifact(paths, kDiskKind, id, options.lock_timeout, log));
   if (auto found = find_disk(paths, id)) return found;
-  TNK_ASSIGN_OR_RETURN(fs::path work, fresh_work_dir(paths, kDiskKind, id));
   log.info("building base disk " + id + " from image " + image.id);
-  auto started = std::chrono::steady_clock::now();
-  auto facts = build_disk_file(work, image, agent, options);
-  if (!facts) {
-    (void)remove_tree(work);
-    return facts.error().context("building base disk " + id);
-  }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  nlohmann::json doc = *facts;
-  doc["image_id"] = image.id;
-  doc["agent_sha256"] = sha;
-  doc["built_at"] = static_cast<int64_t>(::time(nullptr));
-  doc["build_seconds"] = std::round(seconds * 10) / 10;
-  TNK_RETURN_IF_ERROR(install_artifact(paths, kDiskKind, id, work, doc));
-  log.info("base disk " + id + " ready: " + std::to_string(doc["size_bytes"].get<uint64_t>() / 1'000'000) + " MB (" +
-           std::to_string(doc["allocated_bytes"].get<uint64_t>() / 1'000'000) + " MB allocated) in " +
+  auto build = [&](const fs::path& work) -> Result<nlohmann::json> {
+    TNK_ASSIGN_OR_RETURN(nlohmann::json doc, build_disk_file(work, image, agent, options));
+    doc["image_id"] = image.id;
+    doc["agent_sha256"] = sha;
+    return doc;
+  };
+  TNK_ASSIGN_OR_RETURN(double seconds, build_artifact(paths, kDiskKind, id, "base disk " + id, build));
+  TNK_ASSIGN_OR_RETURN(DiskInfo disk, find_disk(paths, id));
+  log.info("base disk " + id + " ready: " + std::to_string(disk.size_bytes / 1'000'000) + " MB (" +
+           std::to_string(disk.allocated_bytes / 1'000'000) + " MB allocated) in " +
            std::to_string(std::lround(seconds * 1000)) + " ms");
-  return find_disk(paths, id);
+  return disk;
 }
 
 namespace {

@@ -106,56 +106,39 @@ Result<nlohmann::json> collect(const fs::path& work, const fs::path& src, const 
   return nlohmann::json{{"release", release}, {"size_bytes", static_cast<uint64_t>(st.st_size)}};
 }
 
-Result<KernelInfo> build_locked(const Paths& paths, const KernelRecipe& recipe, const BuildLock& lock, Log& log,
+Result<KernelInfo> build_locked(const Paths& paths, const KernelRecipe& recipe, const FileLock& lock, Log& log,
                                 const KernelBuildOptions& options) {
   const std::string id = kernel_id(recipe);
   TNK_RETURN_IF_ERROR(
       check_free_space_for(artifact_root(paths, kKernelKind), kKernelBuildSpace, "building the guest kernel"));
-  TNK_ASSIGN_OR_RETURN(fs::path work, fresh_work_dir(paths, kKernelKind, id));
-  fs::path src = work / "src";
-  TNK_RETURN_IF_ERROR(make_dirs(src, 0755));
   int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   log.info("building guest kernel " + id + " from " + options.tarball.string() + " (" + recipe.source_version +
            ", once per machine; make -j" + std::to_string(jobs) + ")");
-  auto started = std::chrono::steady_clock::now();
-  auto log_file = artifact_log_path(paths, kKernelKind, id);
-  auto built = run_steps(kernel_build_steps(options.tarball, src, jobs), src, recipe.fragment, log_file, lock.fd(), log,
-                         options.timeout);
-  Result<nlohmann::json> facts = built ? collect(work, src, recipe) : Result<nlohmann::json>(built.error());
-  if (!facts) {
-    (void)remove_tree(work);
-    return facts.error().context("building guest kernel " + id);
-  }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  nlohmann::json doc = *facts;
-  doc["built_at"] = static_cast<int64_t>(::time(nullptr));
-  doc["build_seconds"] = std::round(seconds * 10) / 10;
-  doc["recipe_hash"] = kernel_recipe_hash(recipe);
-  doc["recipe"] = kernel_recipe_to_json(recipe);
-  TNK_RETURN_IF_ERROR(install_artifact(paths, kKernelKind, id, work, doc));
-  log.info("guest kernel " + id + " ready: " + std::to_string(doc["size_bytes"].get<uint64_t>() / 1'000'000) +
-           " MB in " + std::to_string(std::lround(seconds)) + " s");
-  return find_kernel(paths, id);
+  auto build = [&](const fs::path& work) -> Result<nlohmann::json> {
+    fs::path src = work / "src";
+    TNK_RETURN_IF_ERROR(make_dirs(src, 0755));
+    TNK_RETURN_IF_ERROR(run_steps(kernel_build_steps(options.tarball, src, jobs), src, recipe.fragment,
+                                  artifact_log_path(paths, kKernelKind, id), lock.fd(), log, options.timeout));
+    TNK_ASSIGN_OR_RETURN(nlohmann::json doc, collect(work, src, recipe));
+    doc["recipe_hash"] = kernel_recipe_hash(recipe);
+    doc["recipe"] = kernel_recipe_to_json(recipe);
+    return doc;
+  };
+  TNK_ASSIGN_OR_RETURN(double seconds, build_artifact(paths, kKernelKind, id, "guest kernel " + id, build));
+  TNK_ASSIGN_OR_RETURN(KernelInfo kernel, find_kernel(paths, id));
+  log.info("guest kernel " + id + " ready: " + std::to_string(kernel.size_bytes / 1'000'000) + " MB in " +
+           std::to_string(std::lround(seconds)) + " s");
+  return kernel;
 }
 
 }  // namespace
 
 Result<KernelInfo> find_kernel(const Paths& paths, const std::string& id) {
-  TNK_ASSIGN_OR_RETURN(ArtifactEntry entry, find_artifact(paths, kKernelKind, id));
-  KernelInfo info = info_from(entry);
-  std::error_code ec;
-  if (!fs::is_regular_file(info.vmlinux, ec)) {
-    return failed("kernel " + id + " is not usable: " + info.vmlinux.string() + " is missing",
-                  "remove it with `tnk image rm " + id + "` and build it again with `tnk image build --vm`");
-  }
-  return info;
+  return find_artifact_as(paths, kKernelKind, id, kVmlinuxFile, info_from);
 }
 
 Result<std::vector<KernelInfo>> list_kernels(const Paths& paths) {
-  TNK_ASSIGN_OR_RETURN(std::vector<ArtifactEntry> entries, list_artifacts(paths, kKernelKind));
-  std::vector<KernelInfo> out;
-  for (const auto& e : entries) out.push_back(info_from(e));
-  return out;
+  return list_artifacts_as(paths, kKernelKind, info_from);
 }
 
 Result<KernelInfo> ensure_kernel(const Paths& paths, const KernelRecipe& recipe, Log& log,
@@ -169,7 +152,7 @@ Result<KernelInfo> ensure_kernel(const Paths& paths, const KernelRecipe& recipe,
     return not_found("the kernel source " + options.tarball.string() + " is missing",
                      std::string("apt-get install ") + kKernelSourcePackage + " (or run scripts/install-deps.sh)");
   }
-  TNK_ASSIGN_OR_RETURN(BuildLock lock, lock_artifact(paths, kKernelKind, id, options.lock_timeout, log));
+  TNK_ASSIGN_OR_RETURN(FileLock lock, lock_artifact(paths, kKernelKind, id, options.lock_timeout, log));
   if (!options.force) {
     if (auto found = find_kernel(paths, id)) return found;  // another process built it meanwhile
   }

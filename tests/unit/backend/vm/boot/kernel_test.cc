@@ -171,5 +171,41 @@ TEST_F(KernelStoreTest, InstallReplacesAndWorkDirsAreFresh) {
   EXPECT_EQ(find_artifact(paths_, kKernelKind, "k-1")->doc["size_bytes"], 2);
 }
 
+TEST_F(KernelStoreTest, BuildArtifactInstallsWithItsTimesAndCleansUpAFailure) {
+  Log log(std::cerr);
+  auto lock = lock_artifact(paths_, kKernelKind, "k-2", std::chrono::seconds(1), log);
+  ASSERT_TRUE(lock.ok());
+  auto failed_build = build_artifact(paths_, kKernelKind, "k-2", "guest kernel k-2", [](const fs::path& work) {
+    EXPECT_TRUE(write_file_atomic(work / kVmlinuxFile, "half").ok());
+    return Result<nlohmann::json>(failed("make exited with status 2"));
+  });
+  ASSERT_FALSE(failed_build.ok());
+  EXPECT_EQ(failed_build.error().message, "building guest kernel k-2: make exited with status 2");
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(artifact_root(paths_, kKernelKind))) {
+    left.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"k-2.lock"}) << "the work directory is gone";
+  EXPECT_EQ(find_artifact(paths_, kKernelKind, "k-2").error().kind, ErrorKind::kNotFound);
+
+  auto built = build_artifact(paths_, kKernelKind, "k-2", "guest kernel k-2", [](const fs::path& work) {
+    EXPECT_TRUE(write_file_atomic(work / kVmlinuxFile, "elf").ok());
+    return Result<nlohmann::json>(nlohmann::json{{"size_bytes", 3}});
+  });
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  auto found = find_artifact(paths_, kKernelKind, "k-2", kVmlinuxFile);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(found->doc["size_bytes"], 3);
+  EXPECT_TRUE(found->doc.contains("built_at"));
+  EXPECT_TRUE(found->doc.contains("build_seconds"));
+
+  fs::remove(found->dir / kVmlinuxFile);
+  auto broken = find_artifact(paths_, kKernelKind, "k-2", kVmlinuxFile);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().message,
+            "kernel k-2 is not usable: " + (found->dir / kVmlinuxFile).string() + " is missing");
+  EXPECT_NE(broken.error().hint.find("tnk image rm k-2"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tnk::image
