@@ -1,0 +1,80 @@
+// Where a command's audit records go (src/sandbox/audit_target.h): --audit-log, else
+// <audit_dir>/<id>.ndjson under `audit = true`, else nowhere.
+#include "sandbox/audit_target.h"
+#include "sandbox_test_util.h"
+
+namespace tnk::testing_sandbox {
+namespace {
+
+using sandbox::open_audit;
+
+TEST_F(SandboxTest, AuditTargetNowhereByDefault) {
+  auto writer = open_audit(ctx(), "", "tnk-demo");
+  ASSERT_TRUE(writer.ok());
+  EXPECT_FALSE(*writer);
+  EXPECT_FALSE(fs::exists(paths_.default_audit_dir()));
+}
+
+TEST_F(SandboxTest, AuditTargetConfigGivesAuditDirSlashId) {
+  write_config("audit = true\n");
+  auto writer = open_audit(ctx(), "", "tnk-demo");
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE(*writer);
+  EXPECT_EQ((*writer)->path(), root_ / "state" / "tnk" / "audit" / "tnk-demo.ndjson");
+  EXPECT_TRUE(fs::is_regular_file((*writer)->path()));
+}
+
+TEST_F(SandboxTest, AuditTargetConfiguredAuditDir) {
+  write_config("audit = true\naudit_dir = \"" + (root_ / "elsewhere").string() + "\"\n");
+  auto writer = open_audit(ctx(), "", "tnk-demo");
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE(*writer);
+  EXPECT_EQ((*writer)->path(), root_ / "elsewhere" / "tnk-demo.ndjson");
+}
+
+TEST_F(SandboxTest, AuditTargetFlagWithoutConfig) {
+  auto writer = open_audit(ctx(), (root_ / "flag.ndjson").string(), "tnk-demo");
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE(*writer);
+  EXPECT_EQ((*writer)->path(), root_ / "flag.ndjson");
+}
+
+TEST_F(SandboxTest, AuditTargetFlagWinsOverConfig) {
+  write_config("audit = true\n");
+  auto writer = open_audit(ctx(), (root_ / "flag.ndjson").string(), "tnk-demo");
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE(*writer);
+  EXPECT_EQ((*writer)->path(), root_ / "flag.ndjson");
+  EXPECT_FALSE(fs::exists(paths_.default_audit_dir() / "tnk-demo.ndjson"));
+}
+
+TEST_F(SandboxTest, AuditTargetRelativeFlagIsBelowTheCwd) {
+  ctx().cwd = project_dir() / "sub";
+  auto writer = open_audit(ctx(), "logs/a.ndjson", "tnk-demo");
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE(*writer);
+  EXPECT_EQ((*writer)->path(), project_dir() / "sub" / "logs" / "a.ndjson");
+}
+
+TEST_F(SandboxTest, AuditTargetBrokenConfigIsTheError) {
+  write_config("audit = \"maybe\"\n");
+  auto writer = open_audit(ctx(), "", "tnk-demo");
+  ASSERT_FALSE(writer.ok());
+  EXPECT_NE(writer.error().message.find(paths_.config_file().string()), std::string::npos) << writer.error().message;
+}
+
+TEST_F(SandboxTest, AuditAppendWritesToTheWriterAndNothingWithout) {
+  auto writer = open_audit(ctx(), (root_ / "a.ndjson").string(), "tnk-demo");
+  ASSERT_TRUE(writer.ok());
+  sandbox::audit_append(ctx(), *writer, {{"event", "test"}, {"n", 1}});
+  std::optional<audit::AuditWriter> none;
+  sandbox::audit_append(ctx(), none, {{"event", "lost"}});
+  auto records = audit_records(root_ / "a.ndjson");
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["event"], "test");
+  EXPECT_EQ(records[0]["n"], 1);
+  EXPECT_EQ(records[0]["seq"], 1);
+}
+
+}  // namespace
+}  // namespace tnk::testing_sandbox

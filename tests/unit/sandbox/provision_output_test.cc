@@ -1,0 +1,97 @@
+// A provisioning run's output (src/sandbox/provision_output.h): lines into the audit log, the runner's
+// failure line in the error, the fingerprint saved only after a successful run.
+#include "sandbox/provision_output.h"
+#include "sandbox_test_util.h"
+
+namespace tnk::testing_sandbox {
+namespace {
+
+class ProvisionOutputTest : public SandboxTest {
+ protected:
+  void SetUp() override {
+    SandboxTest::SetUp();
+    save_record(BackendKind::kNs, "dev", "old");
+    auto writer = audit::AuditWriter::open(log_path());
+    ASSERT_TRUE(writer.ok());
+    writer_.emplace(std::move(*writer));
+    r_.id = "tnk-demo";
+    r_.profile = "dev";
+  }
+  fs::path log_path() const { return root_ / "provision.ndjson"; }
+  std::string saved_fingerprint() {
+    auto record = state::Store(paths_.sandboxes_dir()).load("tnk-demo");
+    EXPECT_TRUE(record.ok() && *record);
+    return record.ok() && *record ? (*record)->provision_fingerprint : "";
+  }
+  // (stream, line) of each provision_output record.
+  std::vector<std::pair<std::string, std::string>> output_lines() {
+    std::vector<std::pair<std::string, std::string>> lines;
+    for (const auto& rec : audit_records(log_path())) {
+      if (rec["event"] == "provision_output") lines.emplace_back(rec["stream"], rec["line"]);
+    }
+    return lines;
+  }
+
+  std::optional<audit::AuditWriter> writer_;
+  sandbox::Resolved r_;
+};
+
+TEST_F(ProvisionOutputTest, SuccessRecordsLinesAndSavesTheFingerprint) {
+  sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
+  output.add(1, "first li");
+  output.add(1, "ne\nsecond\nunfinished");
+  output.add(2, "warning: x\n");
+  ASSERT_TRUE(output.finish(0, "new-fingerprint").ok());
+  EXPECT_EQ(output_lines(),
+            (std::vector<std::pair<std::string, std::string>>{
+                {"stdout", "first line"}, {"stdout", "second"}, {"stderr", "warning: x"}, {"stdout", "unfinished"}}));
+  auto records = audit_records(log_path());
+  ASSERT_FALSE(records.empty());
+  EXPECT_EQ(records.back()["event"], "provision_end");
+  EXPECT_EQ(records.back()["profile"], "dev");
+  EXPECT_EQ(records.back()["exit_code"], 0);
+  EXPECT_EQ(saved_fingerprint(), "new-fingerprint");
+  EXPECT_EQ(err(), "info: provisioned tnk-demo in 0 s\n");
+}
+
+TEST_F(ProvisionOutputTest, FailureNamesTheRunnersLineAndKeepsTheOldFingerprint) {
+  sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
+  output.add(2, "tnk: provisioning failed at dev.sh line 7: false\n");
+  Status st = output.finish(3, "new-fingerprint");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message,
+            "provisioning tnk-demo with profile dev failed (exit 3): provisioning failed at dev.sh line 7: false");
+  EXPECT_EQ(st.error().hint,
+            "the sandbox is running and usable; fix the script and run `tnk sandbox start` to try again");
+  EXPECT_EQ(audit_records(log_path()).back()["exit_code"], 3);
+  EXPECT_EQ(saved_fingerprint(), "old");
+}
+
+TEST_F(ProvisionOutputTest, FailureWithoutARunnerLine) {
+  sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
+  Status st = output.finish(1, "new-fingerprint");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "provisioning tnk-demo with profile dev failed (exit 1)");
+}
+
+TEST_F(ProvisionOutputTest, ARunThatCouldNotStartReturnsItsError) {
+  sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
+  Status st = output.finish(Result<int>(failed("cannot copy the script in")), "new-fingerprint");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message, "cannot copy the script in");
+  EXPECT_EQ(audit_records(log_path()).back()["exit_code"], -1);
+  EXPECT_EQ(saved_fingerprint(), "old");
+}
+
+TEST_F(ProvisionOutputTest, EchoWritesTheBytesToTheLogStream) {
+  sandbox::ProvisionOutput quiet(ctx(), writer_, r_, false);
+  quiet.add(1, "hidden\n");
+  EXPECT_EQ(err(), "");
+  sandbox::ProvisionOutput echoing(ctx(), writer_, r_, true);
+  echoing.add(1, "shown\n");
+  echoing.add(2, "partial");
+  EXPECT_EQ(err(), "shown\npartial");
+}
+
+}  // namespace
+}  // namespace tnk::testing_sandbox

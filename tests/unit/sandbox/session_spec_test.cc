@@ -1,0 +1,120 @@
+// One session as every backend runs it (src/sandbox/session_spec.h): the contract's environment and
+// the audit records around a session, read back from the log.
+#include "sandbox/session_spec.h"
+#include "sandbox_test_util.h"
+
+namespace tnk::testing_sandbox {
+namespace {
+
+sandbox::Resolved resolved_with_runtime() {
+  sandbox::Resolved r;
+  r.id = "tnk-demo";
+  r.runtime_env = {{"TNK_MODEL_NAME", "qwen"}, {"TNK_CTX_WINDOW", "4096"}};
+  return r;
+}
+
+TEST(SandboxSessionEnvironment, TakesOnlyTheTerminalVariablesFromTheHost) {
+  Env host(std::map<std::string, std::string>{
+      {"TERM", "xterm-256color"},
+      {"COLORTERM", "truecolor"},
+      {"COLUMNS", "120"},
+      {"LINES", "40"},
+      {"LANG", "C.UTF-8"},
+      {"PATH", "/usr/local/bin:/usr/bin"},
+      {"HOME", "/home/u"},
+      {"LC_ALL", "C"},
+      {"OPENAI_API_KEY", "sk-secret"},
+      {"SSH_AUTH_SOCK", "/run/user/1000/ssh"},
+      {"TNK_MODEL_NAME", "from-the-host"},
+  });
+  EXPECT_EQ(sandbox::session_environment(host, resolved_with_runtime(), {"B=2", "A=1"}),
+            (std::vector<std::string>{"TERM=xterm-256color", "COLORTERM=truecolor", "COLUMNS=120", "LINES=40",
+                                      "LANG=C.UTF-8", "TNK_CTX_WINDOW=4096", "TNK_MODEL_NAME=qwen", "B=2", "A=1"}));
+}
+
+TEST(SandboxSessionEnvironment, UnsetHostVariablesAreLeftOut) {
+  Env host(std::map<std::string, std::string>{{"LANG", "de_DE.UTF-8"}, {"PATH", "/usr/bin"}});
+  EXPECT_EQ(sandbox::session_environment(host, resolved_with_runtime(), {}),
+            (std::vector<std::string>{"LANG=de_DE.UTF-8", "TNK_CTX_WINDOW=4096", "TNK_MODEL_NAME=qwen"}));
+  EXPECT_EQ(sandbox::session_environment(Env(), sandbox::Resolved{}, {"X=1"}), (std::vector<std::string>{"X=1"}));
+}
+
+class SessionAuditTest : public SandboxTest {
+ protected:
+  void SetUp() override {
+    SandboxTest::SetUp();
+    auto writer = audit::AuditWriter::open(log_path());
+    ASSERT_TRUE(writer.ok());
+    writer_.emplace(std::move(*writer));
+    r_ = resolved_with_runtime();
+  }
+  fs::path log_path() const { return root_ / "audit" / "session.ndjson"; }
+
+  std::optional<audit::AuditWriter> writer_;
+  sandbox::Resolved r_;
+};
+
+TEST_F(SessionAuditTest, ExitStatusUpTo128IsAnExitCode) {
+  for (int status : {0, 1, 2, 127, 128}) sandbox::audit_session_exit(ctx(), writer_, r_, status);
+  auto records = audit_records(log_path());
+  ASSERT_EQ(records.size(), 5u);
+  std::vector<int> codes;
+  for (const auto& rec : records) {
+    EXPECT_EQ(rec["event"], "session_exit");
+    EXPECT_EQ(rec["container_id"], "tnk-demo");
+    EXPECT_FALSE(rec.contains("signal")) << rec.dump();
+    codes.push_back(rec["exit_code"].get<int>());
+  }
+  EXPECT_EQ(codes, (std::vector<int>{0, 1, 2, 127, 128}));
+}
+
+TEST_F(SessionAuditTest, ExitStatus128PlusNIsSignalN) {
+  for (int status : {129, 137, 143, 192}) sandbox::audit_session_exit(ctx(), writer_, r_, status);
+  auto records = audit_records(log_path());
+  ASSERT_EQ(records.size(), 4u);
+  std::vector<int> signals;
+  for (const auto& rec : records) {
+    EXPECT_TRUE(rec["exit_code"].is_null()) << rec.dump();
+    signals.push_back(rec["signal"].get<int>());
+  }
+  EXPECT_EQ(signals, (std::vector<int>{1, 9, 15, 64}));
+}
+
+TEST_F(SessionAuditTest, ExitStatusAboveTheSignalRangeIsAnExitCode) {
+  for (int status : {193, 255}) sandbox::audit_session_exit(ctx(), writer_, r_, status);
+  auto records = audit_records(log_path());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["exit_code"], 193);
+  EXPECT_EQ(records[1]["exit_code"], 255);
+  EXPECT_FALSE(records[0].contains("signal"));
+  EXPECT_FALSE(records[1].contains("signal"));
+}
+
+TEST_F(SessionAuditTest, StartRecordsNameUserVariablesButNeverTheirValues) {
+  sandbox::SessionSpec spec;
+  spec.argv = {"bash", "-lc", "make test"};
+  spec.user_env = {"API_KEY=sk-very-secret", "DEBUG=1"};
+  spec.tty = true;
+  sandbox::audit_session_start(ctx(), writer_, r_, "/workspace/sub", spec);
+  auto records = audit_records(log_path());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["event"], "session_start");
+  EXPECT_EQ(records[0]["workdir"], "/workspace/sub");
+  EXPECT_EQ(records[0]["tty"], true);
+  EXPECT_EQ(records[0]["runtime_env"], (nlohmann::json{{"TNK_CTX_WINDOW", "4096"}, {"TNK_MODEL_NAME", "qwen"}}));
+  EXPECT_EQ(records[1]["event"], "exec_invocation");
+  EXPECT_EQ(records[1]["argv"], (nlohmann::json{"bash", "-lc", "make test"}));
+  EXPECT_EQ(records[1]["user_env_names"], (nlohmann::json{"API_KEY", "DEBUG"}));
+  EXPECT_EQ(audit::testing::slurp(log_path()).find("sk-very-secret"), std::string::npos);
+}
+
+TEST_F(SessionAuditTest, WithoutAWriterNothingIsWritten) {
+  std::optional<audit::AuditWriter> none;
+  sandbox::audit_session_exit(ctx(), none, r_, 0);
+  sandbox::audit_session_start(ctx(), none, r_, "/workspace", sandbox::SessionSpec{});
+  EXPECT_EQ(audit::testing::slurp(log_path()), "");
+  EXPECT_EQ(err(), "");
+}
+
+}  // namespace
+}  // namespace tnk::testing_sandbox
