@@ -21,6 +21,10 @@ enum class NetworkPolicy {
 // case-insensitively.
 std::optional<NetworkPolicy> parse_network_policy(std::string_view text);
 std::string to_string(NetworkPolicy policy);
+// Whether sandboxes under `policy` reach the internet through the egress proxy (allowlist, open).
+inline bool has_egress_proxy(NetworkPolicy policy) {
+  return policy == NetworkPolicy::kAllowlist || policy == NetworkPolicy::kOpen;
+}
 inline constexpr const char* kNetworkPolicyNames = "none, inference, allowlist, open (or the original's restricted)";
 
 // A host port on 127.0.0.1 relayed to a port on the sandbox's own loopback (`ports` in a manifest,

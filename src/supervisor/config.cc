@@ -12,7 +12,7 @@ nlohmann::json to_json(const SupervisorConfig& config) {
       {"mount_point", config.mount_point},
       {"inference_host", config.inference_host},
       {"inference_port", config.inference_port},
-      {"network", config.network},
+      {"network", to_string(config.network)},
       {"allow", config.allow},
       {"audit_log", config.audit_log.string()},
       {"vm_kernel", config.vm_kernel.string()},
@@ -41,7 +41,9 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
     config.mount_point = json.at("mount_point").get<std::string>();
     config.inference_host = json.at("inference_host").get<std::string>();
     config.inference_port = json.at("inference_port").get<uint16_t>();
-    config.network = json.at("network").get<std::string>();
+    auto network = parse_network_policy(json.at("network").get<std::string>());
+    if (!network) return failed("invalid supervisor config: unknown network policy " + json.at("network").dump());
+    config.network = *network;
     config.allow = json.at("allow").get<std::vector<std::string>>();
     config.audit_log = json.at("audit_log").get<std::string>();
     for (const auto& f : json.value("forwards", nlohmann::json::array())) {

@@ -26,9 +26,9 @@ struct SupervisorConfig {
   std::string mount_point;                 // where the project appears inside
   std::optional<uint64_t> memory_bytes;
   std::optional<double> cpus;
-  std::string inference_host;         // where the supervisor reaches the endpoint on the host
-  uint16_t inference_port = 0;        // 0: no endpoint forwarder
-  std::string network = "inference";  // the policy's name (net/policy.h)
+  std::string inference_host;                         // where the supervisor reaches the endpoint on the host
+  uint16_t inference_port = 0;                        // 0: no endpoint forwarder
+  NetworkPolicy network = NetworkPolicy::kInference;  // in JSON by its name (net/policy.h)
   std::vector<std::string> allow;     // allowlist: the domains the proxy lets through (registries resolved)
   std::vector<PortForward> forwards;  // set up at start (the manifest's `ports`)
   std::filesystem::path audit_log;    // where network records go besides the sessions' own logs; empty: none

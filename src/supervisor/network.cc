@@ -27,8 +27,6 @@ constexpr std::chrono::milliseconds kProxyAnswerTimeout{2000};
 
 void log_line(const std::string& text) { std::fprintf(stderr, "tnk-supervisor: %s\n", text.c_str()); }
 
-bool has_proxy(const std::string& policy) { return policy == "allowlist" || policy == "open"; }
-
 // 127.0.0.1:port on the host, for a port forward. Only loopback: a forward never opens the sandbox to the LAN.
 Result<UniqueFd> listen_host_loopback(uint16_t port) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -88,22 +86,23 @@ Status Network::start() {
 }
 
 Status Network::start_forwarder() {
-  if (config_.inference_port == 0 || config_.network == "none") return ok_status();
+  if (config_.inference_port == 0 || config_.network == NetworkPolicy::kNone) return ok_status();
   TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(config_.inference_port));
   net::ForwardTarget target{config_.inference_host, config_.inference_port, "inference endpoint"};
-  TNK_ASSIGN_OR_RETURN(
-      forwarder_, supervisor::start_forwarder(std::move(listener), target, {events_write_.get(), config_.network}));
+  TNK_ASSIGN_OR_RETURN(forwarder_, supervisor::start_forwarder(std::move(listener), target,
+                                                               {events_write_.get(), to_string(config_.network)}));
   return ok_status();
 }
 
 Status Network::start_policy_proxy() {
-  if (!has_proxy(config_.network)) return ok_status();
+  if (!has_egress_proxy(config_.network)) return ok_status();
   TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(kProxyPort));
   net::ProxyConfig proxy;
   proxy.allow = config_.allow;
-  proxy.allow_any = config_.network == "open";
+  proxy.allow_any = config_.network == NetworkPolicy::kOpen;
   proxy.list_name = "network.allow";
-  TNK_ASSIGN_OR_RETURN(proxy_, start_proxy(std::move(listener), proxy, {events_write_.get(), config_.network}));
+  TNK_ASSIGN_OR_RETURN(proxy_,
+                       start_proxy(std::move(listener), proxy, {events_write_.get(), to_string(config_.network)}));
   return ok_status();
 }
 
@@ -172,7 +171,7 @@ void Network::end_provisioning() {
 std::vector<std::string> Network::session_env(bool provisioning) const {
   std::string host = engine_.relay_host();
   if (provisioning) return provision_proxy_ != 0 ? proxy_env(kProvisionProxyPort, host) : std::vector<std::string>{};
-  return has_proxy(config_.network) ? proxy_env(kProxyPort, host) : std::vector<std::string>{};
+  return has_egress_proxy(config_.network) ? proxy_env(kProxyPort, host) : std::vector<std::string>{};
 }
 
 Result<pid_t> Network::start_forward_relay(const PortForward& forward, UniqueFd listener) {
@@ -258,7 +257,7 @@ nlohmann::json Network::describe(bool ask) {
       proxy["answers"] = answers;
     }
   }
-  return {{"policy", config_.network},
+  return {{"policy", to_string(config_.network)},
           {"allow", config_.allow},
           {"inference_forwarder", forwarder_ != 0},
           {"proxy", proxy},

@@ -74,7 +74,7 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   config.memory_bytes = r.manifest.memory_bytes;
   if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
   TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
-  config.network = to_string(r.network);
+  config.network = r.network;
   if (r.network != NetworkPolicy::kNone) {  // `none`: not even the endpoint
     config.inference_host = url.host;
     config.inference_port = url.port;

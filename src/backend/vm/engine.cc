@@ -6,7 +6,8 @@
 // user namespace where only the guest's agent uid is the project's owner. QEMU runs in a network
 // namespace of its own: the inference endpoint and the proxies reach the guest through guestfwd, port
 // forwards and the proxy check reach into it through the guest agent's connect bridge (a hostfwd in
-// QEMU's namespace). docs/vm-backend.md describes it.
+// QEMU's namespace). docs/vm-backend.md describes it. What QEMU and virtiofsd are given is decided by
+// vm_plan (plan.h); this file applies it: it makes the sockets and starts the processes.
 #include "backend/vm/engine.h"
 
 #include <fcntl.h>
@@ -20,7 +21,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
 #include <map>
 #include <mutex>
 
@@ -29,8 +29,8 @@
 #include "backend/vm/boot/disk.h"
 #include "backend/vm/bridge.h"
 #include "backend/vm/host_kvm.h"
+#include "backend/vm/plan.h"
 #include "backend/vm/processes.h"
-#include "backend/vm/qemu_argv.h"
 #include "core/files.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
@@ -40,10 +40,6 @@ namespace tnk::supervisor {
 namespace {
 
 constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;  // the image's `agent` and `sudo`
-constexpr uint64_t kDefaultDiskBytes = 10ull << 30;
-constexpr uint64_t kDefaultMemoryMib = 1024;
-constexpr const char* kGuestIp = "10.0.2.15/24";
-constexpr const char* kGuestAddress = "10.0.2.15";
 constexpr SessionKey kFirstKey = SessionKey(1) << 32;  // above any pid: keys never collide with a reaped pid
 
 Result<std::string> random_token() {
@@ -100,24 +96,26 @@ Result<HostPty> open_host_pty(unsigned short rows, unsigned short cols) {
 
 class VmEngine : public Engine {
  public:
-  explicit VmEngine(SupervisorConfig config) : config_(std::move(config)) {}
+  explicit VmEngine(SupervisorConfig config) : config_(std::move(config)), files_(vm::vm_files(config_.state_dir)) {}
   ~VmEngine() override { (void)stop(std::chrono::milliseconds(0)); }
 
   Result<std::vector<std::string>> start() override {
     events_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!events_.valid()) return sys_error(errno, "eventfd");
     std::vector<std::string> notes;
-    TNK_RETURN_IF_ERROR(ensure_overlay());
-    TNK_RETURN_IF_ERROR(launch_virtiofsd());
     TNK_ASSIGN_OR_RETURN(std::string token, random_token());
-    TNK_RETURN_IF_ERROR(launch_qemu(token));
+    TNK_ASSIGN_OR_RETURN(vm::VmHostFacts facts, host_facts());
+    TNK_ASSIGN_OR_RETURN(vm::VmPlan plan, vm::vm_plan(config_, facts, token));
+    TNK_RETURN_IF_ERROR(ensure_overlay(plan));
+    TNK_RETURN_IF_ERROR(launch_virtiofsd(plan));
+    TNK_RETURN_IF_ERROR(launch_qemu(plan));
     agent::ClientOptions options;
     options.connect_timeout = std::chrono::seconds(30);
     options.hello_timeout = std::chrono::seconds(120);
-    auto client = agent::AgentClient::connect(file(state::kAgentSocket), token, options);
+    auto client = agent::AgentClient::connect(files_.agent_socket, token, options);
     if (!client) {
       (void)stop(std::chrono::milliseconds(0));
-      return client.error().context("waiting for the guest agent (console: " + file(state::kSerialLog).string() + ")");
+      return client.error().context("waiting for the guest agent (console: " + files_.serial_log.string() + ")");
     }
     client_ = std::move(*client);
     if (!config_.vm_kvm)
@@ -180,7 +178,9 @@ class VmEngine : public Engine {
 
   std::string relay_host() const override { return vm::kForwardGuestIp; }
   // The guest reaches 10.0.2.100:<port>; QEMU starts a socat per connection into this socket.
-  Result<UniqueFd> listen_inside(uint16_t port) override { return listen_unix(forward_socket(port)); }
+  Result<UniqueFd> listen_inside(uint16_t port) override {
+    return listen_unix(vm::forward_socket(config_.state_dir, port));
+  }
 
   // QEMU's namespace, where 127.0.0.1:kBridgePort is the guest agent's connect bridge.
   Status enter_network() override {
@@ -197,8 +197,8 @@ class VmEngine : public Engine {
   bool is_sandbox_process(pid_t pid) const override { return pid > 0 && (pid == qemu_ || pid == virtiofsd_); }
 
   std::string sandbox_process_name(pid_t pid) const override {
-    return pid == qemu_ ? "QEMU (see " + file(state::kQemuLog).string() + ")"
-                        : "virtiofsd (see " + file(state::kVirtiofsdLog).string() + ")";
+    return pid == qemu_ ? "QEMU (see " + files_.qemu_log.string() + ")"
+                        : "virtiofsd (see " + files_.virtiofsd_log.string() + ")";
   }
 
   void sandbox_ended(pid_t reaped) override {
@@ -221,7 +221,7 @@ class VmEngine : public Engine {
     if (qemu_ > 0 && client_ && grace.count() > 0 && client_->poweroff(std::chrono::seconds(2)).ok()) {
       if (wait_child(qemu_, std::min(grace, std::chrono::milliseconds(5000)))) qemu_ = 0;
     }
-    if (qemu_ > 0 && qmp_quit(file(state::kQmpSocket), std::chrono::seconds(1)).ok()) {
+    if (qemu_ > 0 && qmp_quit(files_.qmp_socket, std::chrono::seconds(1)).ok()) {
       if (wait_child(qemu_, std::chrono::seconds(2))) qemu_ = 0;
     }
     if (qemu_ > 0) {
@@ -241,16 +241,11 @@ class VmEngine : public Engine {
   }
 
  private:
-  std::filesystem::path file(const char* name) const { return config_.state_dir / name; }
-  std::filesystem::path forward_socket(uint16_t port) const {
-    return config_.state_dir / (state::kForwardSocketPrefix + std::to_string(port) + ".sock");
-  }
-
   // The sockets QEMU and virtiofsd served, and the forwarders' (the next start makes its own).
   void remove_sockets() const {
     std::error_code ec;
-    for (const char* name : {state::kAgentSocket, state::kQmpSocket, state::kVirtiofsdSocket}) {
-      std::filesystem::remove(file(name), ec);
+    for (const auto& socket : {files_.agent_socket, files_.qmp_socket, files_.virtiofsd_socket}) {
+      std::filesystem::remove(socket, ec);
     }
     for (const auto& entry : std::filesystem::directory_iterator(config_.state_dir, ec)) {
       std::string name = entry.path().filename().string();
@@ -268,76 +263,38 @@ class VmEngine : public Engine {
     (void)!::write(events_.get(), &one, sizeof one);
   }
 
-  // The overlay is made once and kept across restarts: it holds what the sandbox installed.
-  Status ensure_overlay() {
-    if (config_.vm_kernel.empty() || config_.vm_base_disk.empty()) {
-      return failed("the vm sandbox " + config_.id + " has no kernel or base disk in its configuration");
-    }
-    auto overlay = file(state::kDiskFile);
-    std::error_code ec;
-    if (std::filesystem::exists(overlay, ec)) return ok_status();
-    return image::create_overlay(config_.vm_base_disk, file(state::kBaseDiskLink), overlay,
-                                 config_.disk_bytes.value_or(kDefaultDiskBytes));
-  }
-
-  Status launch_virtiofsd() {
+  // What the plan needs from the host: the project owner's ids and, under TCG, the TSC frequency.
+  Result<vm::VmHostFacts> host_facts() const {
     struct stat st {};
     if (::stat(config_.project_dir.c_str(), &st) != 0) return sys_error(errno, "stat " + config_.project_dir.string());
-    vm::VirtiofsdConfig vfs;
-    vfs.socket = file(state::kVirtiofsdSocket);
-    vfs.listen_fd = 3;
-    vfs.source = "/run/tnk-workspace";
-    vfs.owner_uid = st.st_uid;
-    vfs.owner_gid = st.st_gid;
-    TNK_ASSIGN_OR_RETURN(vm::VirtiofsdPlan plan, vm::virtiofsd_plan(vfs));
-    TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(vfs.socket));
-    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(file(state::kVirtiofsdLog)));
-    TNK_ASSIGN_OR_RETURN(virtiofsd_, start_virtiofsd(plan, config_.project_dir, vfs.source, listener.get(), log.get()));
+    vm::VmHostFacts facts;
+    facts.project_uid = st.st_uid;
+    facts.project_gid = st.st_gid;
+    if (!config_.vm_kvm) facts.tsc_khz = vm::host_tsc_khz().value_or(0);
+    return facts;
+  }
+
+  // The overlay is made once and kept across restarts: it holds what the sandbox installed.
+  Status ensure_overlay(const vm::VmPlan& plan) const {
+    std::error_code ec;
+    if (std::filesystem::exists(plan.files.disk, ec)) return ok_status();
+    return image::create_overlay(config_.vm_base_disk, plan.files.base_disk_link, plan.files.disk, plan.disk_bytes);
+  }
+
+  Status launch_virtiofsd(const vm::VmPlan& plan) {
+    TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(plan.virtiofsd.socket));
+    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(plan.files.virtiofsd_log));
+    TNK_ASSIGN_OR_RETURN(virtiofsd_, start_virtiofsd(plan.virtiofsd_plan, config_.project_dir, plan.virtiofsd.source,
+                                                     listener.get(), log.get()));
     return ok_status();
   }
 
-  std::vector<vm::GuestForward> guest_forwards() const {
-    std::vector<uint16_t> ports;
-    if (config_.network != "none" && config_.inference_port != 0) ports.push_back(config_.inference_port);
-    if (config_.network == "allowlist" || config_.network == "open") ports.push_back(kProxyPort);
-    if (config_.network != "none") ports.push_back(kProvisionProxyPort);
-    std::vector<vm::GuestForward> forwards;
-    for (uint16_t port : ports) {
-      vm::GuestForward f;
-      f.guest_port = port;
-      f.command = {"socat", "STDIO", "UNIX-CONNECT:" + forward_socket(port).string()};
-      forwards.push_back(std::move(f));
-    }
-    return forwards;
-  }
-
-  Status launch_qemu(const std::string& token) {
-    vm::QemuConfig q;
-    q.kvm = config_.vm_kvm;
-    if (!q.kvm) q.tsc_khz = vm::host_tsc_khz().value_or(0);
-    q.cpus = config_.cpus ? std::max(1, static_cast<int>(std::ceil(*config_.cpus))) : 1;
-    q.memory_mib = config_.memory_bytes ? std::max<uint64_t>(*config_.memory_bytes >> 20, 128) : kDefaultMemoryMib;
-    q.kernel = config_.vm_kernel;
-    q.root_disk = file(state::kDiskFile);
-    q.qmp_socket = file(state::kQmpSocket);
-    q.agent_socket = file(state::kAgentSocket);
-    q.virtiofs_socket = file(state::kVirtiofsdSocket);
-    q.serial_log = file(state::kSerialLog);
-    q.agent.token = token;
-    q.agent.mount = config_.mount_point;
-    q.agent.hostname = config_.id;
-    // A NIC under every policy (under `none` without forwarders), for the bridge that port forwards use.
-    q.network = true;
-    q.forwards = guest_forwards();
-    q.host_forwards = {{agent::kBridgePort, kGuestAddress, agent::kBridgePort}};
-    q.agent.ip = kGuestIp;
-    q.name = "tnk-" + config_.id;
-    TNK_ASSIGN_OR_RETURN(std::vector<std::string> argv, vm::qemu_argv(q));
+  Status launch_qemu(const vm::VmPlan& plan) {
     std::error_code ec;
-    std::filesystem::remove(q.agent_socket, ec);
-    std::filesystem::remove(q.qmp_socket, ec);
-    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(file(state::kQemuLog)));
-    TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(argv, log.get()));
+    std::filesystem::remove(plan.files.agent_socket, ec);  // QEMU creates both
+    std::filesystem::remove(plan.files.qmp_socket, ec);
+    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(plan.files.qemu_log));
+    TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(plan.qemu_argv, log.get()));
     std::string netns = "/proc/" + std::to_string(qemu_) + "/ns/net";
     qemu_netns_.reset(::open(netns.c_str(), O_RDONLY | O_CLOEXEC));
     if (!qemu_netns_.valid()) return sys_error(errno, "opening " + netns);
@@ -345,6 +302,7 @@ class VmEngine : public Engine {
   }
 
   SupervisorConfig config_;
+  vm::VmFiles files_;  // in config_.state_dir
   pid_t qemu_ = 0, virtiofsd_ = 0;
   UniqueFd qemu_netns_;  // QEMU's network namespace, for enter_network()
   std::unique_ptr<agent::AgentClient> client_;

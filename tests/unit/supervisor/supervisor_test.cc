@@ -23,7 +23,7 @@ TEST(SupervisorConfig, RoundTripsThroughJson) {
   config.memory_bytes = 1ULL << 31;
   config.inference_host = "127.0.0.1";
   config.inference_port = 8080;
-  config.network = "allowlist";
+  config.network = NetworkPolicy::kAllowlist;
   config.allow = {"docs.example.org", "*.example.net:8443"};
   config.forwards = {{8080, 3000}, {5173, 5173}};
   config.audit_log = "/home/ann/audit.ndjson";
@@ -33,7 +33,7 @@ TEST(SupervisorConfig, RoundTripsThroughJson) {
   EXPECT_EQ(back->memory_bytes, config.memory_bytes);
   EXPECT_FALSE(back->cpus.has_value());
   EXPECT_EQ(back->inference_port, 8080);
-  EXPECT_EQ(back->network, "allowlist");
+  EXPECT_EQ(back->network, NetworkPolicy::kAllowlist);
   EXPECT_EQ(back->allow, config.allow);
   EXPECT_EQ(back->forwards, config.forwards);
   EXPECT_EQ(back->audit_log, config.audit_log);
@@ -60,6 +60,22 @@ TEST(SupervisorConfig, VmBootFilesRoundTripAndAreOptional) {
   ASSERT_TRUE(ns.ok()) << ns.error().message;
   EXPECT_TRUE(ns->vm_kernel.empty());
   EXPECT_FALSE(ns->disk_bytes.has_value());
+}
+
+// The policy travels by its name, as `tnk sandbox inspect` and the audit records show it.
+TEST(SupervisorConfig, NetworkPolicyByName) {
+  SupervisorConfig config;
+  config.network = NetworkPolicy::kNone;
+  auto json = to_json(config);
+  EXPECT_EQ(json["network"], "none");
+  json["network"] = "open";
+  auto open = config_from_json(json);
+  ASSERT_TRUE(open.ok()) << open.error().message;
+  EXPECT_EQ(open->network, NetworkPolicy::kOpen);
+  json["network"] = "host";
+  auto host = config_from_json(json);
+  ASSERT_FALSE(host.ok());
+  EXPECT_EQ(host.error().message, "invalid supervisor config: unknown network policy \"host\"");
 }
 
 TEST(SupervisorConfig, MissingFieldIsAnError) {

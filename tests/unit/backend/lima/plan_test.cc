@@ -4,21 +4,17 @@
 // review the diff of the golden files.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "backend/lima/manifest_keys.h"
 #include "backend/lima/plan.h"
+#include "golden.h"
 #include "naming/naming.h"
 
 namespace tnk::lima {
 namespace {
 
 constexpr uint64_t kGiB = 1024ull * 1024 * 1024;
-
-std::filesystem::path golden_dir() { return std::filesystem::path(TNK_TESTS_DIR) / "unit/backend/lima/golden"; }
 
 InstanceSpec plain_spec(const std::string& id, const std::string& project) {
   InstanceSpec spec;
@@ -54,17 +50,7 @@ std::string render_plan(const InstanceSpec& spec) {
 }
 
 void expect_golden(const std::string& name, const std::string& actual) {
-  auto path = golden_dir() / (name + ".txt");
-  const char* update = std::getenv("TNK_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << actual;
-    return;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing golden file " << path << " (TNK_UPDATE_GOLDEN=1 writes it)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(expected.str(), actual) << "plan differs from " << path;
+  testing_support::expect_golden("backend/lima/golden/" + name + ".txt", actual);
 }
 
 TEST(LimaPlanGolden, PlainProject) { expect_golden("plain", render_plan(plain_spec("tnk-demo", "demo"))); }

@@ -1,0 +1,102 @@
+#include "backend/vm/plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "agent/bridge.h"
+#include "net/policy.h"
+#include "state/layout.h"
+#include "supervisor/relays.h"
+
+namespace tnk::vm {
+namespace {
+
+// The guest ports whose connections reach the supervisor's relays (supervisor/network.cc starts the
+// same ones): under every policy but `none`, the inference endpoint (when there is one) and the proxy
+// that runs while provisioning does; under allowlist and open, the egress proxy too.
+std::vector<uint16_t> relay_ports(NetworkPolicy policy, uint16_t inference_port) {
+  if (policy == NetworkPolicy::kNone) return {};
+  std::vector<uint16_t> ports;
+  if (inference_port != 0) ports.push_back(inference_port);
+  if (has_egress_proxy(policy)) ports.push_back(supervisor::kProxyPort);
+  ports.push_back(supervisor::kProvisionProxyPort);
+  return ports;
+}
+
+// Each connection to 10.0.2.100:<port> in the guest: a socat QEMU starts into the relay's socket.
+std::vector<GuestForward> guest_forwards(const supervisor::SupervisorConfig& config) {
+  std::vector<GuestForward> forwards;
+  for (uint16_t port : relay_ports(config.network, config.inference_port)) {
+    GuestForward f;
+    f.guest_port = port;
+    f.command = {"socat", "STDIO", "UNIX-CONNECT:" + forward_socket(config.state_dir, port).string()};
+    forwards.push_back(std::move(f));
+  }
+  return forwards;
+}
+
+QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostFacts& facts, const VmFiles& files,
+                       const std::string& token) {
+  QemuConfig q;
+  q.kvm = config.vm_kvm;
+  if (!q.kvm) q.tsc_khz = facts.tsc_khz;
+  // A fractional `cpus` (the ns backend's CPU quota) becomes whole vCPUs, rounded up.
+  q.cpus = config.cpus ? std::max(1, static_cast<int>(std::ceil(*config.cpus))) : 1;
+  q.memory_mib =
+      config.memory_bytes ? std::max<uint64_t>(*config.memory_bytes >> 20, kMinimumMemoryMib) : kDefaultMemoryMib;
+  q.kernel = config.vm_kernel;
+  q.root_disk = files.disk;
+  q.qmp_socket = files.qmp_socket;
+  q.agent_socket = files.agent_socket;
+  q.virtiofs_socket = files.virtiofsd_socket;
+  q.serial_log = files.serial_log;
+  q.agent.token = token;
+  q.agent.mount = config.mount_point;
+  q.agent.hostname = config.id;
+  q.agent.ip = kGuestIp;
+  // A NIC under every policy (under `none` without forwarders), for the bridge that port forwards use.
+  q.network = true;
+  q.forwards = guest_forwards(config);
+  q.host_forwards = {{agent::kBridgePort, kGuestAddress, agent::kBridgePort}};
+  q.name = "tnk-" + config.id;
+  return q;
+}
+
+}  // namespace
+
+VmFiles vm_files(const std::filesystem::path& state_dir) {
+  VmFiles f;
+  f.disk = state_dir / state::kDiskFile;
+  f.base_disk_link = state_dir / state::kBaseDiskLink;
+  f.qmp_socket = state_dir / state::kQmpSocket;
+  f.agent_socket = state_dir / state::kAgentSocket;
+  f.virtiofsd_socket = state_dir / state::kVirtiofsdSocket;
+  f.serial_log = state_dir / state::kSerialLog;
+  f.qemu_log = state_dir / state::kQemuLog;
+  f.virtiofsd_log = state_dir / state::kVirtiofsdLog;
+  return f;
+}
+
+std::filesystem::path forward_socket(const std::filesystem::path& state_dir, uint16_t port) {
+  return state_dir / (state::kForwardSocketPrefix + std::to_string(port) + ".sock");
+}
+
+Result<VmPlan> vm_plan(const supervisor::SupervisorConfig& config, const VmHostFacts& facts, const std::string& token) {
+  if (config.vm_kernel.empty() || config.vm_base_disk.empty()) {
+    return failed("the vm sandbox " + config.id + " has no kernel or base disk in its configuration");
+  }
+  VmPlan plan;
+  plan.files = vm_files(config.state_dir);
+  plan.disk_bytes = config.disk_bytes.value_or(kDefaultDiskBytes);
+  plan.qemu = qemu_config(config, facts, plan.files, token);
+  TNK_ASSIGN_OR_RETURN(plan.qemu_argv, qemu_argv(plan.qemu));
+  plan.virtiofsd.socket = plan.files.virtiofsd_socket;
+  plan.virtiofsd.listen_fd = 3;
+  plan.virtiofsd.source = kVirtiofsdSource;
+  plan.virtiofsd.owner_uid = facts.project_uid;
+  plan.virtiofsd.owner_gid = facts.project_gid;
+  TNK_ASSIGN_OR_RETURN(plan.virtiofsd_plan, virtiofsd_plan(plan.virtiofsd));
+  return plan;
+}
+
+}  // namespace tnk::vm

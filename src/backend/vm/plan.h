@@ -1,0 +1,59 @@
+// Everything a vm sandbox's QEMU and virtiofsd are given, as one pure function of the supervisor's
+// config, the few host facts that matter and the agent's token (golden-tested in plan_test.cc): the
+// guest's size, the forwards its network policy allows, the files in the state directory, the guest
+// agent's boot parameters. The vm engine only applies the plan: it makes the sockets and starts the
+// processes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "backend/vm/qemu_argv.h"
+#include "backend/vm/virtiofsd_argv.h"
+#include "core/result.h"
+#include "supervisor/config.h"
+
+namespace tnk::vm {
+
+inline constexpr uint64_t kDefaultDiskBytes = 10ull << 30;             // the overlay, without `disk` in the manifest
+inline constexpr uint64_t kDefaultMemoryMib = 1024;                    // without `memory`
+inline constexpr uint64_t kMinimumMemoryMib = 128;                     // a smaller `memory` is raised to this
+inline constexpr const char* kGuestAddress = "10.0.2.15";              // the guest's NIC (QEMU user network)
+inline constexpr const char* kGuestIp = "10.0.2.15/24";                // tnk.ip= for the agent
+inline constexpr const char* kVirtiofsdSource = "/run/tnk-workspace";  // where virtiofsd sees the project
+
+// What the plan needs from the host, read by the engine just before it starts the guest.
+struct VmHostFacts {
+  uint64_t tsc_khz = 0;   // host_tsc_khz(); TCG only (0: unknown, not passed)
+  uid_t project_uid = 0;  // the project directory's owner, who owns the guest agent's files
+  gid_t project_gid = 0;
+};
+
+// A vm sandbox's files in its state directory (state/layout.h names them).
+struct VmFiles {
+  std::filesystem::path disk, base_disk_link;  // the qcow2 overlay and its link to the base image
+  std::filesystem::path qmp_socket, agent_socket, virtiofsd_socket;
+  std::filesystem::path serial_log, qemu_log, virtiofsd_log;
+};
+VmFiles vm_files(const std::filesystem::path& state_dir);
+// The unix socket a guestfwd forwarder for `port` connects to (Engine::listen_inside listens on it).
+std::filesystem::path forward_socket(const std::filesystem::path& state_dir, uint16_t port);
+
+struct VmPlan {
+  VmFiles files;
+  uint64_t disk_bytes = kDefaultDiskBytes;  // the overlay's size when it is first made
+  QemuConfig qemu;
+  std::vector<std::string> qemu_argv;
+  VirtiofsdConfig virtiofsd;
+  VirtiofsdPlan virtiofsd_plan;  // argv and user namespace, with the socket inherited as fd 3
+};
+
+// The whole plan, or why QEMU or virtiofsd could not be given it (no kernel or base disk in the config,
+// a value their command lines cannot carry). `config.vm_kvm` chooses KVM or TCG.
+Result<VmPlan> vm_plan(const supervisor::SupervisorConfig& config, const VmHostFacts& facts, const std::string& token);
+
+}  // namespace tnk::vm

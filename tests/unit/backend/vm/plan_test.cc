@@ -1,0 +1,191 @@
+// The vm plan against golden files (tests/unit/backend/vm/golden/<case>.txt): QEMU's and virtiofsd's
+// whole command lines for each network policy, sizing and accelerator, as the supervisor's config
+// gives them. Nothing starts here. After an intended change:
+// TNK_UPDATE_GOLDEN=1 ./tnk_unit_tests --gtest_filter='VmPlan*', then review the diff of the golden files.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "backend/vm/plan.h"
+#include "golden.h"
+
+namespace tnk::vm {
+namespace {
+
+constexpr uint64_t kMiB = 1024ull * 1024;
+constexpr const char* kToken = "0123456789abcdef0123456789abcdef";
+
+// What `tnk sandbox start` hands a vm supervisor for a project under the default policy.
+supervisor::SupervisorConfig base_config() {
+  supervisor::SupervisorConfig c;
+  c.id = "tnk-demo";
+  c.backend = BackendKind::kVm;
+  c.state_dir = "/root/.local/state/tnk/sandboxes/tnk-demo";
+  c.image_root = "/root/.cache/tnk/images/0123456789ab/rootfs";
+  c.project_dir = "/home/ann/code/demo";
+  c.mount_point = "/workspace";
+  c.inference_host = "127.0.0.1";
+  c.inference_port = 8080;
+  c.network = NetworkPolicy::kInference;
+  c.vm_kernel = "/root/.cache/tnk/kernels/linux-6.1.192-0123456789ab/vmlinux";
+  c.vm_base_disk = "/root/.cache/tnk/disks/0123456789ab/base.img";
+  return c;
+}
+
+VmHostFacts base_facts() {
+  VmHostFacts f;
+  f.tsc_khz = 2596140;
+  f.project_uid = 1001;
+  f.project_gid = 1002;
+  return f;
+}
+
+VmPlan plan_of(const supervisor::SupervisorConfig& config, const VmHostFacts& facts = base_facts()) {
+  auto plan = vm_plan(config, facts, kToken);
+  EXPECT_TRUE(plan.ok()) << plan.error().message;
+  return plan.ok() ? *plan : VmPlan{};
+}
+
+// One word a line, so that a golden diff points at the word that changed.
+std::string render(const VmPlan& plan) {
+  std::ostringstream out;
+  out << "==== qemu\n";
+  for (const auto& word : plan.qemu_argv) out << word << "\n";
+  out << "==== virtiofsd\n";
+  for (const auto& word : plan.virtiofsd_plan.argv) out << word << "\n";
+  out << "==== virtiofsd uid_map\n" << plan.virtiofsd_plan.uid_map;
+  out << "==== virtiofsd gid_map\n" << plan.virtiofsd_plan.gid_map;
+  out << "==== overlay\n" << plan.files.disk.string() << " " << plan.disk_bytes << " bytes\n";
+  return out.str();
+}
+
+void expect_golden(const std::string& name, const supervisor::SupervisorConfig& config,
+                   const VmHostFacts& facts = base_facts()) {
+  testing_support::expect_golden("backend/vm/golden/" + name + ".txt", render(plan_of(config, facts)));
+}
+
+// The option each word that differs between two argv of one length belongs to (the word before it).
+std::vector<std::string> changed_options(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  std::vector<std::string> options;
+  for (size_t i = 1; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i] != b[i]) options.push_back(a[i - 1]);
+  }
+  return options;
+}
+
+using Options = std::vector<std::string>;
+
+// Which relays reach the guest, for each policy with and without an endpoint (cpus and memory unset:
+// one vCPU, 1 GiB). `none` has none though the config names an endpoint (the NIC stays, for the connect
+// bridge); the others have the provisioning proxy, and allowlist and open the egress proxy too.
+TEST(VmPlanGolden, EachNetworkPolicy) {
+  for (NetworkPolicy policy :
+       {NetworkPolicy::kNone, NetworkPolicy::kInference, NetworkPolicy::kAllowlist, NetworkPolicy::kOpen}) {
+    for (uint16_t port : {uint16_t{8080}, uint16_t{0}}) {
+      auto c = base_config();
+      c.network = policy;
+      c.inference_port = port;
+      c.allow = {"docs.example.org"};  // the proxy's business, not QEMU's
+      expect_golden("network_" + to_string(policy) + (port != 0 ? "" : "_no_endpoint"), c);
+    }
+  }
+}
+
+TEST(VmPlanGolden, SizedByTheManifest) {
+  auto c = base_config();
+  c.cpus = 4;
+  c.memory_bytes = 3 * 1024 * kMiB;
+  c.disk_bytes = 20 * 1024 * kMiB;
+  expect_golden("sized", c);
+}
+
+// The ns backend's CPU quota is fractional; a vm gets whole vCPUs, rounded up, at least one.
+TEST(VmPlanGolden, FractionalCpusRoundUp) {
+  auto c = base_config();
+  c.cpus = 1.5;
+  expect_golden("cpus_fractional", c);
+  c.cpus = 0.25;
+  EXPECT_EQ(plan_of(c).qemu.cpus, 1);
+}
+
+TEST(VmPlanGolden, TinyMemoryIsRaisedToTheFloor) {
+  auto c = base_config();
+  c.memory_bytes = 100 * kMiB;
+  expect_golden("memory_tiny", c);
+  c.memory_bytes = 129 * kMiB + 1;  // whole MiB, rounded down
+  EXPECT_EQ(plan_of(c).qemu.memory_mib, 129u);
+}
+
+// KVM: the host CPU, kvm-clock, no TSC hint even when the host's is known.
+TEST(VmPlanGolden, Kvm) {
+  auto c = base_config();
+  c.vm_kvm = true;
+  c.cpus = 2;
+  expect_golden("kvm", c);
+}
+
+TEST(VmPlanGolden, TcgWithAnUnknownTsc) {
+  auto facts = base_facts();
+  facts.tsc_khz = 0;
+  expect_golden("tcg_no_tsc", base_config(), facts);
+}
+
+// Each input moves the words it should and no other (a plan that ignored one would fail here).
+TEST(VmPlan, EachInputChangesItsOwnWords) {
+  auto base = plan_of(base_config()).qemu_argv;
+  auto with = [&](auto change) {
+    auto c = base_config();
+    change(c);
+    return changed_options(base, plan_of(c).qemu_argv);
+  };
+  EXPECT_EQ(with([](auto& c) { c.network = NetworkPolicy::kAllowlist; }), Options{"-netdev"});
+  EXPECT_EQ(with([](auto& c) { c.inference_port = 11434; }), Options{"-netdev"});
+  EXPECT_EQ(with([](auto& c) { c.cpus = 3; }), (Options{"-smp", "-append"}));  // and no noapictimer
+  EXPECT_EQ(with([](auto& c) { c.memory_bytes = 2048 * kMiB; }), (Options{"-m", "-object"}));
+  EXPECT_EQ(with([](auto& c) { c.mount_point = "/src"; }), Options{"-append"});
+  EXPECT_EQ(with([](auto& c) { c.id = "tnk-other"; }), (Options{"-name", "-append"}));
+  EXPECT_EQ(with([](auto& c) { c.vm_kernel = "/k/vmlinux"; }), Options{"-kernel"});
+  EXPECT_EQ(with([](auto& c) { c.vm_kvm = true; }), (Options{"-accel", "-cpu", "-append"}));
+  auto other_token = vm_plan(base_config(), base_facts(), "fedcba9876543210");
+  ASSERT_TRUE(other_token.ok());
+  EXPECT_EQ(changed_options(base, other_token->qemu_argv), Options{"-append"});
+  // The project's owner moves only virtiofsd's maps; the project directory reaches neither argv.
+  auto facts = base_facts();
+  facts.project_uid = 2000;
+  auto owner = plan_of(base_config(), facts);
+  EXPECT_EQ(owner.qemu_argv, base);
+  EXPECT_EQ(owner.virtiofsd_plan.uid_map, "0 100000 1000\n1000 2000 1\n1001 101001 64535\n");
+  auto project = base_config();
+  project.project_dir = "/elsewhere";
+  EXPECT_EQ(plan_of(project).virtiofsd_plan.argv, plan_of(base_config()).virtiofsd_plan.argv);
+}
+
+TEST(VmPlan, StateDirectoryFiles) {
+  auto plan = plan_of(base_config());
+  EXPECT_EQ(plan.files.agent_socket, "/root/.local/state/tnk/sandboxes/tnk-demo/agent.sock");
+  EXPECT_EQ(plan.files.base_disk_link, "/root/.local/state/tnk/sandboxes/tnk-demo/base.img");
+  EXPECT_EQ(plan.files.qemu_log, "/root/.local/state/tnk/sandboxes/tnk-demo/qemu.log");
+  EXPECT_EQ(plan.files.virtiofsd_log, "/root/.local/state/tnk/sandboxes/tnk-demo/virtiofsd.log");
+  EXPECT_EQ(forward_socket("/s", 3128), "/s/fwd-3128.sock");
+}
+
+TEST(VmPlan, Refusals) {
+  auto c = base_config();
+  c.vm_kernel.clear();
+  auto no_kernel = vm_plan(c, base_facts(), kToken);
+  ASSERT_FALSE(no_kernel.ok());
+  EXPECT_EQ(no_kernel.error().message, "the vm sandbox tnk-demo has no kernel or base disk in its configuration");
+  c = base_config();
+  c.mount_point = "/my work";  // the kernel command line splits on spaces
+  EXPECT_EQ(vm_plan(c, base_facts(), kToken).error().kind, ErrorKind::kUsage);
+  c = base_config();
+  c.state_dir = "/state/a,b";  // neither a guestfwd command nor virtiofsd's socket can carry a comma
+  EXPECT_FALSE(vm_plan(c, base_facts(), kToken).ok());
+  auto facts = base_facts();
+  facts.project_uid = 100500;  // inside the guest's range: virtiofsd's map would give it twice
+  EXPECT_FALSE(vm_plan(base_config(), facts, kToken).ok());
+}
+
+}  // namespace
+}  // namespace tnk::vm
