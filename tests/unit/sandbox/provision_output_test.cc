@@ -6,7 +6,7 @@
 namespace tnk::testing_sandbox {
 namespace {
 
-class ProvisionOutputTest : public SandboxTest {
+class SandboxProvisionOutputTest : public SandboxTest {
  protected:
   void SetUp() override {
     SandboxTest::SetUp();
@@ -36,7 +36,7 @@ class ProvisionOutputTest : public SandboxTest {
   sandbox::Resolved r_;
 };
 
-TEST_F(ProvisionOutputTest, SuccessRecordsLinesAndSavesTheFingerprint) {
+TEST_F(SandboxProvisionOutputTest, SuccessRecordsLinesAndSavesTheFingerprint) {
   sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
   output.add(1, "first li");
   output.add(1, "ne\nsecond\nunfinished");
@@ -54,7 +54,7 @@ TEST_F(ProvisionOutputTest, SuccessRecordsLinesAndSavesTheFingerprint) {
   EXPECT_EQ(err(), "info: provisioned tnk-demo in 0 s\n");
 }
 
-TEST_F(ProvisionOutputTest, FailureNamesTheRunnersLineAndKeepsTheOldFingerprint) {
+TEST_F(SandboxProvisionOutputTest, FailureNamesTheRunnersLineAndKeepsTheOldFingerprint) {
   sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
   output.add(2, "tnk: provisioning failed at dev.sh line 7: false\n");
   Status st = output.finish(3, "new-fingerprint");
@@ -67,14 +67,14 @@ TEST_F(ProvisionOutputTest, FailureNamesTheRunnersLineAndKeepsTheOldFingerprint)
   EXPECT_EQ(saved_fingerprint(), "old");
 }
 
-TEST_F(ProvisionOutputTest, FailureWithoutARunnerLine) {
+TEST_F(SandboxProvisionOutputTest, FailureWithoutARunnerLine) {
   sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
   Status st = output.finish(1, "new-fingerprint");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().message, "provisioning tnk-demo with profile dev failed (exit 1)");
 }
 
-TEST_F(ProvisionOutputTest, ARunThatCouldNotStartReturnsItsError) {
+TEST_F(SandboxProvisionOutputTest, ARunThatCouldNotStartReturnsItsError) {
   sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
   Status st = output.finish(Result<int>(failed("cannot copy the script in")), "new-fingerprint");
   ASSERT_FALSE(st.ok());
@@ -83,7 +83,7 @@ TEST_F(ProvisionOutputTest, ARunThatCouldNotStartReturnsItsError) {
   EXPECT_EQ(saved_fingerprint(), "old");
 }
 
-TEST_F(ProvisionOutputTest, EchoWritesTheBytesToTheLogStream) {
+TEST_F(SandboxProvisionOutputTest, EchoWritesTheBytesToTheLogStream) {
   sandbox::ProvisionOutput quiet(ctx(), writer_, r_, false);
   quiet.add(1, "hidden\n");
   EXPECT_EQ(err(), "");

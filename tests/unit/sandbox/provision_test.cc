@@ -8,7 +8,7 @@ namespace {
 
 using sandbox::ProvisionFiles;
 
-class ProvisionTest : public SandboxTest {
+class SandboxProvisionTest : public SandboxTest {
  protected:
   void SetUp() override {
     SandboxTest::SetUp();
@@ -41,7 +41,7 @@ class ProvisionTest : public SandboxTest {
   std::string seen_fingerprint_;
 };
 
-TEST_F(ProvisionTest, FilesAreTheScriptAndTheLib) {
+TEST_F(SandboxProvisionTest, FilesAreTheScriptAndTheLib) {
   auto files = sandbox::read_provision_files(ctx(), r_);
   ASSERT_TRUE(files.ok());
   ASSERT_TRUE(*files);
@@ -54,7 +54,7 @@ TEST_F(ProvisionTest, FilesAreTheScriptAndTheLib) {
   EXPECT_EQ((*files)->files.at("dev.sh"), *script);
 }
 
-TEST_F(ProvisionTest, NoScriptMeansNoFilesAndNoFingerprint) {
+TEST_F(SandboxProvisionTest, NoScriptMeansNoFilesAndNoFingerprint) {
   r_.provision_script.reset();
   auto files = sandbox::read_provision_files(ctx(), r_);
   ASSERT_TRUE(files.ok());
@@ -62,14 +62,14 @@ TEST_F(ProvisionTest, NoScriptMeansNoFilesAndNoFingerprint) {
   EXPECT_EQ(fingerprint(), "");
 }
 
-TEST_F(ProvisionTest, FingerprintIsStableForTheSameInputs) {
+TEST_F(SandboxProvisionTest, FingerprintIsStableForTheSameInputs) {
   std::string first = fingerprint();
   EXPECT_EQ(first.size(), 64u);
   EXPECT_EQ(first.find_first_not_of("0123456789abcdef"), std::string::npos) << first;
   EXPECT_EQ(fingerprint(), first);
 }
 
-TEST_F(ProvisionTest, FingerprintIgnoresFilesOutsideScriptAndLib) {
+TEST_F(SandboxProvisionTest, FingerprintIgnoresFilesOutsideScriptAndLib) {
   std::string before = fingerprint();
   write_spec("sandbox.d/manifests/dev.yaml", "profile: dev\nresources:\n  cpus: 8\n");
   write_spec("sandbox.d/provision.d/pi.sh", "echo another profile\n");
@@ -77,13 +77,13 @@ TEST_F(ProvisionTest, FingerprintIgnoresFilesOutsideScriptAndLib) {
   EXPECT_EQ(fingerprint(), before);
 }
 
-TEST_F(ProvisionTest, FingerprintChangesWithTheScript) {
+TEST_F(SandboxProvisionTest, FingerprintChangesWithTheScript) {
   std::string before = fingerprint();
   write_spec("sandbox.d/provision.d/dev.sh", "echo changed\n");
   EXPECT_NE(fingerprint(), before);
 }
 
-TEST_F(ProvisionTest, FingerprintChangesWithALibFile) {
+TEST_F(SandboxProvisionTest, FingerprintChangesWithALibFile) {
   std::string before = fingerprint();
   write_spec("sandbox.d/provision.d/lib/provision-lib.sh", "# changed\n");
   std::string edited = fingerprint();
@@ -92,13 +92,13 @@ TEST_F(ProvisionTest, FingerprintChangesWithALibFile) {
   EXPECT_NE(fingerprint(), edited);
 }
 
-TEST_F(ProvisionTest, FingerprintChangesWithTheProfile) {
+TEST_F(SandboxProvisionTest, FingerprintChangesWithTheProfile) {
   std::string before = fingerprint();
   r_.profile = "dev2";  // same script file, another profile name
   EXPECT_NE(fingerprint(), before);
 }
 
-TEST_F(ProvisionTest, FingerprintChangesWithARuntimeValue) {
+TEST_F(SandboxProvisionTest, FingerprintChangesWithARuntimeValue) {
   std::string before = fingerprint();
   r_.runtime_env["TNK_MODEL_NAME"] = "llama";
   std::string changed_value = fingerprint();
@@ -110,7 +110,7 @@ TEST_F(ProvisionTest, FingerprintChangesWithARuntimeValue) {
 }
 
 // The backend has created the sandbox (and its record) before it provisions.
-TEST_F(ProvisionTest, RunsOnceWithTheFilesAndTheFingerprint) {
+TEST_F(SandboxProvisionTest, RunsOnceWithTheFilesAndTheFingerprint) {
   save_record(BackendKind::kNs, "dev", "");
   ASSERT_TRUE(sandbox::provision_if_needed(ctx(), r_, counting()).ok());
   EXPECT_EQ(calls_, 1);
@@ -119,13 +119,15 @@ TEST_F(ProvisionTest, RunsOnceWithTheFilesAndTheFingerprint) {
   EXPECT_EQ(seen_files_.files.size(), 2u);
 }
 
-TEST_F(ProvisionTest, SkipsWhenTheRecordHoldsTheSameFingerprint) {
+TEST_F(SandboxProvisionTest, SkipsWhenTheRecordHoldsTheSameFingerprint) {
   save_record(BackendKind::kNs, "dev", fingerprint());
+  log_.set_verbosity(Verbosity::kVerbose);
   ASSERT_TRUE(sandbox::provision_if_needed(ctx(), r_, counting()).ok());
   EXPECT_EQ(calls_, 0);
+  EXPECT_EQ(err(), "debug: provisioning skipped: profile dev and its inputs are unchanged\n");
 }
 
-TEST_F(ProvisionTest, RunsWhenTheRecordHoldsAnotherFingerprint) {
+TEST_F(SandboxProvisionTest, RunsWhenTheRecordHoldsAnotherFingerprint) {
   std::string old = fingerprint();
   save_record(BackendKind::kNs, "dev", old);
   r_.runtime_env["TNK_MODEL_NAME"] = "llama";
@@ -134,7 +136,7 @@ TEST_F(ProvisionTest, RunsWhenTheRecordHoldsAnotherFingerprint) {
   EXPECT_NE(seen_fingerprint_, old);
 }
 
-TEST_F(ProvisionTest, AFailedProvisionersErrorComesBack) {
+TEST_F(SandboxProvisionTest, AFailedProvisionersErrorComesBack) {
   save_record(BackendKind::kNs, "dev", "");
   Status st = sandbox::provision_if_needed(ctx(), r_, counting(failed("script failed at line 3", "fix it")));
   ASSERT_FALSE(st.ok());
@@ -144,7 +146,7 @@ TEST_F(ProvisionTest, AFailedProvisionersErrorComesBack) {
   EXPECT_EQ(st.error().hint, "fix it");
 }
 
-TEST_F(ProvisionTest, NoScriptNoCall) {
+TEST_F(SandboxProvisionTest, NoScriptNoCall) {
   r_.provision_script.reset();
   ASSERT_TRUE(sandbox::provision_if_needed(ctx(), r_, counting()).ok());
   EXPECT_EQ(calls_, 0);

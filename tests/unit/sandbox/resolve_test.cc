@@ -128,7 +128,7 @@ TEST_F(SandboxTest, ResolveProfileFromConfig) {
   auto r = resolve_ok();
   EXPECT_EQ(r.profile, "dev");
   EXPECT_EQ(r.profile_source, "config");
-  EXPECT_TRUE(r.notes.empty() || r.notes.front().find("default profile") == std::string::npos);
+  for (const auto& note : r.notes) EXPECT_EQ(note.find("default profile"), std::string::npos) << note;
 }
 
 TEST_F(SandboxTest, ResolveDefaultProfileIsPiFromConfigDefaults) {
@@ -205,7 +205,7 @@ TEST_F(SandboxTest, ResolveRecordBackendAcceptsSameFlagAutoAndConfig) {
 
 // --- network -----------------------------------------------------------------------------------------
 
-class ResolveNetworkTest : public SandboxTest {
+class SandboxResolveNetworkTest : public SandboxTest {
  protected:
   void SetUp() override {
     SandboxTest::SetUp();
@@ -215,19 +215,19 @@ class ResolveNetworkTest : public SandboxTest {
   }
 };
 
-TEST_F(ResolveNetworkTest, ConfigWhenTheManifestSaysNothing) {
+TEST_F(SandboxResolveNetworkTest, ConfigWhenTheManifestSaysNothing) {
   auto r = resolve_ok(with_profile("quiet"));
   EXPECT_EQ(r.network, NetworkPolicy::kNone);
   EXPECT_EQ(r.network_source, "config");
 }
 
-TEST_F(ResolveNetworkTest, ManifestWinsOverConfig) {
+TEST_F(SandboxResolveNetworkTest, ManifestWinsOverConfig) {
   auto r = resolve_ok(with_profile("loud"));
   EXPECT_EQ(r.network, NetworkPolicy::kOpen);
   EXPECT_EQ(r.network_source, "manifest");
 }
 
-TEST_F(ResolveNetworkTest, FlagWinsOverManifestAndConfig) {
+TEST_F(SandboxResolveNetworkTest, FlagWinsOverManifestAndConfig) {
   for (const char* profile : {"quiet", "loud"}) {
     auto options = with_profile(profile);
     options.network = NetworkPolicy::kAllowlist;
@@ -275,7 +275,10 @@ TEST_F(SandboxTest, ResolveRuntimeEnvFallsBackWhenNothingIsConfigured) {
   EXPECT_EQ(r.runtime_env["TNK_CTX_WINDOW"], "32768");
   EXPECT_EQ(r.runtime_env["TNK_ENGINE_RUNTIME"], "llama");
   EXPECT_EQ(r.model.source, "default");
-  EXPECT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.model.context_source, "default");
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0], r.model.note);
+  EXPECT_NE(r.notes[0].find("no model_name configured, using model 'default'"), std::string::npos) << r.notes[0];
 }
 
 TEST_F(SandboxTest, ResolveCreatedSandboxKeepsItsMountPoint) {

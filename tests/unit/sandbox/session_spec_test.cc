@@ -39,7 +39,7 @@ TEST(SandboxSessionEnvironment, UnsetHostVariablesAreLeftOut) {
   EXPECT_EQ(sandbox::session_environment(Env(), sandbox::Resolved{}, {"X=1"}), (std::vector<std::string>{"X=1"}));
 }
 
-class SessionAuditTest : public SandboxTest {
+class SandboxSessionAuditTest : public SandboxTest {
  protected:
   void SetUp() override {
     SandboxTest::SetUp();
@@ -54,7 +54,7 @@ class SessionAuditTest : public SandboxTest {
   sandbox::Resolved r_;
 };
 
-TEST_F(SessionAuditTest, ExitStatusUpTo128IsAnExitCode) {
+TEST_F(SandboxSessionAuditTest, ExitStatusUpTo128IsAnExitCode) {
   for (int status : {0, 1, 2, 127, 128}) sandbox::audit_session_exit(ctx(), writer_, r_, status);
   auto records = audit_records(log_path());
   ASSERT_EQ(records.size(), 5u);
@@ -68,7 +68,7 @@ TEST_F(SessionAuditTest, ExitStatusUpTo128IsAnExitCode) {
   EXPECT_EQ(codes, (std::vector<int>{0, 1, 2, 127, 128}));
 }
 
-TEST_F(SessionAuditTest, ExitStatus128PlusNIsSignalN) {
+TEST_F(SandboxSessionAuditTest, ExitStatus128PlusNIsSignalN) {
   for (int status : {129, 137, 143, 192}) sandbox::audit_session_exit(ctx(), writer_, r_, status);
   auto records = audit_records(log_path());
   ASSERT_EQ(records.size(), 4u);
@@ -80,7 +80,7 @@ TEST_F(SessionAuditTest, ExitStatus128PlusNIsSignalN) {
   EXPECT_EQ(signals, (std::vector<int>{1, 9, 15, 64}));
 }
 
-TEST_F(SessionAuditTest, ExitStatusAboveTheSignalRangeIsAnExitCode) {
+TEST_F(SandboxSessionAuditTest, ExitStatusAboveTheSignalRangeIsAnExitCode) {
   for (int status : {193, 255}) sandbox::audit_session_exit(ctx(), writer_, r_, status);
   auto records = audit_records(log_path());
   ASSERT_EQ(records.size(), 2u);
@@ -90,7 +90,7 @@ TEST_F(SessionAuditTest, ExitStatusAboveTheSignalRangeIsAnExitCode) {
   EXPECT_FALSE(records[1].contains("signal"));
 }
 
-TEST_F(SessionAuditTest, StartRecordsNameUserVariablesButNeverTheirValues) {
+TEST_F(SandboxSessionAuditTest, StartRecordsNameUserVariablesButNeverTheirValues) {
   sandbox::SessionSpec spec;
   spec.argv = {"bash", "-lc", "make test"};
   spec.user_env = {"API_KEY=sk-very-secret", "DEBUG=1"};
@@ -108,7 +108,7 @@ TEST_F(SessionAuditTest, StartRecordsNameUserVariablesButNeverTheirValues) {
   EXPECT_EQ(audit::testing::slurp(log_path()).find("sk-very-secret"), std::string::npos);
 }
 
-TEST_F(SessionAuditTest, WithoutAWriterNothingIsWritten) {
+TEST_F(SandboxSessionAuditTest, WithoutAWriterNothingIsWritten) {
   std::optional<audit::AuditWriter> none;
   sandbox::audit_session_exit(ctx(), none, r_, 0);
   sandbox::audit_session_start(ctx(), none, r_, "/workspace", sandbox::SessionSpec{});
