@@ -2,8 +2,8 @@
 # Builds each libFuzzer target in tests/fuzz/ (clang, with ASan and UBSan) and runs it.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (default 30 s; TARGET = file name without _fuzz.cc)
 #        scripts/fuzz.sh --long [TARGET...]      (each target until it has run 10,000,000 inputs)
-# A target's sources are on its `// fuzz-sources:` line; extra compiler and linker flags (defines,
-# libraries) on an optional `// fuzz-flags:` line.
+# A target's sources are on its `// fuzz-sources:` lines (one or more, each short enough for
+# clang-format); extra compiler and linker flags (defines, libraries) on optional `// fuzz-flags:` lines.
 # Each run starts from the seeds kept in the repo (tests/fuzz/corpus/<target>) and the working corpus
 # in build-fuzz/corpus/<target>; new inputs go to the working corpus only (libFuzzer writes to the first
 # directory it is given), so later runs start where earlier ones stopped and the repo is never written.
@@ -29,8 +29,8 @@ mkdir -p build-fuzz
 status=0
 for t in "${targets[@]}"; do
   src=tests/fuzz/${t}_fuzz.cc
-  read -r -a sources <<<"$(sed -n 's|^// fuzz-sources: ||p' "$src")"
-  read -r -a flags <<<"$(sed -n 's|^// fuzz-flags: ||p' "$src")"
+  read -r -a sources <<<"$(sed -n 's|^// fuzz-sources: ||p' "$src" | tr '\n' ' ')"
+  read -r -a flags <<<"$(sed -n 's|^// fuzz-flags: ||p' "$src" | tr '\n' ' ')"
   if ! clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc "$src" "${sources[@]}" "${flags[@]}" \
       -o "build-fuzz/$t" 2>"build-fuzz/$t.build.log"; then
     echo "fuzz: $t FAILED to build (build-fuzz/$t.build.log)"; head -20 "build-fuzz/$t.build.log"
