@@ -41,8 +41,7 @@ for t in "${targets[@]}"; do
   [ -d "tests/fuzz/corpus/$t" ] && corpora+=("tests/fuzz/corpus/$t")
   if [ $long -eq 0 ]; then
     if "build-fuzz/$t" -max_total_time="$seconds" -max_len=65536 -print_final_stats=1 -artifact_prefix="build-fuzz/$t-" \
-        "${corpora[@]}" \
-        >"build-fuzz/$t.log" 2>&1; then
+        "${corpora[@]}" >"build-fuzz/$t.log" 2>&1; then
       echo "fuzz: $t ok ($(sed -n 's/^stat::number_of_executed_units: *//p' "build-fuzz/$t.log") runs in $seconds s)"
     else
       echo "fuzz: $t FAILED (build-fuzz/$t.log)"; grep -m5 -E "ERROR|SUMMARY|crash-" "build-fuzz/$t.log"
@@ -58,7 +57,7 @@ for t in "${targets[@]}"; do
   elapsed=$(($(date +%s) - start))
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   # The last status line: "#N  DONE  cov: C ft: F corp: U/..." (or the last pulse before a crash).
-  last=$(grep -E '^#[0-9]+ .*cov: ' "$log" | tail -1)
+  last=$(grep -E '^#[0-9]+[[:space:]].*cov: ' "$log" | tail -1)
   cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$last")
   corp=$(sed -n 's/.*corp: \([0-9]*\).*/\1/p' <<<"$last")
