@@ -32,6 +32,8 @@ void boot_words(std::string_view input) {
 void bridge_words(std::string_view input) {
   auto target = parse_bridge_request(input);
   if (target.ok()) {
+    // The bridge connects to what inet_pton read: the address must be all of target.ip.
+    if (target->ip.find_first_not_of("0123456789.") != std::string::npos) std::abort();
     std::string line = bridge_request(*target);
     if (line.size() > kBridgeMaxLine || line.back() != '\n') std::abort();
     auto back = parse_bridge_request(std::string_view(line).substr(0, line.size() - 1));
@@ -54,7 +56,7 @@ void bridge_words(std::string_view input) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);
   boot_words(input);
-  (void)parse_ipv4_prefix(input);
+  if (parse_ipv4_prefix(input).ok() && input.find('\0') != std::string_view::npos) std::abort();
   bridge_words(input);
   return 0;
 }
