@@ -90,6 +90,7 @@ Result<Ipv4Prefix> parse_ipv4_prefix(std::string_view text) {
   auto slash = s.find('/');
   Error bad = failed("'" + s + "' is not an IPv4 address with a prefix length (A.B.C.D/N)");
   if (slash == std::string::npos || slash + 1 >= s.size() || s.size() - slash > 3) return bad;
+  if (s.find('\0') != std::string::npos) return bad;  // inet_pton would stop at it
   in_addr addr{};
   if (::inet_pton(AF_INET, s.substr(0, slash).c_str(), &addr) != 1) return bad;
   int prefix = 0;

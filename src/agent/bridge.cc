@@ -35,7 +35,9 @@ Result<BridgeTarget> parse_bridge_request(std::string_view line) {
   BridgeTarget target{std::string(line.substr(0, space)), 0};
   in_addr addr{};
   long port = 0;
-  if (::inet_pton(AF_INET, target.ip.c_str(), &addr) != 1 || !parse_number(line.substr(space + 1), 1, 65535, &port)) {
+  // inet_pton reads up to a NUL: an address followed by "\0junk" would pass and carry the junk along.
+  if (target.ip.find('\0') != std::string::npos || ::inet_pton(AF_INET, target.ip.c_str(), &addr) != 1 ||
+      !parse_number(line.substr(space + 1), 1, 65535, &port)) {
     return bad;
   }
   target.port = static_cast<uint16_t>(port);

@@ -35,7 +35,8 @@ std::optional<Ext4Size> parse_ext4_superblock(std::string_view superblock) {
 std::optional<uint64_t> ext4_blocks_to_grow_to(const Ext4Size& fs, uint64_t device_bytes) {
   if (fs.block_size == 0) return std::nullopt;
   uint64_t device_blocks = device_bytes / fs.block_size;
-  if (device_blocks < fs.blocks + kBlocksPerGroup) return std::nullopt;
+  // Compared by subtraction: a damaged superblock's count near 2^64 would wrap `fs.blocks + kBlocksPerGroup`.
+  if (device_blocks <= fs.blocks || device_blocks - fs.blocks < kBlocksPerGroup) return std::nullopt;
   return device_blocks;
 }
 

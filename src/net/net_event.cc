@@ -1,11 +1,31 @@
 #include "net/net_event.h"
 
+#include <cstdint>
+
 namespace tnk::net {
 namespace {
 
 constexpr size_t kMaxTextField = 600;  // 3 such fields and the rest stay well under PIPE_BUF (4096)
 
 std::string cut(const std::string& text) { return text.size() <= kMaxTextField ? text : text.substr(0, kMaxTextField); }
+
+// Typed reads: a field of another type (or out of range) is as if absent. json::value() would throw,
+// and the supervisor that reads these lines catches nothing (found by tests/fuzz/net_event).
+bool flag(const nlohmann::json& json, const char* key) {
+  auto it = json.find(key);
+  return it != json.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string text(const nlohmann::json& json, const char* key) {
+  auto it = json.find(key);
+  return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+uint64_t count(const nlohmann::json& json, const char* key, uint64_t max) {
+  auto it = json.find(key);
+  if (it == json.end() || !it->is_number_unsigned() || it->get<uint64_t>() > max) return 0;
+  return it->get<uint64_t>();
+}
 
 }  // namespace
 
@@ -17,14 +37,14 @@ nlohmann::json to_json(const NetEvent& event) {
 
 NetEvent net_event_from_json(const nlohmann::json& json) {
   NetEvent event;
-  event.allowed = json.value("allowed", false);
-  event.host = json.value("host", "");
-  event.address = json.value("address", "");
-  event.port = json.value("port", uint16_t{0});
-  event.rule = json.value("rule", "");
-  event.reason = json.value("reason", "");
-  event.bytes_up = json.value("bytes_up", uint64_t{0});
-  event.bytes_down = json.value("bytes_down", uint64_t{0});
+  event.allowed = flag(json, "allowed");
+  event.host = text(json, "host");
+  event.address = text(json, "address");
+  event.port = static_cast<uint16_t>(count(json, "port", UINT16_MAX));
+  event.rule = text(json, "rule");
+  event.reason = text(json, "reason");
+  event.bytes_up = count(json, "bytes_up", UINT64_MAX);
+  event.bytes_down = count(json, "bytes_down", UINT64_MAX);
   return event;
 }
 

@@ -79,6 +79,8 @@ TEST(AgentBootParamsTest, Ipv4Prefix) {
   for (const char* bad : {"10.0.2.15", "10.0.2.15/", "10.0.2.15/33", "10.0.2.15/0", "x/24", "10.0.2.15/2a"}) {
     EXPECT_FALSE(parse_ipv4_prefix(bad).ok()) << bad;
   }
+  // inet_pton stops at a NUL (found with tests/fuzz/agent_words).
+  EXPECT_FALSE(parse_ipv4_prefix(std::string_view("10.0.2.15\0x/24", 14)).ok());
 }
 
 }  // namespace

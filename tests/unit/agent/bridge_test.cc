@@ -29,6 +29,14 @@ TEST(AgentBridge, RefusesMalformedRequests) {
   }
 }
 
+// Found by tests/fuzz/agent_words: inet_pton stops at a NUL, so "127.0.0.1\0junk" passed as an address
+// and the junk was carried along in BridgeTarget::ip.
+TEST(AgentBridge, RefusesANulInTheAddress) {
+  using namespace std::string_view_literals;
+  EXPECT_FALSE(parse_bridge_request("tnk-connect 127.0.0.1\0x 8080"sv).ok());
+  EXPECT_FALSE(parse_bridge_request("tnk-connect 127.0.0.1\0 8080"sv).ok());
+}
+
 TEST(AgentBridge, RepliesCarryTheGuestsErrno) {
   EXPECT_EQ(bridge_reply(0, "ignored"), "ok\n");
   EXPECT_TRUE(parse_bridge_reply("ok").ok());

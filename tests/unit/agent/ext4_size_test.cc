@@ -59,5 +59,14 @@ TEST(AgentExt4Size, GrowsToTheDeviceOnlyWhenAtLeastAGroupIsMissing) {
   EXPECT_FALSE(ext4_blocks_to_grow_to(base, 1 << 20).has_value());                     // a smaller disk
 }
 
+// Found with tests/fuzz/ext4_superblock (seed regression_blocks_near_2p64.bin): a block count near 2^64 (a damaged
+// 64-bit superblock) wrapped the "one group more" sum, and the agent was told to "grow" to fewer blocks than the file
+// system has.
+TEST(AgentExt4Size, NeverGrowsToFewerBlocksThanADamagedSuperblockClaims) {
+  Ext4Size huge{4096, UINT64_MAX - 100};
+  EXPECT_FALSE(ext4_blocks_to_grow_to(huge, uint64_t{8} << 30).has_value());
+  EXPECT_FALSE(ext4_blocks_to_grow_to(huge, UINT64_MAX).has_value());
+}
+
 }  // namespace
 }  // namespace tnk::agent

@@ -76,6 +76,21 @@ TEST(NetEvent, RoundTripsThroughItsJsonLineAndStaysUnderPipeBuf) {
   EXPECT_LT(back.reason.size(), event.reason.size());
 }
 
+// Found by tests/fuzz/net_event: a field of another type threw nlohmann's type_error in the supervisor.
+TEST(NetEvent, FieldsOfAnotherTypeOrOutOfRangeReadAsAbsent) {
+  auto line = nlohmann::json::parse(R"({"allowed":"yes","host":1,"address":null,"port":70000,"rule":[],)"
+                                    R"("reason":{},"bytes_up":-1,"bytes_down":1.5})");
+  NetEvent event = net_event_from_json(line);
+  EXPECT_FALSE(event.allowed);
+  EXPECT_EQ(event.host, "");
+  EXPECT_EQ(event.address, "");
+  EXPECT_EQ(event.port, 0);
+  EXPECT_EQ(event.rule, "");
+  EXPECT_EQ(event.reason, "");
+  EXPECT_EQ(event.bytes_up, 0u);
+  EXPECT_EQ(event.bytes_down, 0u);
+}
+
 TEST(NetForwarder, EachConnectionIsOneEventWithItsBytes) {
   EchoServer echo;
   UniqueFd listener = listen_loopback();
