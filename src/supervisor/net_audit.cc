@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "audit/events.h"
+#include "core/json_fields.h"
 
 namespace tnk::supervisor {
 
@@ -30,9 +31,20 @@ void NetAudit::release_log(const std::filesystem::path& path) {
   if (--it->second.users <= 0 && path != config_.audit_log) logs_.erase(it);
 }
 
+namespace {
+
+// The policy name of a relay's event line; a value of another type reads as absent (json::value()
+// would throw, and nothing above this catches).
+std::string policy_of(const nlohmann::json& line) {
+  auto policy = JsonFields(line, "a network event").optional_string("policy");
+  return policy ? *policy : std::string();
+}
+
+}  // namespace
+
 void NetAudit::record(const nlohmann::json& line) {
   net::NetEvent event = net::net_event_from_json(line);
-  audit::NetRecord record{event.host, event.address, event.port,     line.value("policy", ""),
+  audit::NetRecord record{event.host, event.address, event.port,     policy_of(line),
                           event.rule, event.reason,  event.bytes_up, event.bytes_down};
   nlohmann::json json = event.allowed ? audit::net_allow(config_.id, record) : audit::net_deny(config_.id, record);
   if (!config_.audit_log.empty()) open(config_.audit_log);  // the sandbox's own log, kept open while it runs

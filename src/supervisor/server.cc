@@ -15,10 +15,22 @@
 
 #include "core/subprocess.h"
 #include "session/control_client.h"
+#include "session/messages.h"
 #include "supervisor/session_env.h"
 
 namespace tnk::supervisor {
 namespace {
+
+// A client's field read so that a value of another type counts as absent: json::value() would
+// throw, and a malformed message must never end the supervisor (and with it the sandbox).
+std::string text_field(const nlohmann::json& body, const char* key) {
+  auto text = session::control_fields(body).optional_string(key);
+  return text ? *text : std::string();
+}
+bool flag_field(const nlohmann::json& body, const char* key) {
+  auto flag = session::control_fields(body).optional_boolean(key, false);
+  return flag && *flag;
+}
 
 constexpr std::chrono::milliseconds kDefaultGrace{10000};
 
@@ -106,7 +118,7 @@ bool Server::handle_message(Connection& conn) {
     }
     conn.greeted = true;
   }
-  std::string op = message.body.value("op", "");
+  std::string op = text_field(message.body, "op");
   if (op == "exec" && conn.session == 0) return handle_exec(conn, message);
   return handle_control(conn, message.body);
 }
@@ -114,7 +126,7 @@ bool Server::handle_message(Connection& conn) {
 // Ops after a session started are best effort (a resize racing the exit is no error); an unknown
 // first op ends the connection.
 bool Server::handle_control(Connection& conn, const nlohmann::json& body) {
-  std::string op = body.value("op", "");
+  std::string op = text_field(body, "op");
   if (op == "resize") {
     auto size = session::resize_from_json(body);
     winsize ws{};
@@ -134,7 +146,7 @@ bool Server::handle_control(Connection& conn, const nlohmann::json& body) {
     send_or_log(conn.fd.get(), session::stopping_event());
     stop_sandbox(grace ? *grace : kDefaultGrace);
   } else if (op == "network" && conn.session == 0) {
-    send_or_log(conn.fd.get(), network_event(body.value("ask_proxy", false)));
+    send_or_log(conn.fd.get(), network_event(flag_field(body, "ask_proxy")));
   } else if (op == "forward" && conn.session == 0) {
     send_or_log(conn.fd.get(), handle_forward(body));
   } else if (op == "agent-ping" && conn.session == 0) {
@@ -243,7 +255,7 @@ nlohmann::json Server::handle_forward(const nlohmann::json& body) {
   auto refused = [](const Error& e) { return error_event(e, exit_code_for(e.kind)); };
   auto host_port = session::control_fields(body).integer("host_port", 0, 65535);
   if (!host_port) return refused(host_port.error());
-  if (body.value("remove", false)) {
+  if (flag_field(body, "remove")) {
     Status removed = network_.remove_forward(static_cast<uint16_t>(*host_port));
     if (!removed.ok()) return refused(removed.error());
   } else {

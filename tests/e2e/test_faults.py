@@ -75,3 +75,31 @@ def test_delete_stops_a_running_sandbox_and_keeps_the_project(any_tnk):
     assert sandbox_dirs(any_tnk) == []
     assert (box.project / "keep.txt").read_text() == "mine"
     assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+def control_exchange(box, message):
+    """Sends one control message to the sandbox's supervisor and returns its answer (None: no answer)."""
+    import socket
+    (directory,) = sandbox_dirs(box.tnk)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
+        sock.settimeout(5)
+        sock.connect(str(directory / "ctl.sock"))
+        sock.send(json.dumps(message).encode())
+        try:
+            answer = sock.recv(65536)
+        except (socket.timeout, ConnectionResetError):
+            return None
+        return json.loads(answer) if answer else None
+
+
+def test_a_malformed_control_message_does_not_end_the_supervisor(any_tnk):
+    # Found by the control_messages fuzz target: a field of the wrong type made json::value() throw,
+    # nothing caught it, and the supervisor died with its sandbox.
+    box = Sandbox(any_tnk, any_tnk.project("ctl"))
+    box.start()
+    assert control_exchange(box, {"v": 1, "op": "ping"})["event"] == "pong"  # the well-formed control
+    for malformed in ({"v": 1, "op": 1}, {"v": 1, "op": "network", "ask_proxy": "yes"},
+                      {"v": 1, "op": "forward", "host_port": 1, "remove": []}):
+        control_exchange(box, malformed)
+        assert status_of(box) == ["running"], malformed
+    assert box.exec("true").returncode == 0
