@@ -13,9 +13,14 @@ Result<Inspection> inspect(Context& ctx, const sandbox::ResolveOptions& options)
   Inspection seen;
   TNK_ASSIGN_OR_RETURN(seen.resolved, backend::resolve(ctx, options));
   const sandbox::Resolved& r = seen.resolved;
-  TNK_ASSIGN_OR_RETURN(auto opened, open_backend(r.backend));
-  seen.network_limits = opened->network_limits(r);
-  if (r.state == state::SandboxState::kRunning && opened->capabilities().running_network) {
+  // Inspecting only reads: a backend this build lacks is a note, not an error.
+  auto opened = open_backend(r.backend);
+  if (!opened) {
+    seen.resolved.notes.push_back(opened.error().message);
+    return seen;
+  }
+  seen.network_limits = (*opened)->network_limits(r);
+  if (r.state == state::SandboxState::kRunning && (*opened)->capabilities().running_network) {
     auto ctl = state::Store(ctx.paths.sandboxes_dir()).file(r.id, state::kControlSocket);
     auto network = session::request_network(ctl, session::network_op(false), std::chrono::seconds(5));
     if (network) {

@@ -2,7 +2,7 @@
 // what the commands derive from the result (the inference URLs as seen from the host and a sandbox).
 // Build and run: scripts/fuzz.sh SECONDS config_toml (it reads the lines below).
 // fuzz-sources: src/config/config.cc src/config/config_file.cc src/config/config_values.cc
-// fuzz-sources: src/config/config_env.cc src/config/size.cc src/workspace/workspace.cc src/backend/backend.cc
+// fuzz-sources: src/config/config_env.cc src/config/size.cc src/workspace/workspace.cc src/naming/backend_kind.cc
 // fuzz-sources: src/net/policy.cc src/core/error.cc src/core/log.cc src/core/files.cc src/core/env.cc
 // fuzz-sources: src/core/unique_fd.cc
 // Two bugs of toml++ 3.3.0 (Debian 12), not of tnk, are kept out of the way so the fuzzer goes on past

@@ -4,6 +4,7 @@
 // decodes is sent back through send_message and must decode to the same request.
 // Build and run: scripts/fuzz.sh SECONDS control_messages (it reads the lines below).
 // fuzz-sources: src/session/protocol.cc src/session/messages.cc src/core/error.cc src/core/unique_fd.cc
+// fuzz-sources: src/core/json_fields.cc
 #include <sys/socket.h>
 
 #include <cstddef>
@@ -55,8 +56,8 @@ void check_exec(const nlohmann::json& body, const int* fds) {
 void decode_all(const nlohmann::json& body, const int* fds) {
   if (!body.is_object()) std::abort();
   (void)check_version(body, "the client");
-  (void)optional_string_field(body, "op");
-  (void)string_field(body, "event");
+  (void)control_fields(body).optional_string("op");
+  (void)control_fields(body).string("event");
   check_exec(body, fds);
   (void)resize_from_json(body);
   auto sig = signal_from_json(body);
@@ -65,11 +66,11 @@ void decode_all(const nlohmann::json& body, const int* fds) {
   if (grace.ok() && (grace->count() < 0 || grace->count() > 3'600'000)) std::abort();
   auto remote = remote_error_from_json(body);
   if (remote.ok() && (remote->exit_code < 1 || remote->exit_code > 255)) std::abort();
-  (void)int_field(body, "pid", 1, 1LL << 32);
-  (void)int_field(body, "code", 0, 255);
-  (void)int_field(body, "count", 1, 10000);
-  (void)int_field(body, "host_port", 0, 65535);
-  (void)bool_field(body, "remove");
+  (void)control_fields(body).integer("pid", 1, 1LL << 32);
+  (void)control_fields(body).integer("code", 0, 255);
+  (void)control_fields(body).integer("count", 1, 10000);
+  (void)control_fields(body).integer("host_port", 0, 65535);
+  (void)control_fields(body).boolean("remove");
 }
 
 }  // namespace
