@@ -36,9 +36,9 @@ count_pytest() {  # parses "12 passed, 1 skipped in 3.2s" (with or without pytes
 
 logs=$(mktemp -d)
 # Two trees, each with only what it is used for: build/ holds the binaries the end-to-end tests run
-# (tnk and tnk-agent), build-asan/ the unit and integration tests under
-# ASan/UBSan at -O1 (the sanitizers' usual level: they find the same bugs, and it builds in half
-# the time of -O2 -g).
+# (tnk and tnk-agent), build-asan/ the unit and integration tests under ASan/UBSan at -O1 (the
+# sanitizers' usual level) with line tables only (-g1: what their reports need, cheaper to build
+# than full debug information). The ASan tree is most of the suite's time (docs/architecture.md).
 step "build tnk and tnk-agent (-O1, no debug info: the end-to-end tests check behaviour, not speed) into build/"
 if ! TNK_BUILD_TARGETS="tnk tnk-agent" bash scripts/build.sh build -DTNK_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug \
      -DCMAKE_CXX_FLAGS_DEBUG=-O1; then
@@ -47,7 +47,7 @@ fi
 
 step "build the unit and integration tests with ASan/UBSan (-O1) into build-asan/"
 if ! TNK_BUILD_TARGETS="tnk_unit_tests tnk_integration_tests" bash scripts/build.sh build-asan -DTNK_SANITIZE=ON \
-     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"; then
+     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"; then
   echo "tests: 0 passed, 1 failed"; exit 1
 fi
 
