@@ -14,7 +14,7 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
   TNK_ASSIGN_OR_RETURN(std::vector<std::string> ids, store.list_ids());
   std::vector<SandboxRow> rows;
   // One backend of each kind: lima's answers every sandbox from one `limactl list`.
-  std::map<BackendKind, std::unique_ptr<sandbox::Backend>> backends;
+  std::map<BackendKind, Result<std::unique_ptr<sandbox::Backend>>> backends;
   for (const auto& id : ids) {
     auto record = store.load(id);
     if (!record) {  // listed as broken so that `delete` can be found; the warning says why
@@ -24,14 +24,12 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
     }
     if (!*record) continue;  // a directory without a record: a create that never finished
     const auto& rec = **record;
-    auto& backend = backends[rec.backend];
-    if (!backend) {
-      auto opened = open_backend(rec.backend);
-      if (opened) backend = std::move(*opened);
-    }
+    auto it = backends.find(rec.backend);
+    if (it == backends.end()) it = backends.emplace(rec.backend, open_backend(rec.backend)).first;
+    // A backend this build lacks: the registry's own message says so.
     sandbox::Observed seen{state::SandboxState::kAbsent,
-                           std::string("the ") + to_string(rec.backend) + " backend is not part of this build"};
-    if (backend) seen = backend->observe(ctx.paths, id);
+                           it->second ? std::nullopt : std::optional(it->second.error().message)};
+    if (it->second) seen = (*it->second)->observe(ctx.paths, id);
     // "unknown": the backend cannot tell here (limactl missing or failing); the warning says why.
     if (seen.problem) ctx.log.warn(*seen.problem);
     std::string status = seen.problem ? "unknown" : state::to_string(seen.state);
