@@ -12,6 +12,7 @@
 #include "core/files.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
+#include "idmap/userns.h"
 #include "image/build_process.h"
 #include "image/layout.h"
 #include "image/store.h"
@@ -79,7 +80,9 @@ Result<BuildRun> run_mmdebstrap(const Recipe& recipe, const std::filesystem::pat
                                 const BuildOptions& options) {
   UniqueFd out(::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!out.valid()) return sys_error(errno, "cannot write " + log_file.string());
-  auto argv = mmdebstrap_argv(recipe, work / kRootfsDir);
+  const bool rootless = ::geteuid() != 0;
+  auto argv =
+      mmdebstrap_argv(recipe, rootless ? work / kRootfsTarball : work / kRootfsDir, rootless ? "unshare" : "root");
   argv[0] = options.mmdebstrap;
   std::string header = "#";
   for (const auto& a : argv) header += " " + a;
@@ -99,6 +102,34 @@ Result<BuildRun> run_mmdebstrap(const Recipe& recipe, const std::filesystem::pat
   StreamOptions stream{options.timeout, lock.fd(), true};
   TNK_ASSIGN_OR_RETURN(run.exit_code, run_streaming(argv, stream, on_line));
   return run;
+}
+
+// An ordinary user's build: mmdebstrap's tarball is unpacked as the mapped root of the user's range (so
+// the tree's files belong to the range), and `agent`'s files are given to the user.
+Status unpack_rootless(const std::filesystem::path& work, const std::filesystem::path& log_file) {
+  const auto tarball = work / kRootfsTarball;
+  const auto rootfs = work / kRootfsDir;
+  TNK_RETURN_IF_ERROR(make_dirs(rootfs, 0755));
+  // Device nodes cannot be made in a user namespace; every sandbox mounts its own /dev anyway.
+  const std::vector<std::string> argv = {
+      "tar", "--numeric-owner", "--preserve-permissions", "--xattrs", "--exclude=./dev/*", "-xf", tarball.string(),
+      "-C",  rootfs.string()};
+  auto unpacked = idmap::run_as_range_owner("unpack " + tarball.string(), [&argv, &log_file]() -> Result<std::string> {
+    ProcessOptions options;
+    options.capture_stderr = true;
+    options.timeout = std::chrono::minutes(10);
+    auto result = run_process(argv, options);
+    if (result && result->exit_code == 0) return std::string();
+    std::string why = result ? result->err : result.error().message + "\n";
+    UniqueFd log(::open(log_file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
+    if (log.valid()) (void)write_all(log.get(), "unpacking as the range's root:\n" + why, log_file.string());
+    return failed("tar could not unpack " + argv[5]);
+  });
+  if (!unpacked) {
+    return unpacked.error().with_hint("tar could not unpack the image as the range's root; see " + log_file.string());
+  }
+  if (::unlink(tarball.c_str()) != 0) return sys_error(errno, "cannot remove " + tarball.string());
+  return give_agent_files_to_user(rootfs);
 }
 
 // mmdebstrap does not fsync; without this a power cut after the rename could leave an image whose
@@ -130,7 +161,7 @@ Status install(const std::filesystem::path& work, const std::filesystem::path& d
     }
     if (::rename(old.c_str(), work.c_str()) != 0) return sys_error(errno, "cannot move " + old.string());
   }
-  if (auto removed = remove_tree(work); !removed) {
+  if (auto removed = remove_owned_tree(work); !removed) {
     log.warn("the replaced image stays in " + work.string() + ": " + removed.error().message);
   }
   return ok_status();
@@ -143,7 +174,7 @@ Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const F
   auto work = images / (std::string(kBuildPrefix) + id + "-" + std::to_string(::getpid()));
   auto log_file = images / (id + kBuildLogSuffix);
   TNK_RETURN_IF_ERROR(check_free_space(images));
-  TNK_RETURN_IF_ERROR(remove_tree(work));
+  TNK_RETURN_IF_ERROR(remove_owned_tree(work));
   TNK_RETURN_IF_ERROR(make_dirs(work, 0755));
 
   log.info((options.force ? "rebuilding image " : "building image ") + id + " from " + mirror_list(recipe) +
@@ -151,7 +182,7 @@ Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const F
   auto started = std::chrono::steady_clock::now();
   auto run = run_mmdebstrap(recipe, work, log_file, lock, log, options);
   if (!run || run->exit_code != 0) {
-    (void)remove_tree(work);
+    (void)remove_owned_tree(work);
     if (!run) return run.error().context("building image " + id);
     std::string tail;
     for (const auto& line : run->tail) tail += "\n  " + line;
@@ -159,13 +190,19 @@ Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const F
                       "; its last lines:" + tail,
                   "the full output is in " + log_file.string());
   }
+  if (::geteuid() != 0) {
+    if (Status unpacked = unpack_rootless(work, log_file); !unpacked.ok()) {
+      (void)remove_owned_tree(work);
+      return unpacked.error().context("building image " + id);
+    }
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   ImageInfo info;
   info.id = id;
   info.dir = images / id;
   info.rootfs = info.dir / kRootfsDir;
-  TNK_ASSIGN_OR_RETURN(TreeSize size, measure_tree(work / kRootfsDir));
+  TNK_ASSIGN_OR_RETURN(TreeSize size, measure_owned_tree(work / kRootfsDir));
   info.size_bytes = size.bytes;
   info.inodes = size.inodes;
   info.built_at = static_cast<int64_t>(::time(nullptr));
@@ -192,9 +229,9 @@ Result<ImageInfo> ensure_image(const Paths& paths, const Recipe& recipe, Log& lo
     if (auto found = find_image(paths, id)) return found;
   }
   if (::geteuid() != 0) {
-    return permission_denied(
-        "building image " + id + " needs root for now (mmdebstrap in root mode)",
-        "run tnk as root; building as an ordinary user (mmdebstrap's unshare mode) is not supported yet");
+    // mmdebstrap's unshare mode maps the image's ids onto the user's range with newuidmap.
+    if (auto ids = idmap::rootless_ids(); !ids) return ids.error().context("building image " + id);
+    if (auto helper = idmap::find_map_helper("newuidmap"); !helper) return helper.error();
   }
   TNK_ASSIGN_OR_RETURN(std::string version, mmdebstrap_version(options.mmdebstrap));
   TNK_RETURN_IF_ERROR(make_dirs(paths.images_dir(), 0700));

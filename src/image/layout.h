@@ -6,6 +6,7 @@ namespace tnk::image {
 
 // $XDG_CACHE_HOME/tnk/images/<image-id>/...
 inline constexpr const char* kRootfsDir = "rootfs";          // the root tree (read-only lower of `ns` overlays)
+inline constexpr const char* kRootfsTarball = "rootfs.tar";  // an ordinary user's build, unpacked into kRootfsDir
 inline constexpr const char* kImageJsonFile = "image.json";  // recipe, hash, sizes, build time
 
 // $XDG_CACHE_HOME/tnk/images/<image-id><suffix>

@@ -234,8 +234,12 @@ std::string image_id(const Recipe& recipe) {
   return "debian-" + recipe.suite + "-" + recipe_hash(recipe).substr(0, 12);
 }
 
-std::vector<std::string> mmdebstrap_argv(const Recipe& r, const std::filesystem::path& target) {
-  std::vector<std::string> argv = {"mmdebstrap", "--mode=root", "--format=directory", "--variant=" + r.variant,
+std::vector<std::string> mmdebstrap_argv(const Recipe& r, const std::filesystem::path& target,
+                                         const std::string& mode) {
+  // Unshare mode writes a tarball: its inner root (the user's range) cannot enter the user's own
+  // 0700 directories, where the image is kept, to write a directory there.
+  std::vector<std::string> argv = {"mmdebstrap", "--mode=" + mode,
+                                   mode == "unshare" ? "--format=tar" : "--format=directory", "--variant=" + r.variant,
                                    "--architectures=" + r.architecture};
   if (!r.packages.empty()) argv.push_back("--include=" + join(r.packages, ","));
   for (const auto& o : r.dpkg_options) argv.push_back("--dpkgopt=" + o);

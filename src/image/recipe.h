@@ -89,6 +89,9 @@ std::vector<std::string> customize_hooks(const Recipe& recipe);
 Status check_recipe(const Recipe& recipe);
 
 // mmdebstrap's argv (root mode, directory output into `target`). Pure; golden-tested.
-std::vector<std::string> mmdebstrap_argv(const Recipe& recipe, const std::filesystem::path& target);
+// `mode` is mmdebstrap's: "root" for root (target: a directory), "unshare" for an ordinary user (target:
+// a tarball, which the caller unpacks as the mapped root of the user's range).
+std::vector<std::string> mmdebstrap_argv(const Recipe& recipe, const std::filesystem::path& target,
+                                         const std::string& mode = "root");
 
 }  // namespace tnk::image

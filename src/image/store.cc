@@ -161,7 +161,7 @@ Status remove_image(const Paths& paths, const std::string& id, const std::vector
                        FileLock::acquire(lock_path(paths, id), std::chrono::seconds(5), {}, kBuildLockBusyHint));
   auto doomed = paths.images_dir() / (std::string(kRemovePrefix) + id + "-" + std::to_string(::getpid()));
   if (::rename(dir.c_str(), doomed.c_str()) != 0) return sys_error(errno, "cannot remove image " + dir.string());
-  TNK_RETURN_IF_ERROR(remove_tree(doomed));
+  TNK_RETURN_IF_ERROR(remove_owned_tree(doomed));
   std::filesystem::remove(paths.images_dir() / (id + kBuildLogSuffix), ec);
   std::filesystem::remove(lock_path(paths, id), ec);  // waiters notice the unlinked file and start over
   return ok_status();
@@ -183,7 +183,7 @@ void remove_stale_work_dirs(const Paths& paths, Log& log, const std::string& hel
       lock = std::move(*tried);
     }
     log.verbose("removing " + path.string() + ", left behind by an interrupted build or removal");
-    if (auto removed = remove_tree(path); !removed) log.warn(removed.error().message);
+    if (auto removed = remove_owned_tree(path); !removed) log.warn(removed.error().message);
     if (owner != held_id && !std::filesystem::exists(paths.images_dir() / owner, ec)) {
       std::filesystem::remove(lock_path(paths, owner), ec);
     }

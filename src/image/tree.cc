@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <functional>
 #include <set>
 #include <string>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "core/unique_fd.h"
+#include "idmap/userns.h"
 
 namespace tnk::image {
 namespace {
@@ -131,6 +134,61 @@ Status remove_tree(const std::filesystem::path& dir) {
   fd.reset();
   if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) return sys_error(errno, "cannot remove " + dir.string());
   return ok_status();
+}
+
+namespace {
+
+// Runs `work` as the mapped root of the user's range.
+Status as_range_owner(const std::string& what, const std::function<Status()>& work) {
+  auto done = idmap::run_as_range_owner(what, [&]() -> Result<std::string> {
+    TNK_RETURN_IF_ERROR(work());
+    return std::string();
+  });
+  if (!done) return done.error();
+  return ok_status();
+}
+
+}  // namespace
+
+Result<TreeSize> measure_owned_tree(const std::filesystem::path& dir) {
+  auto size = measure_tree(dir);
+  if (size.ok() || ::geteuid() == 0 || size.error().kind != ErrorKind::kPermission) return size;
+  TNK_ASSIGN_OR_RETURN(std::string text,
+                       idmap::run_as_range_owner("measure " + dir.string(), [&]() -> Result<std::string> {
+                         TNK_ASSIGN_OR_RETURN(TreeSize inner, measure_tree(dir));
+                         return std::to_string(inner.bytes) + " " + std::to_string(inner.inodes);
+                       }));
+  TreeSize out;
+  if (std::sscanf(text.c_str(), "%" SCNu64 " %" SCNu64, &out.bytes, &out.inodes) != 2) {
+    return failed("measuring " + dir.string() + ": an unreadable answer from the range's root");
+  }
+  return out;
+}
+
+Status remove_owned_tree(const std::filesystem::path& dir) {
+  Status removed = remove_tree(dir);
+  if (removed.ok() || ::geteuid() == 0 || removed.error().kind != ErrorKind::kPermission) return removed;
+  return as_range_owner("remove " + dir.string(), [&] { return remove_tree(dir); });
+}
+
+Status give_agent_files_to_user(const std::filesystem::path& dir) {
+  constexpr uint32_t kUserInOwnerNs = idmap::kInsideIdCount;  // owner_maps() maps the user there
+  return as_range_owner("give " + dir.string() + "'s agent files to the user", [&]() -> Status {
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) return sys_error(errno, "cannot open directory " + dir.string());
+    TNK_ASSIGN_OR_RETURN(Entry top, stat_entry(fd.get(), "", dir.string()));
+    return walk(fd.get(), dir.string(), top.where,
+                [](int dirfd, const std::string& name, const Entry& e, const std::string& path) -> Status {
+                  bool uid = e.stx.stx_uid == idmap::kAgentId, gid = e.stx.stx_gid == idmap::kAgentId;
+                  if (!uid && !gid) return ok_status();
+                  if (::fchownat(dirfd, name.c_str(), uid ? kUserInOwnerNs : e.stx.stx_uid,
+                                 gid ? kUserInOwnerNs : e.stx.stx_gid, AT_SYMLINK_NOFOLLOW) != 0) {
+                    return sys_error(errno, "cannot change the owner of " + path);
+                  }
+                  // chown clears set-id bits; agent's files in a fresh image have none to keep.
+                  return ok_status();
+                });
+  });
 }
 
 }  // namespace tnk::image

@@ -5,7 +5,10 @@
 #include <ctime>
 #include <system_error>
 
+#include <unistd.h>
+
 #include "core/files.h"
+#include "idmap/userns.h"
 #include "state/layout.h"
 
 namespace tnk::state {
@@ -59,6 +62,18 @@ Result<std::vector<std::string>> Store::list_ids() const {
 Status Store::remove(const std::string& id) const {
   std::error_code ec;
   fs::remove_all(dir(id), ec);
+  if (ec && (ec.value() == EACCES || ec.value() == EPERM) && ::geteuid() != 0) {
+    // A rootless sandbox's overlay upper directory holds files of the user's subordinate range.
+    const fs::path doomed = dir(id);
+    auto removed = idmap::run_as_range_owner("remove " + doomed.string(), [&doomed]() -> Result<std::string> {
+      std::error_code inner;
+      fs::remove_all(doomed, inner);
+      if (inner) return sys_error(inner.value(), "cannot remove " + doomed.string());
+      return std::string();
+    });
+    if (!removed) return removed.error();
+    return ok_status();
+  }
   if (ec) return sys_error(ec.value(), "cannot remove " + dir(id).string());
   return ok_status();
 }

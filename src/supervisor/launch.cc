@@ -80,7 +80,12 @@ Result<Launched> parse_ready(const std::string& text, const std::filesystem::pat
                   "see " + log.string());
   }
   if (!answer.value("ok", false)) {
-    return failed(answer.value("message", std::string("the sandbox did not start")), answer.value("hint", ""));
+    // The kind crosses as its exit code, so that a refusal inside the supervisor is still exit 77.
+    Error e = failed(answer.value("message", std::string("the sandbox did not start")), answer.value("hint", ""));
+    for (ErrorKind kind : {ErrorKind::kUsage, ErrorKind::kNotFound, ErrorKind::kPermission}) {
+      if (answer.value("exit_code", kExitFailed) == exit_code_for(kind)) e.kind = kind;
+    }
+    return e;
   }
   Launched launched;
   launched.pid = answer.value("pid", 0);

@@ -60,7 +60,7 @@ void report(const nlohmann::json& answer) {
 
 void report_error(const Error& error) {
   std::fprintf(stderr, "tnk-supervisor: %s\n", error.message.c_str());
-  report({{"ok", false}, {"message", error.message}, {"hint", error.hint}});
+  report({{"ok", false}, {"message", error.message}, {"hint", error.hint}, {"exit_code", exit_code_for(error.kind)}});
 }
 
 void remove_runtime_files(const SupervisorConfig& config) {

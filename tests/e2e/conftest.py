@@ -19,6 +19,18 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 TNK_BIN = os.environ.get("TNK_BIN", str(REPO / "build" / "tnk"))
+# Run as root, tnk refuses a project that root owns (its agent would write into it as host root), so
+# the harness gives every project, and what a test writes into it as root, to this stand-in owner.
+PROJECT_OWNER = 4242
+
+
+def give_root_files_to_owner(project: Path):
+    for entry in [project, *project.rglob("*")]:
+        try:
+            if entry.lstat().st_uid == 0:
+                os.lchown(entry, PROJECT_OWNER, PROJECT_OWNER)
+        except FileNotFoundError:
+            pass
 
 
 def require(condition, why):
@@ -42,6 +54,7 @@ class Tnk:
             # An endpoint that refuses at once, so no test waits on a real server by accident.
             "TNK_SERVER_PORT": "9",
         }
+        self.projects = []
 
     @property
     def config_dir(self):
@@ -52,6 +65,9 @@ class Tnk:
         return self.home / ".local" / "state" / "tnk"
 
     def run(self, *args, cwd=None, env=None, input=None, timeout=60):
+        if os.geteuid() == 0:
+            for project in self.projects:
+                give_root_files_to_owner(project)
         full_env = dict(self.env)
         full_env.update(env or {})
         return subprocess.run(
@@ -72,6 +88,9 @@ class Tnk:
     def project(self, name="demo"):
         path = self.home / "code" / name
         path.mkdir(parents=True, exist_ok=True)
+        self.projects.append(path)
+        if os.geteuid() == 0:
+            give_root_files_to_owner(path)
         return path
 
 

@@ -19,12 +19,27 @@ SHARED_CACHE = Path(os.environ.get("TNK_TEST_CACHE", str(Path.home() / ".cache" 
 PROBE_SOURCE = REPO / "tests" / "e2e" / "probes" / "probe.c"
 
 
+def has_subordinate_range():
+    """Whether /etc/subuid gives this user 65536 ids (what a rootless sandbox maps onto)."""
+    import pwd
+    name = pwd.getpwuid(os.geteuid()).pw_name
+    try:
+        lines = Path("/etc/subuid").read_text().splitlines()
+    except FileNotFoundError:
+        return False
+    return any(l.split(":")[0] in (name, str(os.geteuid())) and int(l.split(":")[2]) >= 65536
+               for l in lines if l.count(":") == 2)
+
+
 def require_ns():
-    require(os.geteuid() == 0, "the ns backend needs root in this version")
+    if os.geteuid() != 0:
+        require(has_subordinate_range(), "no range of 65536 ids in /etc/subuid for this user (`sudo tnk setup`)")
+        require(shutil.which("newuidmap") is not None, "newuidmap is not installed (package uidmap)")
     require(shutil.which("mmdebstrap") is not None, "mmdebstrap is not installed (scripts/install-deps.sh)")
 
 
 def require_vm():
+    require(os.geteuid() == 0, "the vm backend needs root in this version")
     require_ns()  # the vm's disk is made from the same image tree
     require(shutil.which("qemu-system-x86_64") is not None, "qemu-system-x86_64 is not installed")
     require(Path("/usr/lib/qemu/virtiofsd").exists(), "virtiofsd is not installed (qemu-system-common)")

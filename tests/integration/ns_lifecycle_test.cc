@@ -58,7 +58,7 @@ class NsLifecycleTest : public NsSandboxTest {
     s.env = session_env();
     s.cwd = "/workspace";
     s.identity = identity;
-    auto session = spawn(init, s);
+    auto session = spawn(running(init), s);
     EXPECT_TRUE(session.ok()) << (session.ok() ? "" : session.error().message);
     if (!session.ok()) return 0;
     sessions_.insert(session->pid);
@@ -72,7 +72,7 @@ TEST_F(NsLifecycleTest, OneJoinerStartsManySessions) {
   ASSERT_GT(init, 0);
   pid_t joiner_pid = 0;
   {
-    auto joiner = Joiner::start(init);
+    auto joiner = Joiner::start(running(init));
     ASSERT_TRUE(joiner.ok()) << joiner.error().message;
     joiner_pid = joiner->pid();
     EXPECT_EQ(read_text("/proc/" + std::to_string(joiner_pid) + "/comm"), "tnk-joiner");
@@ -147,7 +147,7 @@ TEST_F(NsLifecycleTest, StopWithoutHookReapsTheSandboxsSessions) {
   s.argv = {"sleep", "1000"};
   s.env = session_env();
   s.cwd = "/";
-  auto session = spawn(init, s);
+  auto session = spawn(running(init), s);
   ASSERT_TRUE(session.ok()) << session.error().message;
   started_.erase(init);
   auto started = std::chrono::steady_clock::now();
@@ -228,7 +228,7 @@ TEST_F(NsLifecycleTest, PtySessionHasAControllingTerminalOwnedByAgent) {
   s.tty = true;
   s.rows = 33;
   s.cols = 101;
-  auto session = spawn(init, s);
+  auto session = spawn(running(init), s);
   ASSERT_TRUE(session.ok()) << session.error().message;
   ASSERT_TRUE(session->pty_master.valid());
   EXPECT_EQ(fcntl(session->pty_master.get(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
@@ -254,7 +254,7 @@ TEST_F(NsLifecycleTest, PtySessionHasAControllingTerminalOwnedByAgent) {
 TEST_F(NsLifecycleTest, ListenInsideAcceptsConnectionsFromTheSandbox) {
   pid_t init = start_ok(spec());
   ASSERT_GT(init, 0);
-  auto listener = listen_inside(init, 9931);
+  auto listener = listen_inside(running(init), 9931);
   ASSERT_TRUE(listener.ok()) << listener.error().message;
   EXPECT_EQ(fcntl(listener->get(), F_GETFL) & O_NONBLOCK, O_NONBLOCK);
   EXPECT_EQ(fcntl(listener->get(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
@@ -270,7 +270,7 @@ TEST_F(NsLifecycleTest, ListenInsideAcceptsConnectionsFromTheSandbox) {
   // The pair: a port nobody listens on inside is refused, whatever listens on the host.
   RunResult refused = run(init, {"bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/9932"});
   EXPECT_NE(refused.status, 0);
-  auto again = listen_inside(init, 9931);
+  auto again = listen_inside(running(init), 9931);
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().message.find("Address already in use"), std::string::npos) << again.error().message;
 }
@@ -325,11 +325,11 @@ TEST_F(NsLifecycleTest, InitHoldsNoCallerFdsAndItsMemoryIsNotReadable) {
 TEST_F(NsLifecycleTest, SpawnOnAStoppedSandboxIsNotFound) {
   pid_t init = start_ok(spec());
   ASSERT_GT(init, 0);
-  ASSERT_TRUE(stop_sandbox(init).ok());
+  ASSERT_TRUE(stop(init, std::chrono::milliseconds(2000)).ok());  // its handle (running(init)) stays
   SessionSpec s;
   s.argv = {"true"};
   s.cwd = "/";
-  auto session = spawn(init, s);
+  auto session = spawn(running(init), s);
   ASSERT_FALSE(session.ok());
   EXPECT_EQ(session.error().kind, ErrorKind::kNotFound);
   EXPECT_NE(session.error().message.find("is not running"), std::string::npos);
@@ -400,7 +400,7 @@ TEST_F(NsLifecycleTest, Timings) {
     t.env = session_env();
     t.cwd = "/";
     auto t0 = std::chrono::steady_clock::now();
-    auto session = spawn(init, t);
+    auto session = spawn(running(init), t);
     ASSERT_TRUE(session.ok()) << session.error().message;
     EXPECT_EQ(wait_status(session->pid), 0);
     spawns.push_back(since_ms(t0));

@@ -201,23 +201,23 @@ TEST_F(NsSandboxTest, MissingProgramIsNotFoundAndMissingCwdFails) {
   s.argv = {"no-such-program-xyz"};
   s.env = session_env();
   s.cwd = "/workspace";
-  auto missing = spawn(init, s);
+  auto missing = spawn(running(init), s);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(missing.error().message, "sandbox: no such program: no-such-program-xyz");
   s.argv = {"/etc/passwd"};
-  auto not_executable = spawn(init, s);
+  auto not_executable = spawn(running(init), s);
   ASSERT_FALSE(not_executable.ok());
   EXPECT_EQ(not_executable.error().kind, ErrorKind::kFailed);
   EXPECT_EQ(not_executable.error().message, "sandbox: cannot execute /etc/passwd: Permission denied");
   s.argv = {"true"};
   s.cwd = "/no/such/dir";
-  auto bad_cwd = spawn(init, s);
+  auto bad_cwd = spawn(running(init), s);
   ASSERT_FALSE(bad_cwd.ok());
   EXPECT_EQ(bad_cwd.error().message, "sandbox: cannot change to directory /no/such/dir: No such file or directory");
   // A directory agent may not enter: checked with agent's own permissions.
   s.cwd = "/root";
-  auto denied = spawn(init, s);
+  auto denied = spawn(running(init), s);
   ASSERT_FALSE(denied.ok());
   EXPECT_NE(denied.error().message.find("Permission denied"), std::string::npos) << denied.error().message;
 }

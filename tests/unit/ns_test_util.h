@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -101,7 +102,8 @@ class NsSandboxTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    for (pid_t pid : started_) (void)stop(pid, std::chrono::milliseconds(2000), [this] { reap_sessions(); });
+    for (const auto& [pid, sandbox] : started_)
+      (void)stop(pid, std::chrono::milliseconds(2000), [this] { reap_sessions(); });
     reap_sessions();
     if (!tmp_.empty()) {
       std::error_code ec;
@@ -131,10 +133,14 @@ class NsSandboxTest : public ::testing::Test {
     EXPECT_TRUE(sandbox.ok()) << (sandbox.ok() ? ""
                                                : sandbox.error().message + " (hint: " + sandbox.error().hint + ")");
     if (!sandbox.ok()) return 0;
-    started_.insert(sandbox->init_pid);
+    pid_t init_pid = sandbox->init_pid;
     notes_ = sandbox->notes;
-    return sandbox->init_pid;
+    started_.emplace(init_pid, std::move(*sandbox));
+    return init_pid;
   }
+
+  // A sandbox start_ok() started (and stop_sandbox() has not stopped).
+  const Sandbox& running(pid_t init_pid) const { return started_.at(init_pid); }
 
   Status stop_sandbox(pid_t init_pid) {
     started_.erase(init_pid);
@@ -154,7 +160,7 @@ class NsSandboxTest : public ::testing::Test {
     s.identity = identity;
     s.stdout_fd = out_w.get();
     s.stderr_fd = err_w.get();
-    auto session = spawn(init_pid, s);
+    auto session = spawn(running(init_pid), s);
     out_w.reset();
     err_w.reset();
     if (!session.ok()) {
@@ -181,7 +187,7 @@ class NsSandboxTest : public ::testing::Test {
   std::filesystem::path rootfs_;
   std::filesystem::path tmp_;
   std::string name_;
-  std::set<pid_t> started_;
+  std::map<pid_t, Sandbox> started_;
   std::set<pid_t> sessions_;
   std::vector<std::string> notes_;
 };

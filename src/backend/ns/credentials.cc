@@ -2,6 +2,7 @@
 
 #include <grp.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -86,6 +87,9 @@ StepError apply_identity(const CredentialPlan& plan) {
       if (e.ok()) e = set_caps(0);
       return e;
     case Identity::kRoot:
+      if (plan.root_session_userns >= 0 && setns(plan.root_session_userns, CLONE_NEWUSER) != 0) {
+        return fail(Step::kRootNamespace);
+      }
       e = limit_bounding_set(plan.last_cap, docker);
       if (e.ok()) e = set_ids(0, 0);
       if (e.ok()) e = set_caps(docker);

@@ -2,6 +2,7 @@
 #include "backend/ns/engine.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <optional>
@@ -51,21 +52,24 @@ class NsEngine : public Engine {
     spec.limits.memory_bytes = config_.memory_bytes;
     spec.limits.cpus = config_.cpus;
     spec.cgroup_name = config_.id;
+    if (::geteuid() != 0) {
+      TNK_ASSIGN_OR_RETURN(spec.rootless, idmap::rootless_ids());
+    }
     std::error_code ec;
     for (const auto& dir : {spec.staging_dir, spec.runtime_dir}) {
       std::filesystem::create_directories(dir, ec);
       if (ec) return failed("creating " + dir.string() + ": " + ec.message());
     }
     TNK_ASSIGN_OR_RETURN(ns::Sandbox sandbox, ns::start(spec));
-    init_pid_ = sandbox.init_pid;
-    auto joiner = ns::Joiner::start(init_pid_);
+    auto joiner = ns::Joiner::start(sandbox);
     if (!joiner) {
-      (void)ns::stop(init_pid_, std::chrono::milliseconds(0));
-      init_pid_ = 0;
+      (void)ns::stop(sandbox.init_pid, std::chrono::milliseconds(0));
       return joiner.error();
     }
     joiner_ = std::move(*joiner);
-    return sandbox.notes;
+    std::vector<std::string> notes = std::move(sandbox.notes);
+    sandbox_ = std::move(sandbox);
+    return notes;
   }
 
   Result<StartedSession> spawn(const session::ExecRequest& request, const std::vector<UniqueFd>& stdio) override {
@@ -94,34 +98,42 @@ class NsEngine : public Engine {
     if (sig == SIGKILL) ::kill(static_cast<pid_t>(key), sig);  // before it made its group
   }
 
-  Result<UniqueFd> listen_inside(uint16_t port) override { return ns::listen_inside(init_pid_, port); }
-  Status enter_network() override { return ns::enter_network(init_pid_); }
+  Result<UniqueFd> listen_inside(uint16_t port) override {
+    if (!sandbox_) return failed("the sandbox is not running");
+    return ns::listen_inside(*sandbox_, port);
+  }
+  Status enter_network() override {
+    if (!sandbox_) return failed("the sandbox is not running");
+    return ns::enter_network(*sandbox_);
+  }
 
   // The joiner is part of the sandbox: without it no session can start.
-  bool is_sandbox_process(pid_t pid) const override { return pid == init_pid_ || (joiner_ && pid == joiner_->pid()); }
+  bool is_sandbox_process(pid_t pid) const override { return pid == init_pid() || (joiner_ && pid == joiner_->pid()); }
 
-  std::string sandbox_process_name(pid_t pid) const override { return pid == init_pid_ ? "PID 1" : "joiner"; }
+  std::string sandbox_process_name(pid_t pid) const override { return pid == init_pid() ? "PID 1" : "joiner"; }
 
   // `reaped` is gone already: it must not be signalled or waited for again.
   void sandbox_ended(pid_t reaped) override {
     if (joiner_ && reaped == joiner_->pid()) joiner_->forget();
     joiner_.reset();
-    if (reaped != init_pid_) return;  // the joiner: stop() still ends PID 1
-    init_pid_ = 0;
+    if (reaped != init_pid()) return;  // the joiner: stop() still ends PID 1
+    sandbox_.reset();
     (void)ns::remove_cgroups(config_.id);  // best effort: the processes are gone already
   }
 
   Status stop(std::chrono::milliseconds grace) override {
-    if (init_pid_ == 0) return ok_status();
+    if (!sandbox_) return ok_status();
     joiner_.reset();
-    Status stopped = ns::stop(init_pid_, grace);
-    init_pid_ = 0;
+    Status stopped = ns::stop(sandbox_->init_pid, grace);
+    sandbox_.reset();
     return stopped;
   }
 
  private:
+  pid_t init_pid() const { return sandbox_ ? sandbox_->init_pid : 0; }
+
   SupervisorConfig config_;
-  pid_t init_pid_ = 0;
+  std::optional<ns::Sandbox> sandbox_;  // while it runs: PID 1 and the namespaces' fds
   std::optional<ns::Joiner> joiner_;
 };
 

@@ -70,9 +70,7 @@ struct TempDir {
   }
 };
 
-Result<UniqueFd> sandbox_userns() {
-  return create_userns(id_map_line(0, kHostIdBase, kIdCount), id_map_line(0, kHostIdBase, kIdCount));
-}
+Result<UniqueFd> sandbox_userns() { return idmap::create_userns(root_run_maps()); }
 
 int overlay_child(int userns, int lower_tree, const fs::path& dir) {
   if (setns(userns, CLONE_NEWUSER) != 0 || unshare(CLONE_NEWNS) != 0) return errno;

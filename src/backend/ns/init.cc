@@ -104,6 +104,10 @@ bool others_alive() {
 
 [[noreturn]] void run_init(const InitPlan& plan, const OpenedDirs& dirs) {
   int report = plan.report_fd;
+  // Mapped root from here on: overlayfs records the mounter's credentials and refuses unmapped ones.
+  if (setgroups(0, nullptr) != 0 || setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) {
+    die(report, Step::kSetIds, errno);
+  }
   // Dies with the caller. getppid() is 0 here (the parent is outside the pid namespace), so the usual
   // "did the parent die before prctl" check is impossible; instead, the ready record below is written
   // after prctl, and if the caller is gone nobody reads it: the write fails with EPIPE and we exit.
@@ -130,6 +134,35 @@ bool others_alive() {
   serve_as_init();
 }
 
+// A detached bind of `path` with `attrs`, made in the sandbox's mount namespace; -1 with errno.
+int detached_bind(const std::string& path, uint64_t attrs) {
+  int tree = open_tree(AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0) return -1;
+  mount_attr attr{};
+  attr.attr_set = attrs;
+  if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
+    int err = errno;
+    close(tree);
+    errno = err;
+    return -1;
+  }
+  return tree;
+}
+
+// The binds PID 1 mounts, as the user: no idmapping (only root may idmap a host mount); the image tree
+// is owned by the user's range and the project by the user, whom the map shows as `agent`.
+void make_rootless_binds(const InitPlan& plan, OpenedDirs& dirs) {
+  constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  dirs.lower = detached_bind(plan.image_root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV);
+  if (dirs.lower < 0) die(plan.report_fd, Step::kAttachLower, errno);
+  dirs.project = detached_bind(plan.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  if (dirs.project < 0) die(plan.report_fd, Step::kMountProject, errno);
+  dirs.hosts = detached_bind(plan.hosts_file, kReadOnly);
+  if (dirs.hosts < 0) die(plan.report_fd, Step::kBindHosts, errno);
+  dirs.resolv = detached_bind(plan.resolv_file, kReadOnly);
+  if (dirs.resolv < 0) die(plan.report_fd, Step::kBindResolv, errno);
+}
+
 }  // namespace
 
 [[noreturn]] void run_setup_child(const InitPlan& plan) {
@@ -137,27 +170,41 @@ bool others_alive() {
   for (int fd : plan.cgroup_procs_fds) {
     if (write(fd, "0", 1) != 1) die(report, Step::kJoinCgroup, errno);  // "0" = the writer
   }
-  if (setns(plan.userns_fd, CLONE_NEWUSER) != 0) die(report, Step::kSetnsUser, errno);
-  if (unshare(kNamespaces) != 0) die(report, Step::kUnshare, errno);
+  if (setns(plan.ns_fds[kUserNs], CLONE_NEWUSER) != 0) die(report, Step::kSetnsUser, errno);
+  for (size_t i = kMntNs; i < kNsCount; ++i) {
+    if (i == kPidNs) continue;
+    if (setns(plan.ns_fds[i], ns_clone_flag(static_cast<NsIndex>(i))) != 0) die(report, Step::kUnshare, errno);
+  }
+  if (unshare(CLONE_NEWPID) != 0) die(report, Step::kUnshare, errno);
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) die(report, Step::kPrivateMounts, errno);
-  // setns() kept host uid 0, so the owner bits of root-owned directories still let us look these paths up
-  // (as mapped root we could not). The fds name mounts of the new namespace, as overlayfs requires.
-  OpenedDirs dirs;
+  // setns() kept our host uid (root, or the user), so the owner bits of the state directories still let
+  // us look these paths up (as mapped root we could not). The fds name mounts of the sandbox's mount
+  // namespace, as overlayfs requires.
+  OpenedDirs dirs{-1, -1, -1, plan.lower_fd, plan.project_fd, plan.hosts_fd, plan.resolv_fd};
   dirs.staging = open(plan.staging_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirs.staging < 0) die(report, Step::kOpenStaging, errno);
   dirs.upper = open(plan.upper_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirs.upper < 0) die(report, Step::kOpenUpper, errno);
   dirs.work = open(plan.work_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirs.work < 0) die(report, Step::kOpenWork, errno);
-  // Mapped root from here on: overlayfs records the mounter's credentials and refuses unmapped ones.
-  if (setgroups(0, nullptr) != 0 || setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) {
-    die(report, Step::kSetIds, errno);
+  if (plan.rootless) make_rootless_binds(plan, dirs);
+  // The upper directory's owner is the owner of the sandbox's `/`: the sandbox's root, never `agent`.
+  // (The user may: it owns the namespace, and both ids are mapped.)
+  if (plan.rootless &&
+      (fchownat(dirs.upper, "", 0, 0, AT_EMPTY_PATH) != 0 || fchownat(dirs.work, "", 0, 0, AT_EMPTY_PATH) != 0)) {
+    die(report, Step::kOpenUpper, errno);
   }
   // CLONE_PARENT: PID 1 is the caller's child (the caller reaps it; no reparenting through a subreaper).
+  // Our own ids stay: a process that changes them is no longer dumpable, and the caller must still open
+  // our pid_for_children once PID 1 exists.
   pid_t pid = sys::clone_process(CLONE_PARENT | SIGCHLD);
   if (pid < 0) die(report, Step::kCloneInit, errno);
   if (pid == 0) run_init(plan, dirs);
   sys::send_report(report, static_cast<int32_t>(Step::kInitPid), 0, pid);
+  close(report);
+  char byte;
+  while (read(plan.release_fd, &byte, 1) < 0 && errno == EINTR) {
+  }
   _exit(0);
 }
 

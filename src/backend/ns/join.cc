@@ -1,8 +1,9 @@
 // Joiner and spawn(): the joiner, forked from the caller, joins the sandbox's cgroups (first, while it is
-// still host root: the cgroup files belong to host root), then its namespaces (user first, then mapped
-// root, then mnt, pid, net, ipc, uts, cgroup), and clones each session with CLONE_PARENT, so the session is
-// the caller's child inside the sandbox's pid namespace. The pty is allocated by the caller in the sandbox's devpts,
-// reached through /proc/<init>/root without following any symlink.
+// still the caller's uid: the cgroup files belong to the caller), then its namespaces (user first, then
+// mapped root, then mnt, pid, net, ipc, uts, cgroup), sends the caller an fd of the sandbox's root, and
+// clones each session with CLONE_PARENT, so the session is the caller's child inside the sandbox's pid
+// namespace. The pty is allocated by the caller in the sandbox's devpts, reached through that root fd
+// without following any symlink (/proc/<init>/root needs ptrace access that a rootless caller lacks).
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/openat2.h>
@@ -39,41 +40,20 @@ namespace tnk::ns {
 namespace {
 
 constexpr std::chrono::milliseconds kSpawnTimeout{30000};
-constexpr std::array<const char*, 7> kNsNames = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"};
-constexpr std::array<int, 7> kNsTypes = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,   CLONE_NEWNET,
-                                         CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP};
-
 struct JoinerPlan {
-  std::array<int, 7> ns_fds{};
+  std::array<int, kNsCount> ns_fds{};
   std::vector<int> cgroup_procs_fds;
   int channel = -1;
   int report_fd = -1;
   CredentialPlan credentials;  // identity filled in per session
 };
 
-std::string init_path(pid_t init_pid, const std::string& rest) {
-  return "/proc/" + std::to_string(init_pid) + "/" + rest;
-}
-
-Result<std::array<UniqueFd, 7>> open_namespaces(pid_t init_pid) {
-  std::array<UniqueFd, 7> fds;
-  for (size_t i = 0; i < kNsNames.size(); ++i) {
-    std::string path = init_path(init_pid, std::string("ns/") + kNsNames[i]);
-    fds[i].reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fds[i].valid()) {
-      if (errno == ENOENT) {
-        return not_found("the sandbox's PID 1 (pid " + std::to_string(init_pid) + ") is not running");
-      }
-      return sys_error(errno, "opening " + path);
-    }
-  }
-  return fds;
-}
-
+// The sandbox's own cgroups (tnk-*); a sandbox that got none (no delegation) runs in its caller's.
 Result<std::vector<UniqueFd>> open_cgroup_procs(pid_t init_pid) {
   TNK_ASSIGN_OR_RETURN(auto dirs, process_cgroup_dirs(init_pid));
   std::vector<UniqueFd> fds;
   for (const auto& dir : dirs) {
+    if (dir.filename().string().rfind("tnk-", 0) != 0) continue;
     UniqueFd fd(open((dir / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
     if (!fd.valid()) return sys_error(errno, "opening " + (dir / "cgroup.procs").string());
     fds.push_back(std::move(fd));
@@ -81,15 +61,12 @@ Result<std::vector<UniqueFd>> open_cgroup_procs(pid_t init_pid) {
   return fds;
 }
 
-// A pty of the sandbox's own devpts instance; the slave is given to the session's uid, group tty, 0620.
-Result<std::pair<UniqueFd, UniqueFd>> open_pty(pid_t init_pid, const SessionSpec& spec) {
-  std::string root_path = init_path(init_pid, "root");
-  UniqueFd root(open(root_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root.valid()) return sys_error(errno, "opening " + root_path);
+// A pty of the sandbox's own devpts instance (the session gives the slave to its user: session.cc).
+Result<std::pair<UniqueFd, UniqueFd>> open_pty(int root, const SessionSpec& spec) {
   open_how how{};
   how.flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  UniqueFd master(static_cast<int>(syscall(SYS_openat2, root.get(), "dev/pts/ptmx", &how, sizeof(how))));
+  UniqueFd master(static_cast<int>(syscall(SYS_openat2, root, "dev/pts/ptmx", &how, sizeof(how))));
   if (!master.valid()) return sys_error(errno, "opening /dev/pts/ptmx in the sandbox");
   int unlock = 0;
   winsize size{};
@@ -100,9 +77,10 @@ Result<std::pair<UniqueFd, UniqueFd>> open_pty(pid_t init_pid, const SessionSpec
   }
   UniqueFd slave(ioctl(master.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!slave.valid()) return sys_error(errno, "opening the sandbox's pty slave");
-  uid_t uid = kHostIdBase + (spec.identity == Identity::kRoot ? 0 : kAgentId);
-  if (fchown(slave.get(), uid, kHostIdBase + kTtyGid) != 0 || fchmod(slave.get(), 0620) != 0) {
-    return sys_error(errno, "giving the sandbox's pty to the session's user");
+  // Run as root, the slave is host root's, whom the sandbox does not map; given to the sandbox's root,
+  // it is one the session may chown. (A rootless caller is mapped: it is `agent`.)
+  if (geteuid() == 0 && fchown(slave.get(), kHostIdBase, kHostIdBase) != 0) {
+    return sys_error(errno, "giving the sandbox's pty to the sandbox's root");
   }
   return std::make_pair(std::move(master), std::move(slave));
 }
@@ -180,6 +158,7 @@ void clone_session(const JoinerPlan& joiner, Request& r) {
   // which a session's stdio setup overwrites.
   std::vector<int> keep = {0, 1, 2};
   keep.insert(keep.end(), plan.ns_fds.begin(), plan.ns_fds.end());
+  if (plan.credentials.root_session_userns >= 0) keep.push_back(plan.credentials.root_session_userns);
   keep.insert(keep.end(), plan.cgroup_procs_fds.begin(), plan.cgroup_procs_fds.end());
   keep.push_back(plan.channel);
   keep.push_back(report);
@@ -187,13 +166,18 @@ void clone_session(const JoinerPlan& joiner, Request& r) {
   for (int fd : plan.cgroup_procs_fds) {
     if (write(fd, "0", 1) != 1) die(Step::kSessionCgroup);  // as host root, before leaving its userns
   }
-  if (setns(plan.ns_fds[0], CLONE_NEWUSER) != 0) die(Step::kSessionSetns);
+  if (setns(plan.ns_fds[kUserNs], CLONE_NEWUSER) != 0) die(Step::kSessionSetns);
   if (setgroups(0, nullptr) != 0 || setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) die(Step::kSessionSetIds);
-  for (size_t i = 1; i < plan.ns_fds.size(); ++i) {
-    if (setns(plan.ns_fds[i], kNsTypes[i]) != 0) die(Step::kSessionSetns);
+  for (size_t i = kMntNs; i < plan.ns_fds.size(); ++i) {
+    if (setns(plan.ns_fds[i], ns_clone_flag(static_cast<NsIndex>(i))) != 0) die(Step::kSessionSetns);
   }
   for (int fd : plan.ns_fds) close(fd);
   for (int fd : plan.cgroup_procs_fds) close(fd);
+  int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0 || !session::send_message(plan.channel, {{"root", true}}, std::span<const int>(&root, 1)).ok()) {
+    die(Step::kSessionSetns);
+  }
+  close(root);
   close(report);  // joined: the caller's read of the report pipe ends
   while (auto request = receive_request(plan.channel)) clone_session(plan, *request);
   _exit(0);  // the caller closed the channel
@@ -212,6 +196,7 @@ Error session_error(Step step, int err, const SessionSpec& spec, pid_t init_pid)
       return sys_error(err, "joining the namespaces of the sandbox's PID 1 (pid " + std::to_string(init_pid) + ")");
     case Step::kCloneSession: return sys_error(err, "creating the session process in the sandbox");
     case Step::kCapabilities: return sys_error(err, "sandbox: dropping capabilities");
+    case Step::kRootNamespace: return sys_error(err, "sandbox: making the root session's user namespace");
     default: break;
   }
   return sys_error(err, "sandbox: starting the session (step " + std::to_string(static_cast<int>(step)) + ")");
@@ -243,8 +228,13 @@ Result<pid_t> session_outcome(const std::vector<sys::Report>& reports, Status re
 
 }  // namespace
 
-Result<Joiner> Joiner::start(pid_t init_pid) {
-  TNK_ASSIGN_OR_RETURN(auto ns, open_namespaces(init_pid));
+Result<Joiner> Joiner::start(const Sandbox& sandbox) {
+  const pid_t init_pid = sandbox.init_pid;
+  // The namespaces outlive PID 1 through their fds, but nothing can start in a pid namespace whose
+  // init is gone.
+  if (kill(init_pid, 0) != 0 && errno == ESRCH) {
+    return not_found("the sandbox's PID 1 (pid " + std::to_string(init_pid) + ") is not running");
+  }
   TNK_ASSIGN_OR_RETURN(auto cgroups, open_cgroup_procs(init_pid));
   TNK_ASSIGN_OR_RETURN(int last_cap, read_last_cap());
   // The filter is the same for every session: compiled once per process, not per exec.
@@ -255,11 +245,11 @@ Result<Joiner> Joiner::start(pid_t init_pid) {
   UniqueFd channel(pair[0]), far_end(pair[1]);
   TNK_ASSIGN_OR_RETURN(auto pipe, make_pipe());
   JoinerPlan plan;
-  for (size_t i = 0; i < ns.size(); ++i) plan.ns_fds[i] = ns[i].get();
+  for (size_t i = 0; i < kNsCount; ++i) plan.ns_fds[i] = sandbox.namespaces.fds[i].get();
   for (const auto& fd : cgroups) plan.cgroup_procs_fds.push_back(fd.get());
   plan.channel = far_end.get();
   plan.report_fd = pipe.write_end.get();
-  plan.credentials = CredentialPlan{Identity::kAgent, last_cap, &*compiled};
+  plan.credentials = CredentialPlan{Identity::kAgent, last_cap, &*compiled, sandbox.namespaces.root_session_user.get()};
   pid_t pid = fork();
   if (pid < 0) return sys_error(errno, "forking the sandbox's joiner");
   if (pid == 0) run_joiner(plan);
@@ -272,6 +262,9 @@ Result<Joiner> Joiner::start(pid_t init_pid) {
   if (!reports.empty()) {
     return session_error(static_cast<Step>(reports.front().step), reports.front().err, SessionSpec{}, init_pid);
   }
+  TNK_ASSIGN_OR_RETURN(auto root, session::recv_message(joiner.channel_.get()));
+  if (!root || (*root).fds.size() != 1) return failed("the sandbox's joiner did not send the sandbox's root");
+  joiner.root_ = std::move((*root).fds.front());
   return joiner;
 }
 
@@ -281,7 +274,7 @@ Result<Session> Joiner::spawn(const SessionSpec& spec) {
   Session session;
   UniqueFd slave;
   if (spec.tty) {
-    TNK_ASSIGN_OR_RETURN(auto pty, open_pty(init_pid_, spec));
+    TNK_ASSIGN_OR_RETURN(auto pty, open_pty(root_.get(), spec));
     session.pty_master = std::move(pty.first);
     slave = std::move(pty.second);
   }
@@ -310,7 +303,10 @@ Result<Session> Joiner::spawn(const SessionSpec& spec) {
 }
 
 Joiner::Joiner(Joiner&& other) noexcept
-    : init_pid_(other.init_pid_), pid_(std::exchange(other.pid_, 0)), channel_(std::move(other.channel_)) {}
+    : init_pid_(other.init_pid_),
+      pid_(std::exchange(other.pid_, 0)),
+      channel_(std::move(other.channel_)),
+      root_(std::move(other.root_)) {}
 
 Joiner& Joiner::operator=(Joiner&& other) noexcept {
   if (this != &other) {
@@ -318,6 +314,7 @@ Joiner& Joiner::operator=(Joiner&& other) noexcept {
     init_pid_ = other.init_pid_;
     pid_ = std::exchange(other.pid_, 0);
     channel_ = std::move(other.channel_);
+    root_ = std::move(other.root_);
   }
   return *this;
 }
@@ -333,8 +330,8 @@ void Joiner::end() {
   pid_ = 0;
 }
 
-Result<Session> spawn(pid_t init_pid, const SessionSpec& spec) {
-  TNK_ASSIGN_OR_RETURN(Joiner joiner, Joiner::start(init_pid));
+Result<Session> spawn(const Sandbox& sandbox, const SessionSpec& spec) {
+  TNK_ASSIGN_OR_RETURN(Joiner joiner, Joiner::start(sandbox));
   return joiner.spawn(spec);
 }
 

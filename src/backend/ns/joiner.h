@@ -14,8 +14,8 @@ namespace tnk::ns {
 
 class Joiner {
  public:
-  // Forks the joiner (a child of the caller; it dies with the caller) for the sandbox of `init_pid`.
-  static Result<Joiner> start(pid_t init_pid);
+  // Forks the joiner (a child of the caller; it dies with the caller) for `sandbox`.
+  static Result<Joiner> start(const Sandbox& sandbox);
 
   // As ns::spawn: the session is the caller's child (CLONE_PARENT), in the sandbox.
   Result<Session> spawn(const SessionSpec& spec);
@@ -34,6 +34,7 @@ class Joiner {
   pid_t init_pid_ = 0;
   pid_t pid_ = 0;
   UniqueFd channel_;  // SOCK_SEQPACKET to the joiner: one request (and its fds) per session
+  UniqueFd root_;     // O_PATH: the sandbox's `/`, sent by the joiner once it joined
 };
 
 }  // namespace tnk::ns

@@ -1,4 +1,5 @@
-// listen_inside(): a child forked from the caller joins only the sandbox's network namespace, creates the
+// listen_inside(): a child forked from the caller joins only the sandbox's network namespace (through its
+// user namespace, which owns it and gives the rights to join), creates the
 // listening socket there and passes it back over a socketpair (SCM_RIGHTS). A socket stays in the
 // namespace it was created in, so the caller accepts connections made to 127.0.0.1 inside the sandbox.
 #include <arpa/inet.h>
@@ -23,7 +24,7 @@ struct ListenReport {
   int32_t err = 0;
 };
 
-[[noreturn]] void listen_child(int netns, int channel, uint16_t port) {
+[[noreturn]] void listen_child(int userns, int netns, int channel, uint16_t port) {
   ListenReport report;
   int sock = -1;
   int one = 1;
@@ -31,7 +32,7 @@ struct ListenReport {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (setns(netns, CLONE_NEWNET) != 0) {
+  if (setns(userns, CLONE_NEWUSER) != 0 || setns(netns, CLONE_NEWNET) != 0) {
     report = {1, errno};
   } else if ((sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
     report = {2, errno};
@@ -90,26 +91,17 @@ Result<UniqueFd> receive_socket(int channel, uint16_t port) {
   return sock;
 }
 
-Result<UniqueFd> open_netns(pid_t init_pid) {
-  std::string path = "/proc/" + std::to_string(init_pid) + "/ns/net";
-  UniqueFd netns(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!netns.valid()) {
-    if (errno == ENOENT) return not_found("the sandbox's PID 1 (pid " + std::to_string(init_pid) + ") is not running");
-    return sys_error(errno, "opening " + path);
-  }
-  return netns;
-}
-
 }  // namespace
 
-Status enter_network(pid_t init_pid) {
-  TNK_ASSIGN_OR_RETURN(UniqueFd netns, open_netns(init_pid));
-  if (setns(netns.get(), CLONE_NEWNET) != 0) return sys_error(errno, "joining the sandbox's network namespace");
+Status enter_network(const Sandbox& sandbox) {
+  if (setns(sandbox.namespaces.fd(kUserNs), CLONE_NEWUSER) != 0 ||
+      setns(sandbox.namespaces.fd(kNetNs), CLONE_NEWNET) != 0) {
+    return sys_error(errno, "joining the sandbox's network namespace");
+  }
   return ok_status();
 }
 
-Result<UniqueFd> listen_inside(pid_t init_pid, uint16_t port) {
-  TNK_ASSIGN_OR_RETURN(UniqueFd netns, open_netns(init_pid));
+Result<UniqueFd> listen_inside(const Sandbox& sandbox, uint16_t port) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
     return sys_error(errno, "creating a socketpair");
@@ -117,7 +109,7 @@ Result<UniqueFd> listen_inside(pid_t init_pid, uint16_t port) {
   UniqueFd ours(pair[0]), theirs(pair[1]);
   pid_t child = fork();
   if (child < 0) return sys_error(errno, "forking the sandbox's listen helper");
-  if (child == 0) listen_child(netns.get(), theirs.get(), port);
+  if (child == 0) listen_child(sandbox.namespaces.fd(kUserNs), sandbox.namespaces.fd(kNetNs), theirs.get(), port);
   theirs.reset();
   Result<UniqueFd> sock = receive_socket(ours.get(), port);
   sys::wait_for(child);

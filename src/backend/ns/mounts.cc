@@ -52,10 +52,10 @@ StepError make_staging(int staging_dir, UniqueFd* staging) {
 // Layers are named by /proc/self/fd paths: no host path is parsed or shown in the sandbox's mountinfo.
 // overlayfs takes private clones of the layers, so they must be mounts of this namespace (hence the
 // attached lower) and the mounter must be mapped root of the user namespace (userxattr, no trusted.*).
-StepError mount_overlay(const InitPlan& plan, const OpenedDirs& dirs, int staging, UniqueFd* root) {
-  if (attach(plan.lower_fd, staging, "lower") != 0) return fail(Step::kAttachLower);
+StepError mount_overlay(const OpenedDirs& dirs, int staging, UniqueFd* root) {
+  if (attach(dirs.lower, staging, "lower") != 0) return fail(Step::kAttachLower);
   sys::CharBuf options;
-  options.add("lowerdir=").add(sys::fd_path(plan.lower_fd).c_str());
+  options.add("lowerdir=").add(sys::fd_path(dirs.lower).c_str());
   options.add(",upperdir=").add(sys::fd_path(dirs.upper).c_str());
   options.add(",workdir=").add(sys::fd_path(dirs.work).c_str()).add(",userxattr");
   if (mount("overlay", sys::fd_path(staging, "/root").c_str(), "overlay", 0, options.c_str()) != 0) {
@@ -157,9 +157,9 @@ StepError bind_etc_file(int root, const char* name, int tree, Step step) {
   return {};
 }
 
-StepError mount_project(const InitPlan& plan, int root) {
+StepError mount_project(const InitPlan& plan, const OpenedDirs& dirs, int root) {
   UniqueFd target(open_dirs_below(root, plan.mount_point.c_str(), true, 0755));
-  if (!target.valid() || attach(plan.project_fd, target.get(), "") != 0) return fail(Step::kMountProject);
+  if (!target.valid() || attach(dirs.project, target.get(), "") != 0) return fail(Step::kMountProject);
   return {};
 }
 
@@ -221,13 +221,13 @@ StepError build_root(const InitPlan& plan, const OpenedDirs& dirs) {
   UniqueFd staging;
   StepError e = make_staging(dirs.staging, &staging);
   UniqueFd root;
-  if (e.ok()) e = mount_overlay(plan, dirs, staging.get(), &root);
+  if (e.ok()) e = mount_overlay(dirs, staging.get(), &root);
   if (e.ok()) e = build_dev(root.get());
   if (e.ok()) e = mount_kernel_filesystems(plan, root.get());
   if (e.ok()) e = mount_tmpfs_dirs(root.get());
-  if (e.ok()) e = bind_etc_file(root.get(), "hosts", plan.hosts_fd, Step::kBindHosts);
-  if (e.ok()) e = bind_etc_file(root.get(), "resolv.conf", plan.resolv_fd, Step::kBindResolv);
-  if (e.ok()) e = mount_project(plan, root.get());
+  if (e.ok()) e = bind_etc_file(root.get(), "hosts", dirs.hosts, Step::kBindHosts);
+  if (e.ok()) e = bind_etc_file(root.get(), "resolv.conf", dirs.resolv, Step::kBindResolv);
+  if (e.ok()) e = mount_project(plan, dirs, root.get());
   if (e.ok() && sethostname(plan.hostname.data(), plan.hostname.size()) != 0) e = fail(Step::kSetHostname);
   if (e.ok()) e = pivot_into(root.get());
   if (e.ok()) e = loopback_up();

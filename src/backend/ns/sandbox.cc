@@ -1,6 +1,7 @@
-// start() and stop(): the host side of a sandbox's life. start() prepares everything that needs host
-// privileges (directories, generated files, user namespaces, detached idmapped trees, cgroups), then forks
-// the setup child (init.cc), which creates PID 1; the children report {step, errno} back over a pipe.
+// start() and stop(): the host side of a sandbox's life. start() prepares what must be made from outside
+// (directories, generated files, cgroups, the namespaces, and when run as root the detached idmapped
+// trees), then forks the setup child (init.cc), which creates PID 1; the children report {step, errno}
+// back over a pipe.
 #include "backend/ns/sandbox.h"
 
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include "backend/ns/syscalls.h"
 #include "backend/ns/userns.h"
 #include "core/files.h"
+#include "idmap/userns.h"
 
 namespace tnk::ns {
 
@@ -37,7 +39,8 @@ constexpr const char* kResolvFile = "resolv.conf";
 // Host-side resources of a start in progress; destroying it undoes what was not handed over.
 struct Prepared {
   std::vector<pid_t> helpers;  // killed user namespace holders, reaped when the setup child has reported
-  UniqueFd userns, lower, project, hosts, resolv;
+  Namespaces namespaces;
+  UniqueFd lower, project, hosts, resolv;  // run as root only
   std::vector<fs::path> cgroup_dirs;
   std::vector<UniqueFd> cgroup_procs;
   std::vector<std::string> notes;
@@ -48,7 +51,9 @@ struct Prepared {
   }
 };
 
-Status ensure_owned_dir(const fs::path& dir, const char* what) {
+// Run as root, the directory is given to the sandbox's root here; rootless, the setup child does it
+// (as the range's root, which the user cannot chown to).
+Status ensure_owned_dir(const fs::path& dir, const char* what, bool rootless) {
   struct stat st {};
   if (lstat(dir.c_str(), &st) != 0) {
     if (errno != ENOENT) return sys_error(errno, std::string("checking the ") + what + " " + dir.string());
@@ -56,7 +61,7 @@ Status ensure_owned_dir(const fs::path& dir, const char* what) {
     if (lstat(dir.c_str(), &st) != 0) return sys_error(errno, std::string("checking the ") + what + " " + dir.string());
   }
   if (!S_ISDIR(st.st_mode)) return failed(std::string("the ") + what + " " + dir.string() + " is not a directory");
-  if (st.st_uid != kHostIdBase || st.st_gid != kHostIdBase) {
+  if (!rootless && (st.st_uid != kHostIdBase || st.st_gid != kHostIdBase)) {
     if (lchown(dir.c_str(), kHostIdBase, kHostIdBase) != 0) {
       return sys_error(errno, std::string("giving the ") + what + " " + dir.string() + " to the sandbox's root (" +
                                   std::to_string(kHostIdBase) + ")");
@@ -66,8 +71,9 @@ Status ensure_owned_dir(const fs::path& dir, const char* what) {
 }
 
 Status prepare_host_dirs(const SandboxSpec& spec) {
-  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.upper_dir, "overlay upper directory"));
-  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.work_dir, "overlay work directory"));
+  const bool rootless = spec.rootless.has_value();
+  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.upper_dir, "overlay upper directory", rootless));
+  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.work_dir, "overlay work directory", rootless));
   struct stat upper {
   }, work{};
   if (stat(spec.upper_dir.c_str(), &upper) != 0 || stat(spec.work_dir.c_str(), &work) != 0) {
@@ -81,20 +87,26 @@ Status prepare_host_dirs(const SandboxSpec& spec) {
   return ok_status();
 }
 
-Result<fs::path> write_runtime_file(const SandboxSpec& spec, const char* name, const std::string& content) {
+Status write_runtime_file(const SandboxSpec& spec, const char* name, const std::string& content) {
   fs::path path = spec.runtime_dir / name;
   TNK_RETURN_IF_ERROR(write_file_atomic(path, content, 0644));
-  // Owned by the sandbox's root (not `nobody`) inside; the bind is read-only either way.
-  if (lchown(path.c_str(), kHostIdBase, kHostIdBase) != 0) {
+  // Owned by the sandbox's root (not `nobody`) inside; the bind is read-only either way. Rootless, the
+  // file stays the user's (`agent` inside): the user cannot give it to the range.
+  if (!spec.rootless && lchown(path.c_str(), kHostIdBase, kHostIdBase) != 0) {
     return sys_error(errno, "changing the owner of " + path.string());
   }
-  return path;
+  return ok_status();
 }
 
+Status write_runtime_files(const SandboxSpec& spec) {
+  TNK_RETURN_IF_ERROR(write_runtime_file(spec, kHostsFile, spec.etc_hosts));
+  return write_runtime_file(spec, kResolvFile, spec.resolv_conf);
+}
+
+// Run as root: detached binds made here, in the host's mount namespace, idmapped where the owner must
+// change: the root-owned image to the sandbox's range, the project's owner to `agent`.
 Status make_trees(const SandboxSpec& spec, Prepared& p) {
-  const std::string sandbox_map = id_map_line(0, kHostIdBase, kIdCount);
-  TNK_ASSIGN_OR_RETURN(p.userns, create_userns(sandbox_map, sandbox_map, &p.helpers));
-  TNK_ASSIGN_OR_RETURN(p.lower, detached_tree(spec.image_root, MOUNT_ATTR_RDONLY, p.userns.get()));
+  TNK_ASSIGN_OR_RETURN(p.lower, detached_tree(spec.image_root, MOUNT_ATTR_RDONLY, p.namespaces.fd(kUserNs)));
   struct stat project {};
   if (stat(spec.project_dir.c_str(), &project) != 0) {
     return sys_error(errno, "checking the project " + spec.project_dir.string());
@@ -102,17 +114,16 @@ Status make_trees(const SandboxSpec& spec, Prepared& p) {
   if (!S_ISDIR(project.st_mode)) return failed("the project " + spec.project_dir.string() + " is not a directory");
   {
     // The project's owner (only) shows as `agent` inside; files agent creates land owned by that owner.
-    TNK_ASSIGN_OR_RETURN(UniqueFd project_ns,
-                         create_userns(id_map_line(project.st_uid, kHostIdBase + kAgentId, 1),
-                                       id_map_line(project.st_gid, kHostIdBase + kAgentId, 1), &p.helpers));
+    idmap::UsernsMaps owner_to_agent{{{project.st_uid, kHostIdBase + kAgentId, 1}},
+                                     {{project.st_gid, kHostIdBase + kAgentId, 1}}};
+    TNK_ASSIGN_OR_RETURN(UniqueFd project_ns, idmap::create_userns(owner_to_agent, &p.helpers));
     TNK_ASSIGN_OR_RETURN(p.project,
                          detached_tree(spec.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, project_ns.get()));
   }
   constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-  TNK_ASSIGN_OR_RETURN(fs::path hosts, write_runtime_file(spec, kHostsFile, spec.etc_hosts));
-  TNK_ASSIGN_OR_RETURN(p.hosts, detached_tree(hosts, kReadOnly));
-  TNK_ASSIGN_OR_RETURN(fs::path resolv, write_runtime_file(spec, kResolvFile, spec.resolv_conf));
-  TNK_ASSIGN_OR_RETURN(p.resolv, detached_tree(resolv, kReadOnly));
+  TNK_RETURN_IF_ERROR(write_runtime_files(spec));
+  TNK_ASSIGN_OR_RETURN(p.hosts, detached_tree(spec.runtime_dir / kHostsFile, kReadOnly));
+  TNK_ASSIGN_OR_RETURN(p.resolv, detached_tree(spec.runtime_dir / kResolvFile, kReadOnly));
   return ok_status();
 }
 
@@ -133,8 +144,13 @@ Status make_cgroups(const SandboxSpec& spec, Prepared& p) {
 InitPlan make_plan(const SandboxSpec& spec, const Prepared& p, int report_fd) {
   InitPlan plan;
   plan.report_fd = report_fd;
-  plan.userns_fd = p.userns.get();
+  for (size_t i = 0; i < kNsCount; ++i) plan.ns_fds[i] = p.namespaces.fds[i].get();
   for (const auto& fd : p.cgroup_procs) plan.cgroup_procs_fds.push_back(fd.get());
+  plan.rootless = spec.rootless.has_value();
+  plan.image_root = spec.image_root.string();
+  plan.project_dir = spec.project_dir.string();
+  plan.hosts_file = (spec.runtime_dir / kHostsFile).string();
+  plan.resolv_file = (spec.runtime_dir / kResolvFile).string();
   plan.lower_fd = p.lower.get();
   plan.project_fd = p.project.get();
   plan.hosts_fd = p.hosts.get();
@@ -194,21 +210,39 @@ bool wait_exit(pid_t pid, std::chrono::milliseconds timeout, const ReapHook& rea
 
 }  // namespace
 
+idmap::UsernsMaps root_run_maps() {
+  idmap::IdMap map{{0, kHostIdBase, kIdCount}};
+  return {map, map, false};
+}
+
 Result<Sandbox> start(const SandboxSpec& spec) {
   TNK_RETURN_IF_ERROR(validate_spec(spec));
   TNK_RETURN_IF_ERROR(prepare_host_dirs(spec));
   Prepared p;
-  TNK_RETURN_IF_ERROR(make_trees(spec, p));
   TNK_RETURN_IF_ERROR(make_cgroups(spec, p));
+  std::vector<int> cgroup_fds;
+  for (const auto& fd : p.cgroup_procs) cgroup_fds.push_back(fd.get());
+  TNK_ASSIGN_OR_RETURN(
+      p.namespaces,
+      create_namespaces(spec.rootless ? idmap::sandbox_maps(*spec.rootless, kAgentId) : root_run_maps(), cgroup_fds));
+  if (spec.rootless) {
+    TNK_RETURN_IF_ERROR(write_runtime_files(spec));
+  } else {
+    TNK_RETURN_IF_ERROR(make_trees(spec, p));
+  }
   TNK_ASSIGN_OR_RETURN(auto pipe, make_pipe());
+  TNK_ASSIGN_OR_RETURN(auto release, make_pipe());
   InitPlan plan = make_plan(spec, p, pipe.write_end.get());
+  plan.release_fd = release.read_end.get();
   pid_t child = fork();
   if (child < 0) return sys_error(errno, "forking the sandbox's setup process");
   if (child == 0) {
     close(pipe.read_end.get());  // so that PID 1's ready report fails if the caller is gone
+    close(release.write_end.get());
     run_setup_child(plan);
   }
   pipe.write_end.reset();
+  release.read_end.reset();
   std::vector<sys::Report> reports;
   Status read = sys::read_reports(pipe.read_end.get(), kStartTimeout, &reports);
   StartOutcome outcome = interpret_start_reports(reports, spec);
@@ -217,6 +251,14 @@ Result<Sandbox> start(const SandboxSpec& spec) {
     kill_and_reap(child);
     return std::move(read).error();
   }
+  // The setup child waits to be released: its pid_for_children is the only handle on the sandbox's pid
+  // namespace that a rootless caller may open (PID 1 runs as the range's root).
+  if (outcome.error.message.empty() && outcome.ready) {
+    std::string path = "/proc/" + std::to_string(child) + "/ns/pid_for_children";
+    p.namespaces.fds[kPidNs].reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!p.namespaces.fds[kPidNs].valid()) outcome.error = sys_error(errno, "opening " + path);
+  }
+  release.write_end.reset();
   sys::wait_for(child);
   if (!outcome.error.message.empty() || !outcome.ready) {
     kill_and_reap(outcome.init_pid);
@@ -229,6 +271,7 @@ Result<Sandbox> start(const SandboxSpec& spec) {
   (void)write_kernel_file("/proc/" + std::to_string(outcome.init_pid) + "/oom_score_adj", "-1000");
   Sandbox sandbox;
   sandbox.init_pid = outcome.init_pid;
+  sandbox.namespaces = std::move(p.namespaces);
   sandbox.notes = std::move(p.notes);
   sandbox.notes.insert(sandbox.notes.end(), outcome.notes.begin(), outcome.notes.end());
   return sandbox;

@@ -1,8 +1,11 @@
-// The ns backend's namespace engine: a persistent sandbox is a PID 1 in its own user (0 -> 100000 x 65536),
-// mount, pid, net (loopback only), ipc, uts and cgroup namespaces, whose root is an overlay of an idmapped,
-// never written image tree and a persistent upper directory; sessions join it with setns.
-// The caller is the supervisor: single-threaded host root. It reaps init_pid and session pids itself
-// (this module never calls waitpid(-1)). See docs/design/ns-feasibility.md for the measured recipe.
+// The ns backend's namespace engine: a persistent sandbox is a PID 1 in its own user, mount, pid, net
+// (loopback only), ipc, uts and cgroup namespaces, whose root is an overlay of a never written image
+// tree and a persistent upper directory; sessions join it with setns.
+// Two ways to run it. Rootless (the normal way): the caller is the user, inside ids come from the user's
+// subordinate range except `agent`, which is the user (idmap/id_map.h), and the image tree is owned by
+// the range. As root: inside 0..65535 is host 100000.., the root-owned image and the project are idmapped.
+// The caller is the supervisor, single-threaded. It reaps init_pid and session pids itself (this module
+// never calls waitpid(-1)). See docs/design/ns-feasibility.md for the measured recipe.
 #pragma once
 
 #include <sys/types.h>
@@ -15,15 +18,20 @@
 #include <string>
 #include <vector>
 
+#include "backend/ns/namespaces.h"
 #include "core/result.h"
 #include "core/unique_fd.h"
+#include "idmap/userns.h"
 
 namespace tnk::ns {
 
 inline constexpr uid_t kHostIdBase = 100000;  // sandbox uid/gid 0 on the host; never host root
 inline constexpr uid_t kIdCount = 65536;
-inline constexpr uid_t kAgentId = 1000;  // `agent` inside; host 101000
-inline constexpr gid_t kTtyGid = 5;      // group of the sandbox's pty slaves (Debian's `tty`)
+inline constexpr uid_t kAgentId = idmap::kAgentId;  // `agent` inside; rootless the user, as root 101000
+inline constexpr gid_t kTtyGid = 5;                 // group of the sandbox's pty slaves (Debian's `tty`)
+
+// The maps of a sandbox run by root: inside 0..65535 on host kHostIdBase.. (written directly).
+idmap::UsernsMaps root_run_maps();
 
 struct Limits {
   std::optional<uint64_t> memory_bytes;
@@ -45,10 +53,13 @@ struct SandboxSpec {
   std::filesystem::path runtime_dir;  // host dir (exists) where the generated files above are written
   Limits limits;
   std::string cgroup_name;  // e.g. the sandbox id: cgroup dirs are named tnk-<cgroup_name>
+  // Set: run rootless as this user (image_root must be owned by its range). Unset: run as root.
+  std::optional<idmap::RootlessIds> rootless;
 };
 
 struct Sandbox {
   pid_t init_pid = 0;              // PID 1 of the sandbox, a child of the caller (reap it with waitpid)
+  Namespaces namespaces;           // kept for the sandbox's life: joiners and listen helpers use them
   std::vector<std::string> notes;  // one-line notes, e.g. "memory limit not applied: ..."
 };
 
@@ -77,7 +88,7 @@ struct Session {
 
 // Joins PID 1's namespaces and cgroups and execs. Returns once exec succeeded. A program that does not
 // exist gives not_found("sandbox: no such program: X") (answer 127); other failures name the step (126).
-Result<Session> spawn(pid_t init_pid, const SessionSpec& spec);
+Result<Session> spawn(const Sandbox& sandbox, const SessionSpec& spec);
 
 // Called repeatedly while stop() waits for PID 1. The kernel does not let PID 1 finish exiting while a
 // session (a child of the caller, inside the sandbox) has exited but is not reaped: the supervisor
@@ -93,10 +104,11 @@ Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& rea
 Status remove_cgroups(const std::string& cgroup_name);
 
 // A TCP socket listening on 127.0.0.1:port inside the sandbox's network namespace, O_CLOEXEC|O_NONBLOCK.
-Result<UniqueFd> listen_inside(pid_t init_pid, uint16_t port);
+Result<UniqueFd> listen_inside(const Sandbox& sandbox, uint16_t port);
 
 // Moves the calling process (single-threaded: a forked relay) into the sandbox's network namespace,
-// and nothing else of it: sockets it opened before stay where they were made.
-Status enter_network(pid_t init_pid);
+// and nothing else of it: sockets it opened before stay where they were made. It joins the sandbox's
+// user namespace first (the network namespace belongs to it) without changing its ids.
+Status enter_network(const Sandbox& sandbox);
 
 }  // namespace tnk::ns

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -102,6 +103,14 @@ void fill_exec_vectors(const SessionSpec& spec, SessionPlan* plan) {
   if (!reset_signals()) die(plan, Step::kSessionSignals, errno);
   if (setsid() < 0) die(plan, Step::kSetsid, errno);
   if (plan.tty_slave >= 0 && ioctl(plan.tty_slave, TIOCSCTTY, 0) != 0) die(plan, Step::kControllingTty, errno);
+  // The slave belongs to whoever opened it (the caller); give it to the session's user, group tty, as a
+  // login does. Still mapped root here, in the sandbox's own ids.
+  if (plan.tty_slave >= 0) {
+    uid_t owner = plan.credentials.identity == Identity::kRoot ? 0 : kAgentId;
+    if (fchown(plan.tty_slave, owner, kTtyGid) != 0 || fchmod(plan.tty_slave, 0620) != 0) {
+      die(plan, Step::kControllingTty, errno);
+    }
+  }
   setup_stdio(plan);
   // Whatever the caller left without CLOEXEC must not reach the program.
   close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);

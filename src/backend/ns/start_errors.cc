@@ -105,7 +105,10 @@ Status validate_mount_point(const std::string& mount_point) {
 }
 
 Status validate_spec(const SandboxSpec& spec) {
-  if (geteuid() != 0) return permission_denied("the ns backend's engine must run as root");
+  if (geteuid() == 0 && spec.rootless) return usage_error("a rootless sandbox is started by its user, not by root");
+  if (geteuid() != 0 && !spec.rootless) {
+    return permission_denied("a sandbox without a subordinate id range can only be started by root");
+  }
   for (const auto* path :
        {&spec.image_root, &spec.upper_dir, &spec.work_dir, &spec.staging_dir, &spec.project_dir, &spec.runtime_dir}) {
     if (!path->is_absolute()) return usage_error("sandbox paths must be absolute: " + path->string());

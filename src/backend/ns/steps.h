@@ -57,6 +57,7 @@ enum class Step : int32_t {
   kControllingTty,
   kStdio,
   kRlimits,
+  kRootNamespace,
   kCapabilities,
   kNoNewPrivs,
   kSeccomp,

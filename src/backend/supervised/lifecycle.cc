@@ -2,16 +2,19 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <ctime>
 
+#include "backend/ns/host_support.h"
 #include "backend/ns/sandbox.h"
 #include "backend/vm/boot/boot_files.h"
 #include "core/files.h"
 #include "host/host_probe.h"
+#include "idmap/userns.h"
 #include "image/apt_sources.h"
 #include "image/recipe.h"
 #include "image/store.h"
@@ -115,11 +118,54 @@ Status check_running_policy(const state::Store& store, const Resolved& r) {
           to_string(r.network));
 }
 
-Status check_backend(BackendKind backend, const host::HostFacts& facts) {
-  if (::geteuid() != 0) {
-    return permission_denied(std::string("the ") + to_string(backend) + " backend needs root in this version of tnk",
-                             "run tnk as root (it maps the sandbox to an unprivileged uid range)");
+// The sandbox's `agent` writes into the project as the project's owner: never as host root (a setuid
+// copy of a shell would stay setuid on the host), and, run by an ordinary user, only as that user.
+Status check_project_owner(const std::filesystem::path& project) {
+  struct stat st {};
+  if (::stat(project.c_str(), &st) != 0) return sys_error(errno, "checking the project " + project.string());
+  const uid_t me = ::geteuid();
+  if (st.st_uid == 0) {
+    return permission_denied(
+        "the project " + project.string() + " is owned by root: the sandbox's agent would write into it as host root",
+        "give the project to an ordinary user (chown -R USER " + project.string() + ") and run tnk as that user");
   }
+  if (me != 0 && st.st_uid != me) {
+    return permission_denied("the project " + project.string() + " belongs to uid " + std::to_string(st.st_uid) +
+                                 ", not to you (uid " + std::to_string(me) +
+                                 "): the sandbox's agent writes into it as you",
+                             "run tnk as the project's owner");
+  }
+  return ok_status();
+}
+
+// An ordinary user runs the ns backend in a user namespace mapped onto the user's subordinate range.
+Status check_rootless(BackendKind backend, const host::HostFacts& facts) {
+  if (backend == BackendKind::kVm) {
+    return permission_denied("the vm backend needs root in this version of tnk",
+                             "use --backend ns, which runs as you, or run tnk as root");
+  }
+  if (!facts.userns_possible) {
+    return permission_denied("this host does not let ordinary users create user namespaces (" + facts.userns_note +
+                                 "), which a rootless sandbox is made of; nothing was run",
+                             "run `tnk doctor` for the fix");
+  }
+  // The knobs can allow what a seccomp profile or an LSM still refuses: try it (a forked child, ~1 ms).
+  if (ns::ProbeResult probe = ns::probe_user_namespaces(); !probe.ok) {
+    return permission_denied(probe.detail + ": a rootless sandbox is made of user namespaces; nothing was run",
+                             probe.fix);
+  }
+  if (auto ids = idmap::rootless_ids(); !ids) return ids.error();
+  for (const char* helper : {"newuidmap", "newgidmap"}) {
+    if (auto found = idmap::find_map_helper(helper); !found) {
+      return permission_denied(found.error().message, found.error().hint);
+    }
+  }
+  return ok_status();
+}
+
+Status check_backend(BackendKind backend, const host::HostFacts& facts, const std::filesystem::path& project) {
+  TNK_RETURN_IF_ERROR(check_project_owner(project));
+  if (::geteuid() != 0) TNK_RETURN_IF_ERROR(check_rootless(backend, facts));
   if (backend == BackendKind::kVm && (facts.qemu_path.empty() || facts.virtiofsd_path.empty())) {
     return not_found(std::string("the vm backend needs ") +
                          (facts.qemu_path.empty() ? "qemu-system-x86_64" : "virtiofsd") + ", which is not installed",
@@ -155,7 +201,7 @@ void clean_after_crash(const Paths& paths, const std::string& id) {
 
 Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path& audit_log) {
   host::HostFacts facts = host::gather_host_facts(ctx.env);
-  TNK_RETURN_IF_ERROR(check_backend(r.backend, facts));
+  TNK_RETURN_IF_ERROR(check_backend(r.backend, facts, r.project.dir));
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(auto existing, store.load(r.id));  // again: another tnk may have created it meanwhile

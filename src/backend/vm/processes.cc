@@ -20,8 +20,8 @@
 #include <cstring>
 #include <thread>
 
-#include "backend/ns/userns.h"
 #include "core/subprocess.h"
+#include "idmap/userns.h"
 
 namespace tnk::supervisor {
 namespace {
@@ -82,13 +82,6 @@ int own_network() {
   return err;
 }
 
-// The host uid that guest (and namespace) uid 0 maps to: the first line of a map is "0 <host> <n>".
-uint32_t host_root_of(const std::string& map) {
-  size_t space = map.find(' ');
-  if (space == std::string::npos) return 0;
-  return static_cast<uint32_t>(std::strtoul(map.c_str() + space + 1, nullptr, 10));
-}
-
 }  // namespace
 
 Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
@@ -112,8 +105,9 @@ Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
 
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
                               const std::filesystem::path& plan_source, int listen_fd, int log_fd) {
-  TNK_ASSIGN_OR_RETURN(UniqueFd userns, ns::create_userns(plan.uid_map, plan.gid_map));
-  uint32_t root_uid = host_root_of(plan.uid_map), root_gid = host_root_of(plan.gid_map);
+  TNK_ASSIGN_OR_RETURN(UniqueFd userns, idmap::create_userns({plan.uid_map, plan.gid_map, ::geteuid() != 0}));
+  uint32_t root_uid = idmap::outside_id(plan.uid_map, 0).value_or(0);
+  uint32_t root_gid = idmap::outside_id(plan.gid_map, 0).value_or(0);
   std::string run_options = "mode=0755,size=1m,uid=" + std::to_string(root_uid) + ",gid=" + std::to_string(root_gid);
   std::string project = project_dir.string(), source = plan_source.string();
   int userns_fd = userns.get();

@@ -4,7 +4,7 @@ namespace tnk::vm {
 namespace {
 
 // Guest ids 0..count-1 on host base.., except the agent's id, which is the owner's.
-Result<std::string> id_map(uint32_t owner, const VirtiofsdConfig& c, const char* what) {
+Result<idmap::IdMap> id_map(uint32_t owner, const VirtiofsdConfig& c, const char* what) {
   uint64_t base = c.host_id_base;
   if (c.guest_agent_id == 0 || c.guest_agent_id >= c.id_count) {
     return usage_error("the guest agent id " + std::to_string(c.guest_agent_id) + " is outside the guest's range");
@@ -14,11 +14,7 @@ Result<std::string> id_map(uint32_t owner, const VirtiofsdConfig& c, const char*
                            " lies in the range tnk gives guest ids (" + std::to_string(base) + "+)",
                        "give the project to another user");
   }
-  auto line = [](uint64_t inside, uint64_t outside, uint64_t count) {
-    return std::to_string(inside) + " " + std::to_string(outside) + " " + std::to_string(count) + "\n";
-  };
-  uint32_t agent = c.guest_agent_id;
-  return line(0, base, agent) + line(agent, owner, 1) + line(agent + 1, base + agent + 1, c.id_count - agent - 1);
+  return idmap::sandbox_map({c.host_id_base, c.id_count}, owner, c.guest_agent_id);
 }
 
 }  // namespace

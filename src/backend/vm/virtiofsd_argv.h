@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "idmap/id_map.h"
 
 namespace tnk::vm {
 
@@ -39,7 +40,7 @@ struct VirtiofsdPlan {
   // The user namespace to exec it in ("inside outside count" lines for /proc/PID/{uid,gid}_map),
   // entered as uid/gid 0 with a private mount namespace whose /run is a fresh tmpfs (virtiofsd writes
   // its pid file under /run/virtiofsd, which only host root could write otherwise).
-  std::string uid_map, gid_map;
+  idmap::IdMap uid_map, gid_map;
   // RLIMIT_NOFILE to set before entering the namespace (virtiofsd keeps a descriptor per inode the
   // guest has looked up, and cannot raise the hard limit itself from inside a user namespace).
   uint64_t nofile_limit = 1'000'000;

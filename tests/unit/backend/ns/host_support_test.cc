@@ -58,7 +58,6 @@ TEST(NsHostSupportTest, ValidatesMountPoints) {
 }
 
 TEST(NsHostSupportTest, SmallHelpers) {
-  EXPECT_EQ(id_map_line(0, 100000, 65536), "0 100000 65536\n");
   EXPECT_STREQ(sys::fd_path(12, "/root").c_str(), "/proc/self/fd/12/root");
   sys::CharBuf buf;
   buf.add_int(-42).add("x");

@@ -208,7 +208,7 @@ class NsSeccompSandboxTest : public NsSandboxTest {
     s.cwd = "/workspace";
     s.identity = identity;
     s.tty = true;
-    auto session = spawn(init, s);
+    auto session = spawn(running(init), s);
     if (!session.ok()) return "spawn failed: " + session.error().message;
     std::string out;
     char buf[1024];

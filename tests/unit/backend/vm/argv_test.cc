@@ -180,8 +180,8 @@ TEST(VirtiofsdPlan, GoldenArgvAndIdMaps) {
   EXPECT_EQ(joined(plan->argv),
             "/usr/lib/qemu/virtiofsd\n--socket-path=/state/sb/virtiofsd.sock\n-o\nsource=/home/me/projects/app\n"
             "-o\ncache=auto\n-o\nsandbox=namespace\n--rlimit-nofile=0");
-  EXPECT_EQ(plan->uid_map, "0 100000 1000\n1000 1001 1\n1001 101001 64535\n");
-  EXPECT_EQ(plan->gid_map, "0 100000 1000\n1000 1002 1\n1001 101001 64535\n");
+  EXPECT_EQ(idmap::proc_map_text(plan->uid_map), "0 100000 1000\n1000 1001 1\n1001 101001 64535\n");
+  EXPECT_EQ(idmap::proc_map_text(plan->gid_map), "0 100000 1000\n1000 1002 1\n1001 101001 64535\n");
   EXPECT_EQ(plan->nofile_limit, 1'000'000u);
 }
 
@@ -204,7 +204,8 @@ TEST(VirtiofsdPlan, RootOwnedProjectMapsTheAgentToHostRootOnly) {
   c.source = "/root/p";
   auto plan = virtiofsd_plan(c);
   ASSERT_TRUE(plan.ok());
-  EXPECT_EQ(plan->uid_map, "0 100000 1000\n1000 0 1\n1001 101001 64535\n");  // guest root is never host root
+  EXPECT_EQ(idmap::proc_map_text(plan->uid_map),
+            "0 100000 1000\n1000 0 1\n1001 101001 64535\n");  // guest root is never host root
 }
 
 TEST(VirtiofsdPlan, Refusals) {

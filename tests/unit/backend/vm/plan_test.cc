@@ -53,8 +53,8 @@ std::string render(const VmPlan& plan) {
   for (const auto& word : plan.qemu_argv) out << word << "\n";
   out << "==== virtiofsd\n";
   for (const auto& word : plan.virtiofsd_plan.argv) out << word << "\n";
-  out << "==== virtiofsd uid_map\n" << plan.virtiofsd_plan.uid_map;
-  out << "==== virtiofsd gid_map\n" << plan.virtiofsd_plan.gid_map;
+  out << "==== virtiofsd uid_map\n" << idmap::proc_map_text(plan.virtiofsd_plan.uid_map);
+  out << "==== virtiofsd gid_map\n" << idmap::proc_map_text(plan.virtiofsd_plan.gid_map);
   out << "==== overlay\n" << plan.files.disk.string() << " " << plan.disk_bytes << " bytes\n";
   return out.str();
 }
@@ -155,7 +155,7 @@ TEST(VmPlan, EachInputChangesItsOwnWords) {
   facts.project_uid = 2000;
   auto owner = plan_of(base_config(), facts);
   EXPECT_EQ(owner.qemu_argv, base);
-  EXPECT_EQ(owner.virtiofsd_plan.uid_map, "0 100000 1000\n1000 2000 1\n1001 101001 64535\n");
+  EXPECT_EQ(idmap::proc_map_text(owner.virtiofsd_plan.uid_map), "0 100000 1000\n1000 2000 1\n1001 101001 64535\n");
   auto project = base_config();
   project.project_dir = "/elsewhere";
   EXPECT_EQ(plan_of(project).virtiofsd_plan.argv, plan_of(base_config()).virtiofsd_plan.argv);

@@ -1,0 +1,203 @@
+"""Rootless tnk, from the outside: the ns backend run by an ordinary user, the normal way to run tnk.
+
+Run as root (as CI runs), these tests make their own ordinary users with `useradd`, which gives a new
+user a range in /etc/subuid and /etc/subgid, and run tnk as them through `runuser`. Each refusal is
+paired with the same command succeeding where it is allowed.
+"""
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import PROJECT_OWNER, REPO, TNK_BIN, require
+from sandbox_harness import use_shared_cache
+
+USER = "tnk-e2e-user"  # with a subordinate range
+BARE = "tnk-e2e-bare"  # without one
+
+
+def ensure_user(name, with_range):
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        extra = [] if with_range else ["-K", "SUB_UID_COUNT=0", "-K", "SUB_GID_COUNT=0"]
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", *extra, name], check=True)
+    return pwd.getpwnam(name)
+
+
+@pytest.fixture(scope="module")
+def staged_bin():
+    """tnk and its bundled specs where any user can run them (the build tree may sit under /root)."""
+    require(os.geteuid() == 0, "these tests run as root and make their own ordinary users")
+    require(shutil.which("newuidmap") is not None, "newuidmap is not installed (package uidmap)")
+    require(shutil.which("runuser") is not None, "runuser is not installed (util-linux)")
+    stage = Path(tempfile.mkdtemp(prefix="tnk-e2e-bin-", dir="/tmp"))
+    os.chmod(stage, 0o755)
+    shutil.copy2(TNK_BIN, stage / "tnk")
+    shutil.copytree(REPO / "specs", stage / "share" / "tnk" / "specs")
+    subprocess.run(["cc", "-O1", "-o", str(stage / "refuse_userns"), str(REPO / "tests" / "e2e" / "probes" /
+                                                                        "refuse_userns.c")], check=True)
+    yield stage / "tnk"
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+class UserTnk:
+    """tnk run as an ordinary user, with a fresh HOME; the image cache is the user's own (built once)."""
+
+    def __init__(self, account, binary):
+        self.account = account
+        self.binary = binary
+        self.home = Path(tempfile.mkdtemp(prefix="tnk-e2e-", dir="/tmp"))
+        os.chown(self.home, account.pw_uid, account.pw_gid)
+        self.env = {"HOME": str(self.home), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
+                    "TNK_SERVER_PORT": "9", "XDG_CACHE_HOME": str(Path(account.pw_dir) / ".cache")}
+
+    def project(self, name="demo"):
+        path = self.home / "code" / name
+        subprocess.run(["runuser", "-u", self.account.pw_name, "--", "mkdir", "-p", str(path)], check=True)
+        return path
+
+    def run(self, *args, cwd, timeout=600, wrapper=()):
+        env = [f"{k}={v}" for k, v in self.env.items()]
+        return subprocess.run(["runuser", "-u", self.account.pw_name, "--", "env", "-i", *env, *wrapper,
+                               str(self.binary), *args], cwd=str(cwd), capture_output=True, text=True, timeout=timeout)
+
+    def close(self):
+        for project in (self.home / "code").glob("*"):
+            self.run("sandbox", "delete", "--yes", cwd=project)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+@pytest.fixture
+def user_tnk(staged_bin):
+    tnk = UserTnk(ensure_user(USER, with_range=True), staged_bin)
+    yield tnk
+    tnk.close()
+
+
+@pytest.fixture
+def bare_tnk(staged_bin):
+    tnk = UserTnk(ensure_user(BARE, with_range=False), staged_bin)
+    yield tnk
+    tnk.close()
+
+
+def process_tree(root_pid):
+    """{pid: (name, [real, effective, saved, fs uid])} of root_pid and every descendant, from /proc."""
+    parents, info = {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+        parents[int(entry.name)] = int(fields["PPid"])
+        info[int(entry.name)] = (fields["Name"].strip(), [int(u) for u in fields["Uid"].split()])
+    tree, grew = {root_pid}, True
+    while grew:
+        more = {pid for pid, ppid in parents.items() if ppid in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return {pid: info[pid] for pid in tree if pid in info}
+
+
+def supervisor_pid(state_home: Path):
+    [pid_file] = list((state_home / ".local" / "state" / "tnk" / "sandboxes").glob("*/supervisor.pid"))
+    return int(pid_file.read_text().split()[0])
+
+
+def test_a_rootless_sandbox_runs_no_process_as_host_root(user_tnk, tnk):
+    use_shared_cache(tnk)
+    project = user_tnk.project()
+    started = user_tnk.run("sandbox", "start", "--profile", "base", cwd=project)
+    assert started.returncode == 0, started.stderr
+    background = user_tnk.run("sandbox", "exec", "--", "sh", "-c", "sleep 30 >/dev/null 2>&1 &", cwd=project)
+    assert background.returncode == 0, background.stderr
+    tree = process_tree(supervisor_pid(user_tnk.home))
+    names = {name for name, _ in tree.values()}
+    assert {"tnk-supervisor", "tnk-init", "tnk-joiner", "tnk-forwarder", "sleep"} <= names, tree
+    assert [p for p, (_, uids) in tree.items() if 0 in uids] == [], tree
+    # Positive control: the same walk over a sandbox that root started finds host root (its supervisor).
+    root_project = tnk.project("as-root")
+    assert tnk.run("sandbox", "start", "--profile", "base", cwd=root_project, timeout=600).returncode == 0
+    try:
+        root_tree = process_tree(supervisor_pid(tnk.home))
+        assert any(0 in uids for _, uids in root_tree.values()), root_tree
+    finally:
+        tnk.run("sandbox", "delete", "--yes", cwd=root_project, timeout=120)
+
+
+def test_the_agents_files_are_the_users_and_root_inside_cannot_write_the_project(user_tnk):
+    project = user_tnk.project()
+    wrote = user_tnk.run("sandbox", "exec", "--", "sh", "-c", "echo hi > /workspace/by-agent && id -u", cwd=project)
+    assert wrote.returncode == 0, wrote.stderr
+    assert wrote.stdout == "1000\n"
+    st = (project / "by-agent").stat()
+    assert (st.st_uid, st.st_gid) == (user_tnk.account.pw_uid, user_tnk.account.pw_gid)
+    # Root inside may change the sandbox's own system, but not the project.
+    system = user_tnk.run("sandbox", "exec", "--root", "--", "touch", "/etc/by-root", cwd=project)
+    assert system.returncode == 0, system.stderr
+    for probe in ("touch /workspace/by-root", "chown 0:0 /workspace/by-agent", "rm /workspace/by-agent",
+                  "echo x >> /workspace/by-agent"):
+        refused = user_tnk.run("sandbox", "exec", "--root", "--", "sh", "-c", probe, cwd=project)
+        assert refused.returncode != 0, probe
+    assert sorted(p.name for p in project.iterdir()) == ["by-agent"]
+    st = (project / "by-agent").stat()
+    assert (st.st_uid, (project / "by-agent").read_text()) == (user_tnk.account.pw_uid, "hi\n")
+
+
+def test_a_user_without_a_subordinate_range_is_refused_with_the_fix(bare_tnk, user_tnk):
+    project = bare_tnk.project()
+    refused = bare_tnk.run("sandbox", "exec", "--", "true", cwd=project)
+    assert refused.returncode == 77, refused.stderr
+    assert f"/etc/subuid gives user {BARE} no range" in refused.stderr
+    assert f"sudo tnk setup --user {BARE}" in refused.stderr
+    state = bare_tnk.home / ".local" / "state" / "tnk" / "sandboxes"
+    assert not list(state.glob("*/supervisor.pid")), "nothing may run"
+    # Positive control: the same command by a user with a range.
+    allowed = user_tnk.run("sandbox", "exec", "--", "true", cwd=user_tnk.project())
+    assert allowed.returncode == 0, allowed.stderr
+
+
+def test_a_host_that_refuses_user_namespaces_is_refused_loudly(user_tnk):
+    """As an outer container's seccomp profile or a hardened kernel refuses them (probes/refuse_userns.c)."""
+    project = user_tnk.project()
+    refuse = str(user_tnk.binary.parent / "refuse_userns")
+    refused = user_tnk.run("sandbox", "exec", "--", "touch", "/workspace/ran", cwd=project, wrapper=[refuse])
+    assert refused.returncode == 77, refused.stderr
+    assert "creating a user namespace fails: Operation not permitted" in refused.stderr
+    assert "nothing was run" in refused.stderr
+    assert not (project / "ran").exists()
+    assert not list((user_tnk.home / ".local" / "state" / "tnk" / "sandboxes").glob("*/supervisor.pid"))
+    allowed = user_tnk.run("sandbox", "exec", "--", "touch", "/workspace/ran", cwd=project)
+    assert allowed.returncode == 0, allowed.stderr
+    assert (project / "ran").exists()
+
+
+def test_a_project_of_root_or_of_another_user_is_refused(tnk, user_tnk):
+    use_shared_cache(tnk)
+    root_owned = tnk.project("root-owned")
+    os.chown(root_owned, 0, 0)
+    refused = subprocess.run([TNK_BIN, "sandbox", "exec", "--", "true"], cwd=root_owned, env=tnk.env,
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 77, refused.stderr
+    assert "is owned by root" in refused.stderr
+    # An ordinary user's project, run as someone else.
+    foreign = user_tnk.project("foreign")
+    os.chown(foreign, PROJECT_OWNER, PROJECT_OWNER)
+    refused = user_tnk.run("sandbox", "exec", "--", "true", cwd=foreign)
+    assert refused.returncode == 77, refused.stderr
+    assert f"belongs to uid {PROJECT_OWNER}, not to you" in refused.stderr
+    # Positive controls: each project, given to the one who runs tnk, is accepted.
+    os.chown(root_owned, PROJECT_OWNER, PROJECT_OWNER)
+    assert tnk.run("sandbox", "exec", "--", "true", cwd=root_owned, timeout=600).returncode == 0
+    os.chown(foreign, user_tnk.account.pw_uid, user_tnk.account.pw_gid)
+    allowed = user_tnk.run("sandbox", "exec", "--", "true", cwd=foreign)
+    assert allowed.returncode == 0, allowed.stderr
+    tnk.run("sandbox", "delete", "--yes", cwd=root_owned, timeout=120)
