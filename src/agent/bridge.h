@@ -1,9 +1,9 @@
 // The vm's connect bridge, both ends' words (docs/vm-backend.md, "Port forwards"): tnk-agent listens
-// in the guest on <eth0's address>:kBridgePort; QEMU forwards 127.0.0.1:kBridgePort of its own,
-// otherwise empty, network namespace there (hostfwd). The supervisor's relays connect, send one request
-// line naming an IPv4 address and port, and the bridge connects to it from inside the guest (the
-// guest's loopback for a port forward, the guestfwd address for the proxy's health check), answers one
-// line, then relays raw bytes both ways. The bridge reaches nothing a guest process could not reach.
+// in the guest on <eth0's address>:kBridgePort; QEMU forwards a port of 127.0.0.1 in its own,
+// otherwise empty, network namespace there (hostfwd; vm::kBridgeHostPort). The supervisor's relays connect, send one
+// request line naming an IPv4 address and port, and the bridge connects to it from inside the guest (the guest's
+// loopback for a port forward, the guestfwd address for the proxy's health check), answers one line, then relays raw
+// bytes both ways. The bridge reaches nothing a guest process could not reach.
 #pragma once
 
 #include <cstdint>

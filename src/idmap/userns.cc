@@ -173,10 +173,14 @@ Result<std::string> run_as_mapped_root(int userns_fd, const std::string& what, c
   return e;
 }
 
+Result<std::string> run_in_new_userns(const UsernsMaps& maps, const std::string& what, const MappedRootWork& work) {
+  TNK_ASSIGN_OR_RETURN(UniqueFd ns, create_userns(maps));
+  return run_as_mapped_root(ns.get(), what, work);
+}
+
 Result<std::string> run_as_range_owner(const std::string& what, const MappedRootWork& work) {
   TNK_ASSIGN_OR_RETURN(RootlessIds ids, rootless_ids());
-  TNK_ASSIGN_OR_RETURN(UniqueFd ns, create_userns(owner_maps(ids)));
-  return run_as_mapped_root(ns.get(), what, work);
+  return run_in_new_userns(owner_maps(ids), what, work);
 }
 
 }  // namespace tnk::idmap

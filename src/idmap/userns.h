@@ -57,8 +57,11 @@ using MappedRootWork = std::function<Result<std::string>()>;
 // `what` names the work in errors.
 Result<std::string> run_as_mapped_root(int userns_fd, const std::string& what, const MappedRootWork& work);
 
-// run_as_mapped_root in a new namespace of the invoking user's owner_maps: for files a rootless image
-// build or sandbox left, which belong to the user's range.
+// run_as_mapped_root in a new user namespace with `maps`.
+Result<std::string> run_in_new_userns(const UsernsMaps& maps, const std::string& what, const MappedRootWork& work);
+
+// run_in_new_userns with the invoking user's owner_maps: for files a rootless image build or sandbox
+// left, which belong to the user's range.
 Result<std::string> run_as_range_owner(const std::string& what, const MappedRootWork& work);
 
 }  // namespace tnk::idmap

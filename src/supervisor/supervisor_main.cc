@@ -71,6 +71,9 @@ void remove_runtime_files(const SupervisorConfig& config) {
 
 // Everything up to "ready". On failure nothing of the sandbox is left running.
 Status serve(const SupervisorConfig& config, const EngineFactory& make_engine) {
+  // Launched from the project, where every host process it starts (relays, QEMU, virtiofsd) would
+  // otherwise keep its working directory: the state directory is the supervisor's own.
+  if (::chdir(config.state_dir.c_str()) != 0) return sys_error(errno, "changing to " + config.state_dir.string());
   TNK_ASSIGN_OR_RETURN(UniqueFd signals, block_signals());
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return sys_error(errno, "PR_SET_CHILD_SUBREAPER");
   TNK_ASSIGN_OR_RETURN(auto engine, make_engine(config));

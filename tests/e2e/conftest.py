@@ -33,6 +33,25 @@ def give_root_files_to_owner(project: Path):
             pass
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_root: only root can run it (it makes users or network namespaces, "
+                                       "chowns to other users, or writes host settings)")
+    config.addinivalue_line("markers", "rootless_suite: scripts/test.sh runs it as an ordinary user (test_rootless.py "
+                                       "and the needs_root tests run as root)")
+
+
+def pytest_collection_modifyitems(items):
+    # A test of a "host" test network (net_harness.test_host) needs root for `ip netns`.
+    for item in items:
+        if "test_host" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.needs_root)
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("needs_root"):
+        require(os.geteuid() == 0, "run by root only (it makes users or network namespaces, or writes host settings)")
+
+
 def require(condition, why):
     """Skip (loudly, counted) unless condition holds; with TNK_TEST_MUST_WORK=1 a skip is a failure."""
     if condition:

@@ -39,8 +39,7 @@ def require_ns():
 
 
 def require_vm():
-    require(os.geteuid() == 0, "the vm backend needs root in this version")
-    require_ns()  # the vm's disk is made from the same image tree
+    require_ns()  # the vm's disk is made from the same image tree, in the same user namespaces
     require(shutil.which("qemu-system-x86_64") is not None, "qemu-system-x86_64 is not installed")
     require(Path("/usr/lib/qemu/virtiofsd").exists(), "virtiofsd is not installed (qemu-system-common)")
     require(shutil.which("socat") is not None, "socat is not installed (scripts/install-deps.sh)")

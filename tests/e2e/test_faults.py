@@ -5,8 +5,12 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from conftest import TNK_BIN
 from sandbox_harness import Sandbox, status_of, any_tnk  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
 
 
 def sandbox_dirs(tnk):

@@ -3,8 +3,12 @@ sandbox; the same probe succeeds where it is allowed). Every test runs on ns and
 import os
 import subprocess
 
+import pytest
+
 from net_harness import audit_records, serve, wait_for_records
 from sandbox_harness import Sandbox, any_sandbox, any_tnk  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
 
 
 def test_host_secret_and_sibling_project_are_invisible(any_sandbox):
@@ -65,6 +69,7 @@ def test_only_the_inference_endpoint_is_reachable(any_tnk):
         other.shutdown()
 
 
+@pytest.mark.needs_root  # it gives the project to another user
 def test_workspace_files_belong_to_the_project_owner(any_tnk):
     # The owner is read when the sandbox starts: its workspace mount maps agent to that owner.
     box = Sandbox(any_tnk, any_tnk.project("owned"))

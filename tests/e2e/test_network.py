@@ -6,10 +6,14 @@ import socket
 import subprocess
 import time
 
+import pytest
+
 from net_harness import (audit_records, children_named, debian_mirror_host, free_port, open_fds, serve,
                          start_with_hosts, supervisor_pid, test_host, wait_for_records)  # noqa: F401 (fixture)
 from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixture)
 from test_output import check_fields, doc_tables, field_tree
+
+pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
 
 CURL = ("curl", "-sS", "--max-time", "10")
 # Where a session reaches the supervisor's relays (the proxy): its own loopback (ns), the guestfwd address (vm).

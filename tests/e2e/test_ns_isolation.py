@@ -7,6 +7,8 @@ import pytest
 
 from sandbox_harness import compile_probe, ns_tnk, sandbox  # noqa: F401 (fixtures)
 
+pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
+
 
 def test_proc_shows_only_the_sandbox(sandbox):
     inside = sandbox.exec("sh", "-c", "ls /proc | grep -E '^[0-9]+$'").stdout.split()
@@ -16,6 +18,7 @@ def test_proc_shows_only_the_sandbox(sandbox):
     assert "/" not in init.replace("\0", " ").split()[0]  # PID 1 names no host path
 
 
+@pytest.mark.needs_root  # its positive control writes a host setting
 def test_root_inside_cannot_change_the_host_kernel(sandbox, tmp_path):
     probe = compile_probe(sandbox.project)
     value = open("/proc/sys/vm/swappiness").read().strip()

@@ -1,8 +1,12 @@
 """Provisioning with a profile (fingerprint, re-runs, failures, audit), on each backend; pi on ns."""
 import json
 
+import pytest
+
 from net_harness import debian_mirror_host, debian_mirror_url, serve, wait_for_records
 from sandbox_harness import Sandbox, any_tnk, ns_tnk  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
 
 HELLO = """#!/usr/bin/env bash
 set -Eeuo pipefail

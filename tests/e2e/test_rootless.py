@@ -16,6 +16,8 @@ import pytest
 from conftest import PROJECT_OWNER, REPO, TNK_BIN, require
 from sandbox_harness import use_shared_cache
 
+pytestmark = pytest.mark.needs_root  # it makes its own ordinary users and runs tnk as them
+
 USER = "tnk-e2e-user"  # with a subordinate range
 BARE = "tnk-e2e-bare"  # without one
 

@@ -11,8 +11,12 @@ import termios
 import threading
 import time
 
+import pytest
+
 from conftest import TNK_BIN
 from sandbox_harness import Sandbox, any_sandbox, any_tnk  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
 
 
 def test_exit_codes_pass_through(any_sandbox):

@@ -13,6 +13,8 @@ import pytest
 
 from sandbox_harness import Sandbox, status_of, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
 
+pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
+
 
 def state_dir(box):
     (directory,) = sorted((box.tnk.state_dir / "sandboxes").iterdir())

@@ -138,12 +138,9 @@ Status check_project_owner(const std::filesystem::path& project) {
   return ok_status();
 }
 
-// An ordinary user runs the ns backend in a user namespace mapped onto the user's subordinate range.
-Status check_rootless(BackendKind backend, const host::HostFacts& facts) {
-  if (backend == BackendKind::kVm) {
-    return permission_denied("the vm backend needs root in this version of tnk",
-                             "use --backend ns, which runs as you, or run tnk as root");
-  }
+// An ordinary user runs a sandbox in user namespaces mapped onto the user's subordinate range (the ns
+// sandbox itself; the vm's virtiofsd, and QEMU's network namespace).
+Status check_rootless(const host::HostFacts& facts) {
   if (!facts.userns_possible) {
     return permission_denied("this host does not let ordinary users create user namespaces (" + facts.userns_note +
                                  "), which a rootless sandbox is made of; nothing was run",
@@ -165,7 +162,7 @@ Status check_rootless(BackendKind backend, const host::HostFacts& facts) {
 
 Status check_backend(BackendKind backend, const host::HostFacts& facts, const std::filesystem::path& project) {
   TNK_RETURN_IF_ERROR(check_project_owner(project));
-  if (::geteuid() != 0) TNK_RETURN_IF_ERROR(check_rootless(backend, facts));
+  if (::geteuid() != 0) TNK_RETURN_IF_ERROR(check_rootless(facts));
   if (backend == BackendKind::kVm && (facts.qemu_path.empty() || facts.virtiofsd_path.empty())) {
     return not_found(std::string("the vm backend needs ") +
                          (facts.qemu_path.empty() ? "qemu-system-x86_64" : "virtiofsd") + ", which is not installed",

@@ -32,6 +32,7 @@
 #include "backend/vm/plan.h"
 #include "backend/vm/processes.h"
 #include "core/files.h"
+#include "idmap/userns.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
 #include "supervisor/relays.h"
@@ -182,16 +183,21 @@ class VmEngine : public Engine {
     return listen_unix(vm::forward_socket(config_.state_dir, port));
   }
 
-  // QEMU's namespace, where 127.0.0.1:kBridgePort is the guest agent's connect bridge.
+  // QEMU's namespace, where 127.0.0.1:kBridgeHostPort is the guest agent's connect bridge.
   Status enter_network() override {
     if (!qemu_netns_.valid()) return failed("the vm sandbox " + config_.id + " is not running");
+    // Rootless, the network namespace belongs to QEMU's user namespace: joining that first gives the
+    // right to join it. (As root it is the host's own, which setns refuses to re-enter: skipped.)
+    if (::geteuid() != 0 && ::setns(qemu_userns_.get(), CLONE_NEWUSER) != 0) {
+      return sys_error(errno, "joining QEMU's user namespace");
+    }
     if (::setns(qemu_netns_.get(), CLONE_NEWNET) != 0) return sys_error(errno, "joining QEMU's network namespace");
     return ok_status();
   }
 
   Result<UniqueFd> connect_inside(const std::string& ip, uint16_t port, net::Clock::time_point deadline,
                                   int stop_fd) override {
-    return bridge_connect(agent::kBridgePort, {ip, port}, deadline, stop_fd);
+    return bridge_connect(vm::kBridgeHostPort, {ip, port}, deadline, stop_fd);
   }
 
   bool is_sandbox_process(pid_t pid) const override { return pid > 0 && (pid == qemu_ || pid == virtiofsd_); }
@@ -270,6 +276,11 @@ class VmEngine : public Engine {
     vm::VmHostFacts facts;
     facts.project_uid = st.st_uid;
     facts.project_gid = st.st_gid;
+    if (::geteuid() != 0) {
+      TNK_ASSIGN_OR_RETURN(idmap::RootlessIds ids, idmap::rootless_ids());
+      facts.uid_range = ids.uids;
+      facts.gid_range = ids.gids;
+    }
     if (!config_.vm_kvm) facts.tsc_khz = vm::host_tsc_khz().value_or(0);
     return facts;
   }
@@ -295,16 +306,19 @@ class VmEngine : public Engine {
     std::filesystem::remove(plan.files.qmp_socket, ec);
     TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(plan.files.qemu_log));
     TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(plan.qemu_argv, log.get()));
-    std::string netns = "/proc/" + std::to_string(qemu_) + "/ns/net";
-    qemu_netns_.reset(::open(netns.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!qemu_netns_.valid()) return sys_error(errno, "opening " + netns);
+    for (auto [name, fd] : {std::pair{"net", &qemu_netns_}, std::pair{"user", &qemu_userns_}}) {
+      std::string path = "/proc/" + std::to_string(qemu_) + "/ns/" + name;
+      fd->reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd->valid()) return sys_error(errno, "opening " + path);
+    }
     return ok_status();
   }
 
   SupervisorConfig config_;
   vm::VmFiles files_;  // in config_.state_dir
   pid_t qemu_ = 0, virtiofsd_ = 0;
-  UniqueFd qemu_netns_;  // QEMU's network namespace, for enter_network()
+  UniqueFd qemu_netns_;   // QEMU's network namespace, for enter_network()
+  UniqueFd qemu_userns_;  // and the user namespace it belongs to (rootless: QEMU's own; as root: the host's)
   std::unique_ptr<agent::AgentClient> client_;
   UniqueFd events_;
   std::mutex mutex_;  // guards ended_ (written on the client's pump thread)

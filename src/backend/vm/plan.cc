@@ -57,7 +57,7 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
   // A NIC under every policy (under `none` without forwarders), for the bridge that port forwards use.
   q.network = true;
   q.forwards = guest_forwards(config);
-  q.host_forwards = {{agent::kBridgePort, kGuestAddress, agent::kBridgePort}};
+  q.host_forwards = {{kBridgeHostPort, kGuestAddress, agent::kBridgePort}};
   q.name = "tnk-" + config.id;
   return q;
 }
@@ -95,6 +95,8 @@ Result<VmPlan> vm_plan(const supervisor::SupervisorConfig& config, const VmHostF
   plan.virtiofsd.source = kVirtiofsdSource;
   plan.virtiofsd.owner_uid = facts.project_uid;
   plan.virtiofsd.owner_gid = facts.project_gid;
+  if (facts.uid_range) plan.virtiofsd.host_uid_base = facts.uid_range->start;
+  if (facts.gid_range) plan.virtiofsd.host_gid_base = facts.gid_range->start;
   TNK_ASSIGN_OR_RETURN(plan.virtiofsd_plan, virtiofsd_plan(plan.virtiofsd));
   return plan;
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,17 @@ inline constexpr uint64_t kMinimumMemoryMib = 128;                     // a smal
 inline constexpr const char* kGuestAddress = "10.0.2.15";              // the guest's NIC (QEMU user network)
 inline constexpr const char* kGuestIp = "10.0.2.15/24";                // tnk.ip= for the agent
 inline constexpr const char* kVirtiofsdSource = "/run/tnk-workspace";  // where virtiofsd sees the project
+// QEMU's end of the agent's connect bridge (agent/bridge.h), on 127.0.0.1 of QEMU's own network
+// namespace: an unprivileged port, since a rootless QEMU has no capability to bind a low one.
+inline constexpr uint16_t kBridgeHostPort = 10023;
 
 // What the plan needs from the host, read by the engine just before it starts the guest.
 struct VmHostFacts {
   uint64_t tsc_khz = 0;   // host_tsc_khz(); TCG only (0: unknown, not passed)
   uid_t project_uid = 0;  // the project directory's owner, who owns the guest agent's files
   gid_t project_gid = 0;
+  // Rootless: the user's subordinate ranges, where guest ids other than agent's live on the host.
+  std::optional<idmap::IdRange> uid_range, gid_range;
 };
 
 // A vm sandbox's files in its state directory (state/layout.h names them).

@@ -18,6 +18,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "core/subprocess.h"
@@ -25,6 +26,11 @@
 
 namespace tnk::supervisor {
 namespace {
+
+// The maps of QEMU's own user namespace (rootless): the user as itself, prepared before fork.
+struct QemuIds {
+  std::string uid_map, gid_map;
+};
 
 // In a forked child: stdin from /dev/null, stdout and stderr to `log_fd`, killed with the supervisor.
 int child_stdio(int log_fd) {
@@ -35,10 +41,22 @@ int child_stdio(int log_fd) {
   return 0;
 }
 
-// virtiofsd's child, before exec (async-signal-safe calls only): the project bound under a fresh /run
-// by host root, then the user namespace, then the socket on fd 3.
+// The project bound under a fresh /run (virtiofsd's source) in a mount namespace of its own.
+int bind_project(const char* project, const char* source, const char* run_options) {
+  if (::unshare(CLONE_NEWNS) != 0) return errno;
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
+  if (::mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, run_options) != 0) return errno;
+  if (::mkdir(source, 0755) != 0) return errno;
+  if (::mount(project, source, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
+  return 0;
+}
+
+// virtiofsd's child, before exec (async-signal-safe calls only): the project bound, the user namespace
+// entered as its root, the socket on fd 3. Run as root the bind comes first, made as host root (whom
+// the namespace does not map); rootless, the namespace comes first: it gives the user the right to
+// mount, and the user (`agent` there) looks the project up as itself.
 int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project, const char* source,
-                    const char* run_options) {
+                    const char* run_options, bool rootless) {
   if (int e = child_stdio(log_fd); e != 0) return e;
   // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack: then the hard limit it has.
   rlimit limit{nofile, nofile};
@@ -47,13 +65,15 @@ int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, c
     limit.rlim_cur = limit.rlim_max;
     if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return errno;
   }
-  if (::unshare(CLONE_NEWNS) != 0) return errno;
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
-  if (::mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, run_options) != 0) return errno;
-  if (::mkdir(source, 0755) != 0) return errno;
-  if (::mount(project, source, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
-  if (::setgroups(0, nullptr) != 0) return errno;
+  if (!rootless) {
+    if (int e = bind_project(project, source, run_options); e != 0) return e;
+    if (::setgroups(0, nullptr) != 0) return errno;
+  }
   if (::setns(userns_fd, CLONE_NEWUSER) != 0) return errno;
+  if (rootless) {
+    if (int e = bind_project(project, source, run_options); e != 0) return e;
+    if (::setgroups(0, nullptr) != 0) return errno;
+  }
   if (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0) return errno;
   if (listen_fd == 3) {
     if (::fcntl(3, F_SETFD, 0) != 0) return errno;
@@ -63,10 +83,29 @@ int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, c
   return 0;
 }
 
+// Writes `text` to /proc/self/<file> (after fork: system calls only).
+int write_self(const char* file, std::string_view text) {
+  char path[64] = "/proc/self/";
+  std::strncat(path, file, sizeof(path) - std::strlen(path) - 1);
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
 // QEMU's child, before exec: a network namespace of its own with only loopback, up. QEMU's user
 // network opens its host sockets there (the bridge's hostfwd), so no other host process reaches them and
-// the guest could reach nothing of the host's network even if slirp's restrict=on failed.
-int own_network() {
+// the guest could reach nothing of the host's network even if slirp's restrict=on failed. Rootless, a
+// user namespace of QEMU's own comes first (it maps only the user, as itself): making a network
+// namespace needs one, and QEMU execs with no capability in it.
+int own_network(const QemuIds* rootless) {
+  if (rootless != nullptr) {
+    if (::unshare(CLONE_NEWUSER) != 0) return errno;
+    if (int e = write_self("uid_map", rootless->uid_map); e != 0) return e;
+    if (int e = write_self("setgroups", std::string_view("deny")); e != 0) return e;
+    if (int e = write_self("gid_map", rootless->gid_map); e != 0) return e;
+  }
   if (::unshare(CLONE_NEWNET) != 0) return errno;
   int sock = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (sock < 0) return errno;
@@ -105,24 +144,32 @@ Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
 
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
                               const std::filesystem::path& plan_source, int listen_fd, int log_fd) {
-  TNK_ASSIGN_OR_RETURN(UniqueFd userns, idmap::create_userns({plan.uid_map, plan.gid_map, ::geteuid() != 0}));
-  uint32_t root_uid = idmap::outside_id(plan.uid_map, 0).value_or(0);
-  uint32_t root_gid = idmap::outside_id(plan.gid_map, 0).value_or(0);
+  const bool rootless = ::geteuid() != 0;
+  TNK_ASSIGN_OR_RETURN(UniqueFd userns, idmap::create_userns({plan.uid_map, plan.gid_map, rootless}));
+  // The tmpfs belongs to the namespace's root: ids as the mounter sees them (the host's, run as root).
+  uint32_t root_uid = rootless ? 0 : idmap::outside_id(plan.uid_map, 0).value_or(0);
+  uint32_t root_gid = rootless ? 0 : idmap::outside_id(plan.gid_map, 0).value_or(0);
   std::string run_options = "mode=0755,size=1m,uid=" + std::to_string(root_uid) + ",gid=" + std::to_string(root_gid);
   std::string project = project_dir.string(), source = plan_source.string();
   int userns_fd = userns.get();
   uint64_t nofile = plan.nofile_limit;
   auto started = start_process(plan.argv, [&]() {
-    return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, project.c_str(), source.c_str(), run_options.c_str());
+    return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, project.c_str(), source.c_str(), run_options.c_str(),
+                           rootless);
   });
   if (!started) return started.error().context("starting virtiofsd for " + project);
   return *started;
 }
 
 Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd) {
-  auto started = start_process(argv, [log_fd]() {
+  const std::string uid = std::to_string(::getuid()), gid = std::to_string(::getgid());
+  const QemuIds ids{uid + " " + uid + " 1\n", gid + " " + gid + " 1\n"};
+  const QemuIds* rootless = ::geteuid() != 0 ? &ids : nullptr;
+  auto started = start_process(argv, [log_fd, rootless]() {
     if (int e = child_stdio(log_fd); e != 0) return e;
-    return own_network();
+    if (int e = own_network(rootless); e != 0) return e;
+    // QEMU's own -sandbox refuses privilege changes too; this holds before it parses its arguments.
+    return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : errno;
   });
   if (!started) return started.error().context("starting QEMU");
   return *started;

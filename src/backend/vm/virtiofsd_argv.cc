@@ -4,17 +4,16 @@ namespace tnk::vm {
 namespace {
 
 // Guest ids 0..count-1 on host base.., except the agent's id, which is the owner's.
-Result<idmap::IdMap> id_map(uint32_t owner, const VirtiofsdConfig& c, const char* what) {
-  uint64_t base = c.host_id_base;
+Result<idmap::IdMap> id_map(uint32_t owner, uint32_t base, const VirtiofsdConfig& c, const char* what) {
   if (c.guest_agent_id == 0 || c.guest_agent_id >= c.id_count) {
     return usage_error("the guest agent id " + std::to_string(c.guest_agent_id) + " is outside the guest's range");
   }
-  if (owner >= base && owner < base + c.id_count) {
+  if (owner >= base && owner < uint64_t{base} + c.id_count) {
     return usage_error(std::string("the project's owner ") + what + " " + std::to_string(owner) +
                            " lies in the range tnk gives guest ids (" + std::to_string(base) + "+)",
                        "give the project to another user");
   }
-  return idmap::sandbox_map({c.host_id_base, c.id_count}, owner, c.guest_agent_id);
+  return idmap::sandbox_map({base, c.id_count}, owner, c.guest_agent_id);
 }
 
 }  // namespace
@@ -41,8 +40,8 @@ Result<VirtiofsdPlan> virtiofsd_plan(const VirtiofsdConfig& c) {
                "-o",
                "sandbox=namespace",
                "--rlimit-nofile=0"};
-  TNK_ASSIGN_OR_RETURN(plan.uid_map, id_map(c.owner_uid, c, "uid"));
-  TNK_ASSIGN_OR_RETURN(plan.gid_map, id_map(c.owner_gid, c, "gid"));
+  TNK_ASSIGN_OR_RETURN(plan.uid_map, id_map(c.owner_uid, c.host_uid_base, c, "uid"));
+  TNK_ASSIGN_OR_RETURN(plan.gid_map, id_map(c.owner_gid, c.host_gid_base, c, "gid"));
   return plan;
 }
 

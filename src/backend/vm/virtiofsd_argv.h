@@ -30,16 +30,17 @@ struct VirtiofsdConfig {
   std::string cache = "auto";    // auto | always | none
   uid_t owner_uid = 0;           // the project directory's owner
   gid_t owner_gid = 0;
-  uint32_t guest_agent_id = 1000;  // `agent` in the image
-  uint32_t host_id_base = 100000;  // guest uid/gid 0 on the host (the ns backend's range)
+  uint32_t guest_agent_id = 1000;   // `agent` in the image
+  uint32_t host_uid_base = 100000;  // guest uid 0 on the host: run as root, the ns backend's range;
+  uint32_t host_gid_base = 100000;  // rootless, the start of the user's subordinate ranges
   uint32_t id_count = 65536;
 };
 
 struct VirtiofsdPlan {
   std::vector<std::string> argv;
-  // The user namespace to exec it in ("inside outside count" lines for /proc/PID/{uid,gid}_map),
-  // entered as uid/gid 0 with a private mount namespace whose /run is a fresh tmpfs (virtiofsd writes
-  // its pid file under /run/virtiofsd, which only host root could write otherwise).
+  // The user namespace to exec it in, entered as uid/gid 0 with a private mount namespace whose /run is
+  // a fresh tmpfs (virtiofsd writes its pid file under /run/virtiofsd, which only host root could
+  // write otherwise).
   idmap::IdMap uid_map, gid_map;
   // RLIMIT_NOFILE to set before entering the namespace (virtiofsd keeps a descriptor per inode the
   // guest has looked up, and cannot raise the hard limit itself from inside a user namespace).

@@ -13,6 +13,7 @@
 #include "core/files.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
+#include "idmap/userns.h"
 #include "image/tree.h"
 
 namespace tnk::image {
@@ -62,6 +63,25 @@ Result<std::string> run_tool(const std::vector<std::string>& argv, std::chrono::
   return run->out + run->err;
 }
 
+// mke2fs -d copies the tree's owners as it sees them. Root sees the root-owned image as is; an ordinary
+// user's image belongs to its range, so mke2fs runs as the root of a namespace with a rootless sandbox's
+// map: the guest gets the same owners as a rootless ns sandbox shows (agent's files are the user's).
+Status make_ext4(const fs::path& tree, const fs::path& image, const DiskBuildOptions& options) {
+  const std::string what = "making the ext4 base disk from " + tree.string();
+  std::vector<std::string> argv = mke2fs_argv(tree, image);
+  argv[0] = options.mke2fs;
+  Result<std::string> made = std::string();
+  if (::geteuid() == 0) {
+    made = run_tool(argv, options.timeout, what);
+  } else {
+    TNK_ASSIGN_OR_RETURN(idmap::RootlessIds ids, idmap::rootless_ids());
+    made = idmap::run_in_new_userns(idmap::sandbox_maps(ids, idmap::kAgentId), what,
+                                    [&] { return run_tool(argv, options.timeout, what); });
+  }
+  if (!made) return made.error();
+  return ok_status();
+}
+
 // The directory /sbin resolves to inside the tree: "/usr/sbin" when it is Debian's merged-/usr link.
 std::string agent_dir_in(const fs::path& tree) {
   std::error_code ec;
@@ -93,8 +113,7 @@ Result<nlohmann::json> build_disk_file(const fs::path& work, const ImageInfo& im
       return sys_error(errno, "cannot create " + base.string());
     }
   }
-  TNK_RETURN_IF_ERROR(run_tool(mke2fs_argv(image.rootfs, base), options.timeout,
-                               "making the ext4 base disk from " + image.rootfs.string()));
+  TNK_RETURN_IF_ERROR(make_ext4(image.rootfs, base, options));
   const std::string dir = agent_dir_in(image.rootfs);
   TNK_ASSIGN_OR_RETURN(std::string script, debugfs_agent_script(agent, dir));
   TNK_RETURN_IF_ERROR(write_file_atomic(work / kAgentScriptFile, script, 0600));

@@ -53,8 +53,9 @@ struct DiskInfo {
 };
 
 struct DiskBuildOptions {
-  std::string mke2fs = "mke2fs";
-  std::string debugfs = "debugfs";
+  // e2fsprogs puts them in /sbin, which an ordinary user's PATH lacks on Debian.
+  std::string mke2fs = "/sbin/mke2fs";
+  std::string debugfs = "/sbin/debugfs";
   std::chrono::seconds timeout{std::chrono::minutes(10)};
   std::chrono::seconds lock_timeout{std::chrono::minutes(10)};
 };
