@@ -230,3 +230,17 @@ TEST(ValidateEnvAssignment, TooLongValueRefusedWithoutEcho) {
 
 }  // namespace
 }  // namespace tnk::naming
+
+TEST(UserCgroupName, NamesTheUsersDirectory) {
+  EXPECT_EQ(*user_cgroup_name("alice"), "tnk-user-alice");
+  EXPECT_EQ(*user_cgroup_name("tnk-e2e-user"), "tnk-user-tnk-e2e-user");
+  EXPECT_EQ(*user_cgroup_name("build$"), "tnk-user-build$");
+}
+
+TEST(UserCgroupName, RefusesWhatCouldWalkOutOfTheHierarchy) {
+  for (const char* bad : {"", "..", ".hidden", "-x", "a/b", "a b", "a$b", "a\nb"}) {
+    auto r = user_cgroup_name(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().kind, ErrorKind::kUsage) << bad;
+  }
+}
