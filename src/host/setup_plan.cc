@@ -114,8 +114,9 @@ SetupStep cgroup_dir_step(const SetupFacts& f, const std::string& id, const fs::
   }
   std::vector<SetupOp> ops = std::move(before);
   if (f.owners.count(dir) == 0) ops.push_back(op(SetupOp::Kind::kMkdir, dir));
-  ops.push_back(op(SetupOp::Kind::kChown, dir));
-  for (const char* file : files) ops.push_back(op(SetupOp::Kind::kChown, dir / file));
+  std::string owner = f.user + ":" + std::to_string(f.gid);
+  ops.push_back(op(SetupOp::Kind::kChown, dir, owner));
+  for (const char* file : files) ops.push_back(op(SetupOp::Kind::kChown, dir / file, owner));
   std::string tail = "the cgroup " + dir.string() + " for " + f.user;
   return {id, "delegated " + tail, "would delegate " + tail, std::move(ops)};
 }
@@ -192,7 +193,7 @@ std::string op_text(const SetupOp& o) {
     }
     case SetupOp::Kind::kWriteFile: return "write " + o.path.string();
     case SetupOp::Kind::kMkdir: return "mkdir " + o.path.string();
-    case SetupOp::Kind::kChown: return "chown " + o.path.string();
+    case SetupOp::Kind::kChown: return "chown " + o.content + " " + o.path.string();
     case SetupOp::Kind::kWriteKernel: return "echo '" + o.content + "' > " + o.path.string();
   }
   return "";

@@ -48,7 +48,7 @@ struct SetupOp {
   Kind kind = Kind::kRun;
   std::vector<std::string> argv;  // kRun
   std::filesystem::path path;     // the others
-  std::string content;            // kWriteFile, kWriteKernel
+  std::string content;            // kWriteFile, kWriteKernel; kChown: "user:gid", as op_text shows it
 };
 
 struct SetupStep {
