@@ -12,23 +12,14 @@ from pathlib import Path
 import pytest
 
 from conftest import TNK_BIN
+from test_ns_limits import HOG, MANIFEST  # the profile `small`: 64 MiB, 1 cpu
 from test_rootless import USER, UserTnk, ensure_user, staged_bin  # noqa: F401 (a fixture)
 
 FRESH = "tnk-e2e-setup"  # made without a range for each test that needs one, deleted after
 CONTROLLERS = ("memory", "pids", "cpu")
-MANIFEST = """profile: small
-resources:
-  cpus: 1
-  memory: 64MiB
-mounts:
-  workspace: /workspace
-security:
-  network: inference
-"""
-HOG = "set -o pipefail; head -c 300M /dev/zero | tail -n 1 | wc -c"
 
 
-def setup(*args):
+def run_setup(*args):
     return subprocess.run([TNK_BIN, "setup", *args], capture_output=True, text=True, timeout=120)
 
 
@@ -67,9 +58,9 @@ def test_setup_needs_root_and_a_user(staged_bin, fresh_user):
         assert lines_of("/etc/subuid", FRESH) == []  # nothing was done
     finally:
         as_user.close()
-    assert setup().returncode == 64
+    assert run_setup().returncode == 64
     # The pair: root may, and the dry run changes nothing.
-    dry = setup("--user", FRESH, "-n")
+    dry = run_setup("--user", FRESH, "-n")
     assert dry.returncode == 0, dry.stderr
     assert "would add subuid and subgid range" in dry.stdout
     assert lines_of("/etc/subuid", FRESH) == [] and lines_of("/etc/subgid", FRESH) == []
@@ -79,7 +70,7 @@ def test_setup_needs_root_and_a_user(staged_bin, fresh_user):
 def test_setup_adds_a_free_range_and_a_cgroup_subtree_once(fresh_user):
     others = [line for line in Path("/etc/subuid").read_text().splitlines() + Path("/etc/subgid").read_text()
               .splitlines() if line.count(":") == 2]
-    done = setup("--user", FRESH, "-o", "json")
+    done = run_setup("--user", FRESH, "-o", "json")
     assert done.returncode == 0, done.stderr
     steps = {s["id"]: s for s in json.loads(done.stdout)["steps"]}
     assert steps["subids"]["changed"] is True
@@ -96,7 +87,7 @@ def test_setup_adds_a_free_range_and_a_cgroup_subtree_once(fresh_user):
         for path in (d, d / "cgroup.procs", d / "tasks"):
             assert path.stat().st_uid == fresh_user.pw_uid, path
     # Idempotent: the second run changes nothing and says so.
-    again = setup("--user", FRESH)
+    again = run_setup("--user", FRESH)
     assert again.returncode == 0, again.stderr
     assert f"{FRESH} already has subordinate uid and gid ranges" in again.stdout
     assert "would" not in again.stdout and "added" not in again.stdout and "delegated" not in again.stdout
@@ -114,7 +105,7 @@ def test_doctor_shows_the_range_and_the_fix_when_there_is_none(staged_bin, fresh
         failing = doctor_checks(bare)["ns_subids"]
         assert failing["status"] == "fail", failing
         assert failing["fix"] == f"sudo tnk setup --user {FRESH}"
-        assert setup("--user", FRESH).returncode == 0
+        assert run_setup("--user", FRESH).returncode == 0
         passing = doctor_checks(bare)
         assert passing["ns_subids"]["status"] == "ok", passing["ns_subids"]
         assert f"{FRESH}: uids " in passing["ns_subids"]["summary"]
@@ -156,7 +147,7 @@ def test_limits_apply_to_a_users_sandbox_after_setup_and_a_note_says_so_before(s
                 in before.stderr), before.stderr
         assert user_tnk.run("sandbox", "delete", "--yes", cwd=project).returncode == 0
 
-        assert setup("--user", USER).returncode == 0
+        assert run_setup("--user", USER).returncode == 0
         after = user_tnk.run("sandbox", "start", "--profile", "small", cwd=project)
         assert after.returncode == 0, after.stderr
         assert "limits not applied" not in after.stderr, after.stderr
