@@ -40,7 +40,7 @@ TEST(FreeSubordinateStart, SkipsEveryTakenLineOfBothFiles) {
   EXPECT_EQ(free_subordinate_start("a:300000:65536\n", ""), 100000u);
   // Malformed lines are ignored, as newuidmap ignores them.
   EXPECT_EQ(free_subordinate_start("junk\na:b:c\n", ""), 100000u);
-  EXPECT_EQ(free_subordinate_start("a:100000:4294000000\n", ""), std::nullopt);
+  EXPECT_EQ(free_subordinate_start("a:100000:4294900000\n", ""), std::nullopt);
 }
 
 TEST(PlanSetup, AddsAFreeRangeWithOneUsermodArgv) {

@@ -228,9 +228,6 @@ TEST(ValidateEnvAssignment, TooLongValueRefusedWithoutEcho) {
   expect_usage("TOKEN=" + value, "too long (4097 bytes, at most 4096)", "s3cr3t");
 }
 
-}  // namespace
-}  // namespace tnk::naming
-
 TEST(UserCgroupName, NamesTheUsersDirectory) {
   EXPECT_EQ(*user_cgroup_name("alice"), "tnk-user-alice");
   EXPECT_EQ(*user_cgroup_name("tnk-e2e-user"), "tnk-user-tnk-e2e-user");
@@ -244,3 +241,6 @@ TEST(UserCgroupName, RefusesWhatCouldWalkOutOfTheHierarchy) {
     EXPECT_EQ(r.error().kind, ErrorKind::kUsage) << bad;
   }
 }
+
+}  // namespace
+}  // namespace tnk::naming
