@@ -12,6 +12,8 @@
 #if TNK_LINUX_BACKENDS
 #include "backend/ns/host_support.h"
 #include "backend/vm/doctor_checks.h"
+#include "core/user_name.h"
+#include "idmap/userns.h"
 #endif
 
 namespace tnk::backend {
@@ -29,6 +31,41 @@ void add_ns_probe(doctor::Registry& registry, const char* id, const char* title,
                   ns::ProbeResult result = probe();
                   return {result.ok ? Status::kOk : when_missing, result.detail, result.ok ? "" : result.fix};
                 }});
+}
+
+// An ordinary user's sandboxes map their root and system users onto its subordinate ranges.
+Outcome subids_outcome() {
+  if (::geteuid() == 0) {
+    return {Status::kInfo,
+            "running as root: sandboxes map to host uids 100000+; the normal way is rootless, tnk run by an "
+            "ordinary user (after `sudo tnk setup --user NAME`)",
+            ""};
+  }
+  auto ids = idmap::rootless_ids();
+  if (!ids) return {Status::kFail, ids.error().message, idmap::add_range_command(effective_user_name())};
+  auto text = [](idmap::IdRange r) {
+    return std::to_string(r.start) + "-" + std::to_string(uint64_t{r.start} + r.count - 1);
+  };
+  return {Status::kOk, ids->name + ": uids " + text(ids->uids) + ", gids " + text(ids->gids), ""};
+}
+
+Outcome map_helpers_outcome() {
+  std::string found;
+  for (const char* helper : {"newuidmap", "newgidmap"}) {
+    auto path = idmap::find_map_helper(helper);
+    if (!path) {
+      // Root writes its maps itself: only ordinary users need the helpers.
+      return {::geteuid() == 0 ? Status::kInfo : Status::kFail, path.error().message, path.error().hint};
+    }
+    found += (found.empty() ? "" : ", ") + *path;
+  }
+  return {Status::kOk, found, ""};
+}
+
+Outcome idmapped_outcome() {
+  if (::geteuid() != 0) return {Status::kInfo, "not used by a rootless sandbox (its lower layer is the user's)", ""};
+  ns::ProbeResult result = ns::probe_idmapped_mounts();
+  return {result.ok ? Status::kOk : Status::kWarn, result.detail, result.ok ? "" : result.fix};
 }
 #endif
 
@@ -64,14 +101,12 @@ void add_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts,
   vm::add_vm_doctor_checks(registry, facts, paths, std::filesystem::read_symlink("/proc/self/exe", ec));
 #endif
 #if TNK_LINUX_BACKENDS  // a build without them (macOS) has no ns checks
-  registry.add({"ns_root", "ns backend: privileges", false, []() -> Outcome {
-                  if (::geteuid() == 0) return {Status::kOk, "running as root: sandboxes map to host uids 100000+", ""};
-                  return {Status::kWarn, "this version of the ns backend needs root", "run tnk as root"};
-                }});
   add_ns_probe(registry, "ns_userns", "ns backend: user namespaces", ns::probe_user_namespaces, Status::kWarn);
+  registry.add({"ns_subids", "ns backend: subordinate id ranges", false, subids_outcome});
+  registry.add({"ns_map_helpers", "ns backend: newuidmap and newgidmap", false, map_helpers_outcome});
   add_ns_probe(registry, "ns_overlay", "ns backend: overlayfs in a user namespace", ns::probe_overlay_in_userns,
                Status::kWarn);
-  add_ns_probe(registry, "ns_idmap", "ns backend: idmapped mounts", ns::probe_idmapped_mounts, Status::kWarn);
+  registry.add({"ns_idmap", "ns backend: idmapped mounts", false, idmapped_outcome});
   add_ns_probe(registry, "ns_seccomp", "ns backend: seccomp", ns::probe_seccomp, Status::kWarn);
   add_ns_probe(registry, "ns_cgroups", "ns backend: resource limits (cgroups)", ns::probe_cgroup_delegation,
                Status::kInfo);

@@ -103,6 +103,9 @@ int run(int argc, char** argv) {
   add_sandbox_commands(root, table);
   add_lifecycle_commands(root, table);
   add_doctor_command(root, table);
+#if TNK_LINUX_BACKENDS
+  add_setup_command(root, table);
+#endif
   add_image_commands(root, table);
   add_audit_commands(root, table);
   add_completion_command(root, table);

@@ -41,6 +41,7 @@ void add_config_commands(CLI::App& root, CommandTable& table);
 void add_sandbox_commands(CLI::App& root, CommandTable& table);
 void add_lifecycle_commands(CLI::App& root, CommandTable& table);  // run, shutdown
 void add_doctor_command(CLI::App& root, CommandTable& table);
+void add_setup_command(CLI::App& root, CommandTable& table);  // Linux: a user's rootless sandboxes
 void add_audit_commands(CLI::App& root, CommandTable& table);
 void add_image_commands(CLI::App& root, CommandTable& table);  // image build, ls, rm
 void add_completion_command(CLI::App& root, CommandTable& table);

@@ -132,6 +132,20 @@ Status validate_sandbox_name(std::string_view name) {
   return ok_status();
 }
 
+Result<std::string> user_cgroup_name(std::string_view user) {
+  bool valid = !user.empty() && user.size() <= 32 && user.front() != '-' && user.front() != '.';
+  for (size_t i = 0; valid && i < user.size(); ++i) {
+    char c = user[i];
+    bool last_dollar = c == '$' && i + 1 == user.size();
+    valid = is_id_char(c) || c == '.' || last_dollar;
+  }
+  if (!valid) {
+    return usage_error("invalid user name '" + printable(user) + "'",
+                       "a user name has letters, digits, '.', '-' and '_' and does not start with '-' or '.'");
+  }
+  return "tnk-user-" + std::string(user);
+}
+
 Status validate_env_assignment(std::string_view kv, std::string* key, std::string* value) {
   const size_t eq = kv.find('=');
   if (eq == std::string_view::npos) {

@@ -60,4 +60,10 @@ Status validate_sandbox_name(std::string_view name);
 // only on success.
 Status validate_env_assignment(std::string_view kv, std::string* key, std::string* value);
 
+// The cgroup directory that `tnk setup` gives an ordinary user on a host without systemd's delegation,
+// and below which that user's sandboxes put their own (tnk-<id>): "tnk-user-<user>". The user name
+// (the shadow-utils rules: [A-Za-z0-9_.-], not starting with '-' or '.', a trailing '$' allowed) is
+// checked here because it becomes a path component.
+Result<std::string> user_cgroup_name(std::string_view user);
+
 }  // namespace tnk::naming

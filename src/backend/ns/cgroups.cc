@@ -13,6 +13,8 @@
 
 #include "core/files.h"
 #include "core/unique_fd.h"
+#include "core/user_name.h"
+#include "naming/naming.h"
 
 namespace tnk::ns {
 
@@ -71,6 +73,20 @@ void add_limit(CgroupPlan& plan, const fs::path& dir, const std::string& control
     }
   }
   plan.dirs.push_back(CgroupDirPlan{dir, {controller}, std::move(files)});
+}
+
+bool writable_cgroup(const fs::path& dir) {
+  return access(dir.c_str(), W_OK) == 0 && access((dir / "cgroup.procs").c_str(), W_OK) == 0;
+}
+
+// Not root: the directory `tnk setup` gave the user in the v1 hierarchy of `m`, when it is there and ours.
+std::optional<fs::path> user_v1_dir(const CgroupMembership& m, const std::vector<CgroupMount>& mounts,
+                                    const std::string& user) {
+  auto leaf = naming::user_cgroup_name(user);
+  if (!leaf.ok()) return std::nullopt;
+  std::optional<fs::path> top = cgroup_dir(CgroupMembership{m.hierarchy, m.controllers, "/"}, mounts);
+  if (!top || !writable_cgroup(*top / *leaf)) return std::nullopt;
+  return *top / *leaf;
 }
 
 }  // namespace
@@ -132,11 +148,13 @@ Result<CgroupHost> detect_cgroup_host() {
   std::vector<CgroupMount> mounts = parse_cgroup_mounts(mountinfo);
   CgroupHost host;
   host.root = geteuid() == 0;
+  if (!host.root) host.user = effective_user_name();
   for (const auto& m : parse_proc_cgroup(self)) {
     std::optional<fs::path> dir = cgroup_dir(m, mounts);
     if (!dir) continue;
     if (m.hierarchy == 0 && m.controllers.empty()) {
       host.v2_dir = *dir;
+      if (!host.root && !writable_cgroup(*dir)) continue;  // not delegated to us
       auto enabled = read_file(*dir / "cgroup.subtree_control");
       if (enabled.ok()) {
         for (auto& c : split(*enabled, ' ')) {
@@ -146,8 +164,11 @@ Result<CgroupHost> detect_cgroup_host() {
       }
       continue;
     }
+    std::optional<fs::path> user_dir = host.root ? std::nullopt : user_v1_dir(m, mounts, host.user);
     for (const auto& c : m.controllers) {
-      if (c.rfind("name=", 0) != 0) host.v1[c] = *dir;
+      if (c.rfind("name=", 0) == 0) continue;
+      host.v1[c] = *dir;
+      if (user_dir) host.v1_user[c] = *user_dir;
     }
   }
   return host;
@@ -162,10 +183,17 @@ CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const L
       add_limit(plan, *host.v2_dir / leaf, controller, std::move(v2_files));
     } else if (host.root && host.v1.count(controller) != 0) {
       add_limit(plan, host.v1.at(controller) / leaf, controller, std::move(v1_files));
+    } else if (!host.root && host.v1_user.count(controller) != 0) {
+      add_limit(plan, host.v1_user.at(controller) / leaf, controller, std::move(v1_files));
     } else {
       plan.unapplied.push_back(controller);
     }
   };
+  plan.unapplied_fix =
+      host.root ? "no delegated cgroup v2 controller and no cgroup v1 hierarchy this process may write (run tnk "
+                  "as root, or from a systemd unit with Delegate=yes)"
+                : "no cgroup subtree is delegated to " + host.user + " (run `sudo tnk setup --user " + host.user +
+                      "` once, or tnk from a systemd unit with Delegate=yes)";
   std::string pids = std::to_string(limits.pids);
   place("pids", {{"pids.max", pids}}, {{"pids.max", pids}});
   if (limits.memory_bytes) {
@@ -206,9 +234,7 @@ Result<std::vector<std::string>> apply_cgroups(const CgroupPlan& plan) {
   if (!plan.unapplied.empty()) {
     std::string what;
     for (const auto& c : plan.unapplied) what += (what.empty() ? "" : "/") + c;
-    notes.push_back(what +
-                    " limits not applied: no delegated cgroup v2 controller and no cgroup v1 hierarchy "
-                    "this process may write (run tnk as root, or from a systemd unit with Delegate=yes)");
+    notes.push_back(what + " limits not applied: " + plan.unapplied_fix);
   }
   return notes;
 }
@@ -239,6 +265,7 @@ Result<std::vector<fs::path>> cgroup_dirs_for_name(const std::string& name) {
   };
   if (host.v2_dir) add(*host.v2_dir);
   for (const auto& [controller, dir] : host.v1) add(dir);
+  for (const auto& [controller, dir] : host.v1_user) add(dir);
   return dirs;
 }
 

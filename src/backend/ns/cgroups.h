@@ -1,6 +1,7 @@
 // The sandbox's cgroups, chosen per controller: a delegated cgroup v2 controller in our own cgroup, else
-// (as root) our own cgroup in the v1 hierarchy of that controller, else a note. Directories are named
-// tnk-<name> and nest under the caller's own cgroups, never at a hierarchy's root.
+// (as root) our own cgroup in the v1 hierarchy of that controller, else (an ordinary user) the v1
+// directory tnk-user-<user> that `tnk setup` gave the user, else a note. Directories are named
+// tnk-<name> and nest under the caller's own cgroups or the user's directory, never at a hierarchy's root.
 #pragma once
 
 #include <sys/types.h>
@@ -40,10 +41,12 @@ std::optional<std::filesystem::path> cgroup_dir(const CgroupMembership& membersh
 
 // What this process may use for a sandbox's cgroups.
 struct CgroupHost {
-  std::optional<std::filesystem::path> v2_dir;      // our own cgroup v2 directory
-  std::set<std::string> v2_delegated;               // controllers in its cgroup.subtree_control
-  std::map<std::string, std::filesystem::path> v1;  // v1 controller -> our own directory in that hierarchy
-  bool root = false;                                // effective uid 0 (v1 is only written as root)
+  std::optional<std::filesystem::path> v2_dir;  // our own cgroup v2 directory
+  std::set<std::string> v2_delegated;           // controllers in its cgroup.subtree_control (not root: when it is ours)
+  std::map<std::string, std::filesystem::path> v1;       // v1 controller -> our own directory in that hierarchy
+  bool root = false;                                     // effective uid 0 (v1 is only written as root)
+  std::string user;                                      // not root: the effective user's name
+  std::map<std::string, std::filesystem::path> v1_user;  // not root: controller -> tnk-user-<user>, when ours
 };
 
 Result<CgroupHost> detect_cgroup_host();
@@ -57,9 +60,12 @@ struct CgroupDirPlan {
 struct CgroupPlan {
   std::vector<CgroupDirPlan> dirs;
   std::vector<std::string> unapplied;  // controllers with a limit but nowhere to apply it
+  std::string unapplied_fix;           // what gives them a place
 };
 
 // Pure: which directories and files carry `limits` (pids always; memory and cpu when set).
+// An ordinary user's v2 limits go below its own cgroup only when that is delegated to it (systemd's
+// Delegate=yes): a v2 process may only move between cgroups whose common ancestor it may write.
 CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const Limits& limits);
 
 // Creates the directories and writes the limits. A directory the kernel refuses to create (EACCES, EPERM,

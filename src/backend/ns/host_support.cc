@@ -20,6 +20,9 @@
 #include "backend/ns/syscalls.h"
 #include "backend/ns/userns.h"
 #include "core/files.h"
+#include "core/user_name.h"
+#include "idmap/subordinate_ids.h"
+#include "idmap/userns.h"
 
 namespace tnk::ns {
 
@@ -72,16 +75,47 @@ struct TempDir {
 
 Result<UniqueFd> sandbox_userns() { return idmap::create_userns(root_run_maps()); }
 
+// Mounts an overlay in `dir` as the root of `userns`; the lower layer is `lower_tree` (an idmapped tree,
+// as root makes) or, when it is -1, the plain directory (as a rootless sandbox has).
 int overlay_child(int userns, int lower_tree, const fs::path& dir) {
   if (setns(userns, CLONE_NEWUSER) != 0 || unshare(CLONE_NEWNS) != 0) return errno;
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
   if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) return errno;
   std::string lower = (dir / "lower").string();
-  if (move_mount(lower_tree, "", AT_FDCWD, lower.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) return errno;
+  if (lower_tree >= 0 && move_mount(lower_tree, "", AT_FDCWD, lower.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+    return errno;
+  }
   std::string options = "lowerdir=" + lower + ",upperdir=" + (dir / "upper").string() +
                         ",workdir=" + (dir / "work").string() + ",userxattr";
-  if (mount("overlay", (dir / "merged").c_str(), "overlay", 0, options.c_str()) != 0) return errno;
+  std::string merged = (dir / "merged").string();
+  if (mount("overlay", merged.c_str(), "overlay", 0, options.c_str()) != 0) return errno;
+  // overlayfs left work/work owned by this namespace's root, which an ordinary user cannot remove.
+  umount2(merged.c_str(), MNT_DETACH);
+  rmdir((dir / "work" / "work").c_str());
   return 0;
+}
+
+const char* const kOverlayFix =
+    "the ns backend needs overlayfs in a user namespace (Linux >= 5.11; as root on an idmapped lower layer, "
+    ">= 5.19); use the vm backend on this host";
+
+// An ordinary user's variant: the namespace a rootless sandbox has (mapped through newuidmap onto the
+// user's ranges), the user's own directories as layers.
+ProbeResult probe_overlay_rootless() {
+  auto ids = idmap::rootless_ids();
+  if (!ids.ok()) return {false, "not checked: " + ids.error().message, idmap::add_range_command(effective_user_name())};
+  TempDir tmp;
+  if (tmp.path.empty()) return {false, std::string("cannot create a temporary directory: ") + std::strerror(errno), ""};
+  for (const char* sub : {"lower", "upper", "work", "merged"}) mkdir((tmp.path / sub).c_str(), 0755);
+  auto userns = idmap::create_userns(idmap::sandbox_maps(*ids, idmap::kAgentId));
+  if (!userns.ok()) return {false, userns.error().message, userns.error().hint};
+  int userns_fd = userns->get();
+  const fs::path& dir = tmp.path;
+  int err = in_child([&] { return overlay_child(userns_fd, -1, dir); });
+  if (err != 0) {
+    return {false, std::string("mounting overlayfs in a user namespace fails: ") + std::strerror(err), kOverlayFix};
+  }
+  return {true, "overlayfs mounts in a user namespace mapped onto your subordinate ids (userxattr)", ""};
 }
 
 }  // namespace
@@ -117,10 +151,8 @@ ProbeResult probe_user_namespaces() {
 }
 
 ProbeResult probe_overlay_in_userns() {
-  const std::string fix =
-      "the ns backend needs overlayfs in a user namespace on an idmapped lower layer "
-      "(Linux >= 5.19); use the vm backend on this host";
-  if (geteuid() != 0) return {false, "not checked: needs root", "run `sudo tnk doctor`"};
+  const std::string fix = kOverlayFix;
+  if (geteuid() != 0) return probe_overlay_rootless();
   TempDir tmp;
   if (tmp.path.empty()) return {false, std::string("cannot create a temporary directory: ") + std::strerror(errno), ""};
   for (const char* sub : {"lower", "upper", "work", "merged"}) mkdir((tmp.path / sub).c_str(), 0755);
@@ -173,21 +205,24 @@ ProbeResult probe_cgroup_delegation() {
   auto host = detect_cgroup_host();
   if (!host.ok()) return {false, host.error().message, ""};
   std::string detail;
-  bool all_v2 = true;
+  bool everywhere = true;
   for (const char* controller : {"memory", "pids", "cpu"}) {
     std::string where = "none";
     if (host->v2_dir && host->v2_delegated.count(controller) != 0) {
       where = "cgroup v2 (delegated)";
+    } else if (host->root && host->v1.count(controller) != 0) {
+      where = "cgroup v1 (as root)";
+    } else if (!host->root && host->v1_user.count(controller) != 0) {
+      where = "cgroup v1 (" + host->v1_user.at(controller).string() + ")";
     } else {
-      all_v2 = false;
-      if (host->root && host->v1.count(controller) != 0) where = "cgroup v1 (as root)";
+      everywhere = false;
     }
     detail += (detail.empty() ? "" : ", ") + std::string(controller) + ": " + where;
   }
-  if (all_v2) return {true, detail, ""};
-  return {false, "not delegated: " + detail,
-          "run tnk from a systemd unit or scope with Delegate=yes on a cgroup v2 host; where a controller says "
-          "none, its limit is not applied"};
+  if (everywhere) return {true, detail, ""};
+  return {false, "not delegated: " + detail + "; where a controller says none, its limit is not applied",
+          host->root ? "run tnk from a systemd unit or scope with Delegate=yes on a cgroup v2 host"
+                     : idmap::add_range_command(host->user)};
 }
 
 std::vector<NamedProbe> probe_all() {

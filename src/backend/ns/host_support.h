@@ -15,13 +15,16 @@ struct ProbeResult {
 
 // max_user_namespaces > 0 and a user namespace can really be created; names AppArmor's restriction.
 ProbeResult probe_user_namespaces();
-// overlayfs mounted inside a user + mount namespace (tmpfs layers, userxattr), in a forked child.
+// overlayfs mounted inside a user + mount namespace (userxattr), in a forked child: as root on an
+// idmapped lower layer; as an ordinary user in a namespace mapped through newuidmap onto the user's
+// ranges, on plain directories (as its sandboxes are).
 ProbeResult probe_overlay_in_userns();
 // An idmapped bind mount (open_tree + mount_setattr) of a temporary directory.
 ProbeResult probe_idmapped_mounts();
 // seccomp filters can be loaded (checked in a forked child).
 ProbeResult probe_seccomp();
-// Which of memory/pids/cpu a child cgroup of ours can get: delegated v2, else v1 as root.
+// Which of memory/pids/cpu a child cgroup of ours can get: delegated v2, else v1 as root, else (an
+// ordinary user) the v1 directories `tnk setup` gave the user.
 ProbeResult probe_cgroup_delegation();
 
 struct NamedProbe {

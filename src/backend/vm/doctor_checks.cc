@@ -1,10 +1,13 @@
 #include "backend/vm/doctor_checks.h"
 
+#include <grp.h>
+
 #include "backend/vm/boot/boot_files.h"
 #include "backend/vm/boot/disk.h"
 #include "backend/vm/boot/kernel.h"
 #include "backend/vm/host_kvm.h"
 #include "core/subprocess.h"
+#include "core/user_name.h"
 #include "image/apt_sources.h"
 #include "image/recipe.h"
 
@@ -35,6 +38,21 @@ Outcome kvm_outcome(const host::HostFacts& facts) {
     fix = std::string("set ") + host::kPvmGuestKernelEnv + " to a PVM guest kernel to run at KVM speed";
   }
   return {accel.accel == host::Accel::kKvm ? Status::kOk : Status::kInfo, summary, fix};
+}
+
+// Whether the invoking user may open /dev/kvm itself (a vm sandbox run as that user needs it).
+Outcome kvm_access_outcome(const host::HostFacts& facts) {
+  std::string user = effective_user_name();
+  if (!facts.dev_kvm_exists) return {Status::kInfo, "no /dev/kvm on this host: nothing to give " + user, ""};
+  if (facts.dev_kvm_rw) return {Status::kOk, "/dev/kvm is readable and writable by " + user, ""};
+  if (::getgrnam("kvm") == nullptr) {
+    return {Status::kWarn, "/dev/kvm is not readable and writable by " + user + ", and there is no group kvm",
+            "sudo groupadd --system kvm && sudo chgrp kvm /dev/kvm && sudo chmod 660 /dev/kvm && "
+            "sudo usermod -aG kvm " +
+                user};
+  }
+  return {Status::kWarn, "/dev/kvm is not readable and writable by " + user,
+          "sudo usermod -aG kvm " + user + " (or sudo tnk setup --user " + user + "), then log in again"};
 }
 
 Outcome qemu_outcome(const host::HostFacts& facts) {
@@ -129,7 +147,15 @@ void add_vm_doctor_checks(doctor::Registry& registry, const host::HostFacts& fac
                           const std::filesystem::path& self_exe) {
   registry.add({"vm_kvm", "vm backend: /dev/kvm", false, [facts] { return kvm_outcome(facts); }});
   registry.add({"vm_qemu", "vm backend: QEMU", false, [facts] { return qemu_outcome(facts); }});
+  registry.add(
+      {"vm_kvm_access", "vm backend: /dev/kvm for this user", false, [facts] { return kvm_access_outcome(facts); }});
   registry.add({"vm_virtiofsd", "vm backend: virtiofsd", false, [facts] { return virtiofsd_outcome(facts); }});
+  registry.add({"vm_virtiofsd_userns", "vm backend: virtiofsd in a user namespace", false, []() -> Outcome {
+                  return {Status::kInfo,
+                          "not checked here: this version's vm backend runs virtiofsd as root, outside any user "
+                          "namespace",
+                          ""};
+                }});
   registry.add({"vm_vsock", "vm backend: vhost-vsock", false, [facts]() -> Outcome {
                   if (facts.dev_vhost_vsock_exists) return {Status::kOk, "/dev/vhost-vsock is present", ""};
                   return {

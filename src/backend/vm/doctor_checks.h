@@ -1,4 +1,5 @@
-// The doctor checks of the vm backend: what /dev/kvm is and what it means for speed, QEMU and
+// The doctor checks of the vm backend: what /dev/kvm is and what it means for speed, whether this user
+// may open it, QEMU and
 // virtiofsd with their versions, vhost-vsock, and whether the guest kernel and base disk are built.
 // None is required: a host where the vm backend is slow or missing still passes doctor.
 #pragma once

@@ -228,5 +228,19 @@ TEST(ValidateEnvAssignment, TooLongValueRefusedWithoutEcho) {
   expect_usage("TOKEN=" + value, "too long (4097 bytes, at most 4096)", "s3cr3t");
 }
 
+TEST(UserCgroupName, NamesTheUsersDirectory) {
+  EXPECT_EQ(*user_cgroup_name("alice"), "tnk-user-alice");
+  EXPECT_EQ(*user_cgroup_name("tnk-e2e-user"), "tnk-user-tnk-e2e-user");
+  EXPECT_EQ(*user_cgroup_name("build$"), "tnk-user-build$");
+}
+
+TEST(UserCgroupName, RefusesWhatCouldWalkOutOfTheHierarchy) {
+  for (const char* bad : {"", "..", ".hidden", "-x", "a/b", "a b", "a$b", "a\nb"}) {
+    auto r = user_cgroup_name(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().kind, ErrorKind::kUsage) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace tnk::naming

@@ -91,6 +91,7 @@ TEST(NsCgroupsTest, PrefersDelegatedV2AndSharesOneDirectory) {
 TEST(NsCgroupsTest, WithoutV2OrRootLimitsAreUnapplied) {
   CgroupHost host;
   host.root = false;
+  host.user = "alice";
   host.v1 = {{"memory", "/sys/fs/cgroup/memory"}};
   Limits limits;
   limits.memory_bytes = 512;
@@ -100,8 +101,34 @@ TEST(NsCgroupsTest, WithoutV2OrRootLimitsAreUnapplied) {
   auto notes = apply_cgroups(plan);
   ASSERT_TRUE(notes.ok());
   ASSERT_EQ(notes->size(), 1U);
-  EXPECT_EQ(notes->front().rfind("pids/memory limits not applied: no delegated cgroup v2 controller", 0), 0U)
-      << notes->front();
+  EXPECT_EQ(notes->front(),
+            "pids/memory limits not applied: no cgroup subtree is delegated to alice (run `sudo tnk setup --user "
+            "alice` once, or tnk from a systemd unit with Delegate=yes)");
+}
+
+TEST(NsCgroupsTest, AsRootTheNoteIsUnchanged) {
+  CgroupHost host;
+  host.root = true;
+  CgroupPlan plan = plan_cgroups(host, "abc", Limits{});
+  EXPECT_EQ(plan.unapplied, (std::vector<std::string>{"pids"}));
+  EXPECT_EQ(plan.unapplied_fix.rfind("no delegated cgroup v2 controller and no cgroup v1 hierarchy", 0), 0U);
+}
+
+// The pair of the test above: the same user after `tnk setup`, its sandbox below tnk-user-<user>.
+TEST(NsCgroupsTest, AnOrdinaryUserPlansBelowTheDirectorySetupGaveIt) {
+  CgroupHost host;
+  host.root = false;
+  host.user = "alice";
+  host.v1 = {{"memory", "/sys/fs/cgroup/memory/process_api/x"}, {"pids", "/sys/fs/cgroup/pids"}};
+  host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}, {"pids", "/sys/fs/cgroup/pids/tnk-user-alice"}};
+  Limits limits;
+  limits.memory_bytes = 512;
+  limits.cpus = 1;
+  CgroupPlan plan = plan_cgroups(host, "abc", limits);
+  ASSERT_EQ(plan.dirs.size(), 2U);
+  EXPECT_EQ(plan.dirs[0].dir, std::filesystem::path("/sys/fs/cgroup/pids/tnk-user-alice/tnk-abc"));
+  EXPECT_EQ(plan.dirs[1].dir, std::filesystem::path("/sys/fs/cgroup/memory/tnk-user-alice/tnk-abc"));
+  EXPECT_EQ(plan.unapplied, (std::vector<std::string>{"cpu"}));  // no cpu directory was given
 }
 
 TEST(NsCgroupsTest, DetectsThisHost) {

@@ -1,0 +1,186 @@
+// tnk setup --user NAME: what root does once so that NAME can run sandboxes (host/setup_plan.h decides;
+// this file gathers the host's facts and carries the steps out, printing each one as it is done).
+#if TNK_LINUX_BACKENDS  // the ns backend's cgroups, user namespaces: Linux only
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <sstream>
+
+#include "backend/ns/cgroups.h"
+#include "cli/command.h"
+#include "core/files.h"
+#include "core/subprocess.h"
+#include "core/user_name.h"
+#include "host/setup_plan.h"
+#include "idmap/subordinate_ids.h"
+#include "naming/naming.h"
+
+namespace tnk::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string setup_file_text(const fs::path& path) {
+  auto text = read_file(path);
+  return text.ok() ? *text : "";
+}
+
+std::set<std::string> setup_words(const std::string& text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.insert(w);
+  return out;
+}
+
+bool user_in_group(const passwd& pw, const std::string& group) {
+  const struct group* gr = ::getgrnam(group.c_str());
+  if (gr == nullptr) return false;
+  if (gr->gr_gid == pw.pw_gid) return true;
+  for (char** member = gr->gr_mem; *member != nullptr; ++member) {
+    if (pw.pw_name == std::string(*member)) return true;
+  }
+  return false;
+}
+
+// The cgroup mounts setup may delegate from: the v1 hierarchies of memory, pids and cpu, or (with none
+// of them on v1) the cgroup2 mount.
+Status add_setup_cgroup_facts(host::SetupFacts& f, const std::string& leaf) {
+  TNK_ASSIGN_OR_RETURN(std::string mountinfo, read_file("/proc/self/mountinfo"));
+  std::optional<fs::path> v2;
+  for (const auto& m : ns::parse_cgroup_mounts(mountinfo)) {
+    if (m.root != "/") continue;
+    if (m.v2) v2 = m.mount_point;
+    for (const auto& c : m.controllers) {
+      if (c == "memory" || c == "pids" || c == "cpu") f.v1_mounts[c] = m.mount_point;
+    }
+  }
+  std::vector<fs::path> dirs;
+  for (const auto& [c, mount] : f.v1_mounts) dirs.push_back(mount / leaf);
+  if (f.v1_mounts.empty() && v2) {
+    f.v2_mount = *v2;
+    f.v2_available = setup_words(setup_file_text(*v2 / "cgroup.controllers"));
+    f.v2_enabled = setup_words(setup_file_text(*v2 / "cgroup.subtree_control"));
+    dirs.push_back(*v2 / leaf);
+  }
+  for (const auto& dir : dirs) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0) f.owners[dir] = st.st_uid;
+  }
+  return ok_status();
+}
+
+Result<host::SetupFacts> gather_setup_facts(const Context& ctx, const passwd& pw) {
+  host::SetupFacts f;
+  f.user = pw.pw_name;
+  f.uid = pw.pw_uid;
+  f.gid = pw.pw_gid;
+  f.subuid = setup_file_text(idmap::kSubuidFile);
+  f.subgid = setup_file_text(idmap::kSubgidFile);
+  std::error_code ec;
+  f.kvm_device = fs::exists("/dev/kvm", ec);
+  f.kvm_group = ::getgrnam("kvm") != nullptr;
+  f.kvm_member = user_in_group(pw, "kvm");
+  for (const auto& w : setup_words(setup_file_text("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))) {
+    f.apparmor_restrict = w;
+  }
+  if (auto profile = read_file(host::kAppArmorProfile); profile.ok()) f.apparmor_profile = *profile;
+  f.tnk_binary = ctx.self_exe;
+  f.systemd = fs::is_directory("/run/systemd/system", ec);
+  TNK_ASSIGN_OR_RETURN(std::string leaf, naming::user_cgroup_name(f.user));
+  TNK_RETURN_IF_ERROR(add_setup_cgroup_facts(f, leaf));
+  return f;
+}
+
+Status apply_setup_op(const host::SetupOp& op, const host::SetupFacts& f) {
+  using Kind = host::SetupOp::Kind;
+  switch (op.kind) {
+    case Kind::kRun: {
+      ProcessOptions options;
+      options.capture_stdout = true;
+      options.capture_stderr = true;
+      options.timeout = std::chrono::seconds(60);
+      TNK_ASSIGN_OR_RETURN(ProcessResult result, run_process(op.argv, options));
+      if (result.exit_code == 0) return ok_status();
+      std::string why = result.err;
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+      return failed(op.argv.front() + " exited " + std::to_string(result.exit_code) + (why.empty() ? "" : ": " + why));
+    }
+    case Kind::kWriteFile: return write_file_atomic(op.path, op.content, 0644);
+    case Kind::kMkdir:
+      if (::mkdir(op.path.c_str(), 0755) != 0 && errno != EEXIST)
+        return sys_error(errno, "creating " + op.path.string());
+      return ok_status();
+    case Kind::kChown:
+      if (::chown(op.path.c_str(), f.uid, f.gid) != 0) {
+        return sys_error(errno, "giving " + op.path.string() + " to " + f.user);
+      }
+      return ok_status();
+    case Kind::kWriteKernel: return write_kernel_file(op.path, op.content);
+  }
+  return ok_status();
+}
+
+std::string setup_commands_text(const host::SetupStep& step) {
+  std::string text;
+  for (const auto& op : step.ops) text += "  " + host::op_text(op) + "\n";
+  return text;
+}
+
+Result<int> run_setup(Context& ctx, const std::string& user, bool dry_run) {
+  if (::geteuid() != 0) {
+    return permission_denied("tnk setup changes /etc/subuid, groups and cgroups: it runs as root",
+                             "sudo tnk setup --user " + effective_user_name());
+  }
+  const passwd* found = ::getpwnam(user.c_str());
+  if (found == nullptr) return not_found("no user " + user, "create the user first (useradd " + user + ")");
+  const passwd pw = *found;
+  if (pw.pw_uid == 0) return usage_error("tnk setup is for an ordinary user, not root", "sudo tnk setup --user NAME");
+  TNK_ASSIGN_OR_RETURN(host::SetupFacts facts, gather_setup_facts(ctx, pw));
+  TNK_ASSIGN_OR_RETURN(std::vector<host::SetupStep> steps, host::plan_setup(facts));
+  for (const auto& step : steps) {
+    if (!dry_run) {
+      for (const auto& op : step.ops) {
+        Status applied = apply_setup_op(op, facts);
+        if (!applied.ok()) return applied.error().context("tnk setup, step " + step.id);
+      }
+    }
+    if (ctx.out.machine()) continue;
+    if (step.ops.empty()) {
+      ctx.out.raw(step.done + "\n");
+    } else {
+      ctx.out.raw((dry_run ? step.pending + "\n" + setup_commands_text(step) : step.done + "\n"));
+    }
+  }
+  if (ctx.out.machine()) {
+    ctx.out.document(host::setup_json(user, steps, dry_run), [](std::ostream&) {});
+  } else if (!dry_run) {
+    ctx.out.raw(user + " can run sandboxes now (`tnk doctor` as " + user + " checks; a new group applies from the " +
+                "next login)\n");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_setup_command(CLI::App& root, CommandTable& table) {
+  auto* cmd = root.add_subcommand("setup", "Prepare this host for a user's rootless sandboxes (as root)");
+  describe(*cmd,
+           "Run as root, once per user: gives the user subordinate uid and gid ranges when it has none, "
+           "membership of the kvm group, an AppArmor profile for tnk where AppArmor restricts user "
+           "namespaces, and a cgroup subtree of its own where systemd does not delegate one. Idempotent; "
+           "-n prints what it would do and changes nothing.",
+           "sudo tnk setup --user alice -n");
+  auto user = std::make_shared<std::string>();
+  auto dry_run = std::make_shared<bool>(false);
+  cmd->add_option("--user", *user, "The user who will run sandboxes")->required();
+  cmd->add_flag("-n,--dry-run", *dry_run, "Print what would be done; change nothing");
+  table.add(
+      cmd, [user, dry_run](Context& ctx) { return run_setup(ctx, *user, *dry_run); }, /*needs_paths=*/false);
+}
+
+}  // namespace tnk::cli
+#endif

@@ -1,0 +1,237 @@
+#include "host/setup_plan.h"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+#include "idmap/subordinate_ids.h"
+#include "naming/naming.h"
+
+namespace tnk::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Span {
+  uint64_t start = 0;
+  uint64_t end = 0;  // one past the last id
+};
+
+std::optional<uint64_t> number(std::string_view text) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// Every "owner:start:count" line of a subordinate id file, whoever owns it.
+void add_spans(std::string_view content, std::vector<Span>& spans) {
+  std::istringstream lines{std::string(content)};
+  for (std::string line; std::getline(lines, line);) {
+    size_t first = line.find(':');
+    size_t second = first == std::string::npos ? first : line.find(':', first + 1);
+    if (second == std::string::npos) continue;
+    auto start = number(std::string_view(line).substr(first + 1, second - first - 1));
+    auto count = number(std::string_view(line).substr(second + 1));
+    if (start && count) spans.push_back({*start, *start + *count});
+  }
+}
+
+SetupOp run(std::vector<std::string> argv) { return {SetupOp::Kind::kRun, std::move(argv), {}, {}}; }
+SetupOp op(SetupOp::Kind kind, fs::path path, std::string content = {}) { return {kind, {}, std::move(path), content}; }
+
+Result<SetupStep> subids_step(const SetupFacts& f) {
+  bool has_uids = idmap::find_range(f.subuid, f.user, f.uid).has_value();
+  bool has_gids = idmap::find_range(f.subgid, f.user, f.uid).has_value();
+  if (has_uids && has_gids) {
+    return SetupStep{"subids", f.user + " already has subordinate uid and gid ranges", "", {}};
+  }
+  std::optional<uint32_t> start_at = free_subordinate_start(f.subuid, f.subgid);
+  if (!start_at) {
+    return failed("no 65536 subordinate ids above " + std::to_string(kFirstSubordinateId) +
+                      " are free in /etc/subuid and /etc/subgid",
+                  "give " + f.user + " a range by hand: sudo usermod --add-subuids A-B --add-subgids A-B " + f.user);
+  }
+  uint32_t start = *start_at;
+  std::string range = std::to_string(start) + "-" + std::to_string(start + idmap::kInsideIdCount - 1);
+  std::vector<std::string> argv{"usermod"};
+  std::string what;
+  if (!has_uids) {
+    argv.insert(argv.end(), {"--add-subuids", range});
+    what = "subuid";
+  }
+  if (!has_gids) {
+    argv.insert(argv.end(), {"--add-subgids", range});
+    what += what.empty() ? "subgid" : " and subgid";
+  }
+  argv.push_back(f.user);
+  std::string tail = what + " range " + range + " for " + f.user;
+  return SetupStep{"subids", "added " + tail, "would add " + tail, {run(argv)}};
+}
+
+SetupStep kvm_step(const SetupFacts& f) {
+  if (!f.kvm_device) return {"kvm", "no /dev/kvm on this host: no kvm group to join", "", {}};
+  if (!f.kvm_group) {
+    return {"kvm", "/dev/kvm exists but the group kvm does not: the vm backend needs root here", "", {}};
+  }
+  if (f.kvm_member) return {"kvm", f.user + " is already a member of kvm", "", {}};
+  std::string tail = f.user + " to the group kvm (from the next login on)";
+  return {"kvm", "added " + tail, "would add " + tail, {run({"usermod", "-aG", "kvm", f.user})}};
+}
+
+SetupStep apparmor_step(const SetupFacts& f) {
+  if (f.apparmor_restrict != "1") {
+    return {"apparmor", "AppArmor does not restrict unprivileged user namespaces: no profile needed", "", {}};
+  }
+  std::string text = apparmor_profile_text(f.tnk_binary);
+  if (f.apparmor_profile == text) {
+    return {"apparmor",
+            std::string("the AppArmor profile ") + kAppArmorProfile + " already allows " + f.tnk_binary.string() +
+                " user namespaces",
+            "",
+            {}};
+  }
+  std::string tail =
+      std::string("the AppArmor profile ") + kAppArmorProfile + " (user namespaces for " + f.tnk_binary.string() + ")";
+  return {"apparmor",
+          "wrote and loaded " + tail,
+          "would write and load " + tail,
+          {op(SetupOp::Kind::kWriteFile, kAppArmorProfile, text), run({"apparmor_parser", "-r", kAppArmorProfile})}};
+}
+
+bool owned_by(const SetupFacts& f, const fs::path& path) {
+  auto it = f.owners.find(path);
+  return it != f.owners.end() && it->second == f.uid;
+}
+
+// `dir`, the user's: created when missing, it and `files` chowned; `before` (enabling controllers)
+// makes the step run even when the directory is the user's already.
+SetupStep cgroup_dir_step(const SetupFacts& f, const std::string& id, const fs::path& dir,
+                          const std::vector<const char*>& files, std::vector<SetupOp> before) {
+  if (owned_by(f, dir) && before.empty()) {
+    return {id, "the cgroup " + dir.string() + " is already " + f.user + "'s", "", {}};
+  }
+  std::vector<SetupOp> ops = std::move(before);
+  if (f.owners.count(dir) == 0) ops.push_back(op(SetupOp::Kind::kMkdir, dir));
+  std::string owner = f.user + ":" + std::to_string(f.gid);
+  ops.push_back(op(SetupOp::Kind::kChown, dir, owner));
+  for (const char* file : files) ops.push_back(op(SetupOp::Kind::kChown, dir / file, owner));
+  std::string tail = "the cgroup " + dir.string() + " for " + f.user;
+  return {id, "delegated " + tail, "would delegate " + tail, std::move(ops)};
+}
+
+// " +a +b" for the controllers of `wanted` that `have` lacks.
+std::string enable_text(const std::vector<std::string>& wanted, const std::set<std::string>& have) {
+  std::string text;
+  for (const auto& c : wanted) {
+    if (have.count(c) == 0) text += (text.empty() ? "+" : " +") + c;
+  }
+  return text;
+}
+
+std::vector<SetupStep> cgroup_steps(const SetupFacts& f, const std::string& leaf) {
+  static const std::vector<std::string> kControllers{"memory", "pids", "cpu"};
+  if (f.v2_mount) {
+    if (f.systemd) {
+      return {{"cgroup", "systemd delegates a cgroup v2 subtree to each user's session (Delegate=yes)", "", {}}};
+    }
+    std::vector<std::string> offered;
+    for (const auto& c : kControllers) {
+      if (f.v2_available.count(c) != 0) offered.push_back(c);
+    }
+    if (offered.empty()) return {{"cgroup", "the cgroup v2 root offers none of memory, pids, cpu", "", {}}};
+    fs::path dir = *f.v2_mount / leaf;
+    std::vector<SetupOp> before;
+    std::string enable = enable_text(offered, f.v2_enabled);
+    if (!enable.empty())
+      before.push_back(op(SetupOp::Kind::kWriteKernel, *f.v2_mount / "cgroup.subtree_control", enable));
+    SetupStep step = cgroup_dir_step(f, "cgroup", dir, {"cgroup.procs", "cgroup.threads", "cgroup.subtree_control"},
+                                     std::move(before));
+    // The sandboxes' directories below it get the controllers too.
+    if (!step.ops.empty()) {
+      step.ops.push_back(op(SetupOp::Kind::kWriteKernel, dir / "cgroup.subtree_control", enable_text(offered, {})));
+    }
+    return {step};
+  }
+  std::vector<SetupStep> steps;
+  for (const auto& c : kControllers) {
+    auto mount = f.v1_mounts.find(c);
+    if (mount == f.v1_mounts.end()) continue;
+    steps.push_back(cgroup_dir_step(f, "cgroup_" + c, mount->second / leaf, {"cgroup.procs", "tasks"}, {}));
+  }
+  if (steps.empty()) steps.push_back({"cgroup", "no cgroup hierarchy with memory, pids or cpu is mounted", "", {}});
+  return steps;
+}
+
+}  // namespace
+
+std::optional<uint32_t> free_subordinate_start(const std::string& subuid, const std::string& subgid) {
+  std::vector<Span> taken;
+  add_spans(subuid, taken);
+  add_spans(subgid, taken);
+  std::vector<uint64_t> candidates{kFirstSubordinateId};
+  for (const auto& s : taken) {
+    if (s.end > kFirstSubordinateId) candidates.push_back(s.end);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  for (uint64_t start : candidates) {
+    uint64_t end = start + idmap::kInsideIdCount;
+    bool free = end <= UINT32_MAX;
+    for (const auto& s : taken) free = free && (end <= s.start || start >= s.end);
+    if (free) return static_cast<uint32_t>(start);
+  }
+  return std::nullopt;
+}
+
+std::string op_text(const SetupOp& o) {
+  switch (o.kind) {
+    case SetupOp::Kind::kRun: {
+      std::string text;
+      for (const auto& a : o.argv) text += (text.empty() ? "" : " ") + a;
+      return text;
+    }
+    case SetupOp::Kind::kWriteFile: return "write " + o.path.string();
+    case SetupOp::Kind::kMkdir: return "mkdir " + o.path.string();
+    case SetupOp::Kind::kChown: return "chown " + o.content + " " + o.path.string();
+    case SetupOp::Kind::kWriteKernel: return "echo '" + o.content + "' > " + o.path.string();
+  }
+  return "";
+}
+
+std::string apparmor_profile_text(const fs::path& binary) {
+  return "# Written by `tnk setup`: lets tnk create user namespaces (its rootless sandboxes) where\n"
+         "# kernel.apparmor_restrict_unprivileged_userns = 1. Nothing else is confined or allowed.\n"
+         "abi <abi/4.0>,\n"
+         "include <tunables/global>\n\n"
+         "profile tnk " +
+         binary.string() +
+         " flags=(unconfined) {\n"
+         "  userns,\n\n"
+         "  include if exists <local/tnk>\n"
+         "}\n";
+}
+
+Result<std::vector<SetupStep>> plan_setup(const SetupFacts& facts) {
+  TNK_ASSIGN_OR_RETURN(std::string leaf, naming::user_cgroup_name(facts.user));
+  TNK_ASSIGN_OR_RETURN(SetupStep subids, subids_step(facts));
+  std::vector<SetupStep> steps{subids, kvm_step(facts), apparmor_step(facts)};
+  for (auto& s : cgroup_steps(facts, leaf)) steps.push_back(std::move(s));
+  return steps;
+}
+
+nlohmann::json setup_json(const std::string& user, const std::vector<SetupStep>& steps, bool dry_run) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& s : steps) {
+    nlohmann::json commands = nlohmann::json::array();
+    for (const auto& o : s.ops) commands.push_back(op_text(o));
+    bool changed = !s.ops.empty();
+    list.push_back({{"id", s.id},
+                    {"changed", changed},
+                    {"message", changed && dry_run ? s.pending : s.done},
+                    {"commands", commands}});
+  }
+  return {{"user", user}, {"dry_run", dry_run}, {"steps", list}};
+}
+
+}  // namespace tnk::host

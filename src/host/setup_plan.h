@@ -1,0 +1,78 @@
+// `tnk setup`'s plan: what root does once so that an ordinary user can run sandboxes, as data. Pure:
+// the facts of the host come in, the steps come out, each with the operations that carry it out
+// (argv arrays, files, directories, owners) and the line printed when it is done; the command applies
+// them. A step whose effect is already there has no operations, so running setup again changes nothing.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace tnk::host {
+
+inline constexpr const char* kAppArmorProfile = "/etc/apparmor.d/tnk";
+inline constexpr uint32_t kFirstSubordinateId = 100000;  // where useradd starts SUB_UID_MIN
+
+// What setup needs to know about the host and the user; gathered by the command.
+struct SetupFacts {
+  std::string user;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string subuid;  // the contents of /etc/subuid ("" when absent)
+  std::string subgid;
+  bool kvm_device = false;                      // /dev/kvm exists
+  bool kvm_group = false;                       // the group kvm exists
+  bool kvm_member = false;                      // the user is in it (listed, or as the primary group)
+  std::string apparmor_restrict;                // kernel.apparmor_restrict_unprivileged_userns ("" when absent)
+  std::optional<std::string> apparmor_profile;  // the current /etc/apparmor.d/tnk
+  std::filesystem::path tnk_binary;             // the binary the AppArmor profile names
+  bool systemd = false;                         // /run/systemd/system: systemd delegates v2 cgroups
+  std::map<std::string, std::filesystem::path> v1_mounts;  // memory/pids/cpu -> its v1 hierarchy's mount
+  std::optional<std::filesystem::path> v2_mount;           // the cgroup2 mount, when it is the only one
+  std::set<std::string> v2_available;                      // its cgroup.controllers
+  std::set<std::string> v2_enabled;                        // its cgroup.subtree_control
+  std::map<std::filesystem::path, uid_t> owners;           // existing paths setup may create -> owner
+};
+
+struct SetupOp {
+  enum class Kind { kRun, kWriteFile, kMkdir, kChown, kWriteKernel };
+  Kind kind = Kind::kRun;
+  std::vector<std::string> argv;  // kRun
+  std::filesystem::path path;     // the others
+  std::string content;            // kWriteFile, kWriteKernel; kChown: "user:gid", as op_text shows it
+};
+
+struct SetupStep {
+  std::string id;       // "subids", "kvm", "apparmor", "cgroup_memory", ...
+  std::string done;     // printed once it is done, or (no ops) what is already so
+  std::string pending;  // printed by --dry-run for a step with ops
+  std::vector<SetupOp> ops;
+};
+
+// The first free 65536 ids at or above kFirstSubordinateId that overlap no line of either file;
+// nullopt when none is left below 2^32.
+std::optional<uint32_t> free_subordinate_start(const std::string& subuid, const std::string& subgid);
+
+// Every step for the user; errors for a user name that cannot be a path component and when no range
+// is free.
+Result<std::vector<SetupStep>> plan_setup(const SetupFacts& facts);
+
+// The AppArmor profile that lets `binary` create user namespaces with capabilities inside.
+std::string apparmor_profile_text(const std::filesystem::path& binary);
+
+// One operation as a line a person reads (the command, or what is written where).
+std::string op_text(const SetupOp& op);
+
+// -o json: {"user", "dry_run", "steps": [{"id", "changed", "message", "commands": [...]}]}.
+nlohmann::json setup_json(const std::string& user, const std::vector<SetupStep>& steps, bool dry_run);
+
+}  // namespace tnk::host

@@ -1,0 +1,168 @@
+"""`tnk setup` and what it gives an ordinary user, from the outside.
+
+Run as root (as CI runs), like test_rootless.py: the tests make their own users with `useradd`, run
+`tnk setup --user NAME` as root and tnk as NAME through `runuser`, and look at /etc/subuid, the cgroup
+tree and `tnk doctor -o json`. Each effect is paired with the same thing without setup.
+"""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import TNK_BIN
+from test_ns_limits import HOG, MANIFEST  # the profile `small`: 64 MiB, 1 cpu
+from test_rootless import USER, UserTnk, ensure_user, staged_bin  # noqa: F401 (a fixture)
+
+FRESH = "tnk-e2e-setup"  # made without a range for each test that needs one, deleted after
+CONTROLLERS = ("memory", "pids", "cpu")
+
+
+def run_setup(*args):
+    return subprocess.run([TNK_BIN, "setup", *args], capture_output=True, text=True, timeout=120)
+
+
+def user_dirs(name):
+    return [Path("/sys/fs/cgroup") / c / f"tnk-user-{name}" for c in CONTROLLERS
+            if (Path("/sys/fs/cgroup") / c / "cgroup.procs").exists()]
+
+
+def remove_user_dirs(name):
+    for d in user_dirs(name):
+        for child in d.glob("tnk-*"):
+            child.rmdir()
+        if d.exists():
+            d.rmdir()
+
+
+def lines_of(path, name):
+    return [line for line in Path(path).read_text().splitlines() if line.split(":")[0] == name]
+
+
+@pytest.fixture
+def fresh_user():
+    subprocess.run(["userdel", "--remove", FRESH], capture_output=True)
+    account = ensure_user(FRESH, with_range=False)
+    yield account
+    remove_user_dirs(FRESH)
+    subprocess.run(["userdel", "--remove", FRESH], capture_output=True)
+
+
+def test_setup_needs_root_and_a_user(staged_bin, fresh_user):
+    as_user = UserTnk(fresh_user, staged_bin)
+    try:
+        refused = as_user.run("setup", "--user", FRESH, cwd=as_user.home)
+        assert refused.returncode == 77, refused.stderr
+        assert f"sudo tnk setup --user {FRESH}" in refused.stderr
+        assert lines_of("/etc/subuid", FRESH) == []  # nothing was done
+    finally:
+        as_user.close()
+    assert run_setup().returncode == 64
+    # The pair: root may, and the dry run changes nothing.
+    dry = run_setup("--user", FRESH, "-n")
+    assert dry.returncode == 0, dry.stderr
+    assert "would add subuid and subgid range" in dry.stdout
+    assert lines_of("/etc/subuid", FRESH) == [] and lines_of("/etc/subgid", FRESH) == []
+    assert not any(d.exists() for d in user_dirs(FRESH))
+
+
+def test_setup_adds_a_free_range_and_a_cgroup_subtree_once(fresh_user):
+    others = [line for line in Path("/etc/subuid").read_text().splitlines() + Path("/etc/subgid").read_text()
+              .splitlines() if line.count(":") == 2]
+    done = run_setup("--user", FRESH, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    steps = {s["id"]: s for s in json.loads(done.stdout)["steps"]}
+    assert steps["subids"]["changed"] is True
+    [uid_line] = lines_of("/etc/subuid", FRESH)
+    [gid_line] = lines_of("/etc/subgid", FRESH)
+    assert uid_line.split(":")[1:] == gid_line.split(":")[1:]
+    start, count = int(uid_line.split(":")[1]), int(uid_line.split(":")[2])
+    assert count == 65536 and start >= 100000
+    for other in others:
+        o_start, o_count = int(other.split(":")[1]), int(other.split(":")[2])
+        assert start + count <= o_start or start >= o_start + o_count, (uid_line, other)
+    assert steps["subids"]["message"] == f"added subuid and subgid range {start}-{start + count - 1} for {FRESH}"
+    for d in user_dirs(FRESH):
+        for path in (d, d / "cgroup.procs", d / "tasks"):
+            assert path.stat().st_uid == fresh_user.pw_uid, path
+    # Idempotent: the second run changes nothing and says so.
+    again = run_setup("--user", FRESH)
+    assert again.returncode == 0, again.stderr
+    assert f"{FRESH} already has subordinate uid and gid ranges" in again.stdout
+    assert "would" not in again.stdout and "added" not in again.stdout and "delegated" not in again.stdout
+    assert lines_of("/etc/subuid", FRESH) == [uid_line]
+
+
+def doctor_checks(user_tnk):
+    done = user_tnk.run("doctor", "-o", "json", cwd=user_tnk.home, timeout=120)
+    return {c["id"]: c for c in json.loads(done.stdout)["checks"]}
+
+
+def test_doctor_shows_the_range_and_the_fix_when_there_is_none(staged_bin, fresh_user):
+    bare = UserTnk(fresh_user, staged_bin)
+    try:
+        failing = doctor_checks(bare)["ns_subids"]
+        assert failing["status"] == "fail", failing
+        assert failing["fix"] == f"sudo tnk setup --user {FRESH}"
+        assert run_setup("--user", FRESH).returncode == 0
+        passing = doctor_checks(bare)
+        assert passing["ns_subids"]["status"] == "ok", passing["ns_subids"]
+        assert f"{FRESH}: uids " in passing["ns_subids"]["summary"]
+        assert passing["ns_cgroups"]["status"] in ("ok", "info"), passing["ns_cgroups"]
+        assert "tnk-user-" + FRESH in passing["ns_cgroups"]["summary"]
+        assert passing["ns_overlay"]["status"] == "ok", passing["ns_overlay"]
+    finally:
+        bare.close()
+
+
+def sandbox_cgroup(user_tnk, controller):
+    [pid_file] = list((user_tnk.home / ".local" / "state" / "tnk" / "sandboxes").glob("*/supervisor.pid"))
+    for child in Path("/proc").glob("[0-9]*"):
+        try:
+            if int((child / "status").read_text().split("PPid:\t")[1].split()[0]) != int(
+                    pid_file.read_text().split()[0]):
+                continue
+            for line in (child / "cgroup").read_text().splitlines():
+                if line.split(":")[1] == controller and "/tnk-user-" in line:
+                    return Path("/sys/fs/cgroup") / controller / line.split(":", 2)[2].lstrip("/")
+        except (OSError, IndexError, ValueError):
+            continue
+    return None
+
+
+def test_limits_apply_to_a_users_sandbox_after_setup_and_a_note_says_so_before(staged_bin):
+    account = ensure_user(USER, with_range=True)
+    remove_user_dirs(USER)
+    user_tnk = UserTnk(account, staged_bin)
+    try:
+        project = user_tnk.project("small")
+        assert user_tnk.run("init", cwd=project).returncode == 0
+        manifest = user_tnk.home / ".config" / "tnk" / "sandbox.d" / "manifests" / "small.yaml"
+        manifest.write_text(MANIFEST)
+        os.chown(manifest, account.pw_uid, account.pw_gid)
+        before = user_tnk.run("sandbox", "start", "--profile", "small", cwd=project)
+        assert before.returncode == 0, before.stderr
+        assert (f"limits not applied: no cgroup subtree is delegated to {USER} (run `sudo tnk setup --user {USER}`"
+                in before.stderr), before.stderr
+        assert user_tnk.run("sandbox", "delete", "--yes", cwd=project).returncode == 0
+
+        assert run_setup("--user", USER).returncode == 0
+        after = user_tnk.run("sandbox", "start", "--profile", "small", cwd=project)
+        assert after.returncode == 0, after.stderr
+        assert "limits not applied" not in after.stderr, after.stderr
+        memory = sandbox_cgroup(user_tnk, "memory")
+        pids = sandbox_cgroup(user_tnk, "pids")
+        assert memory is not None and memory.parent.name == f"tnk-user-{USER}", memory
+        assert (memory / "memory.limit_in_bytes").read_text().strip() == str(64 * 1024 * 1024)
+        assert pids is not None and (pids / "pids.max").read_text().strip() != "max"
+        inside = user_tnk.run("sandbox", "exec", "--", "bash", "-c", HOG, cwd=project)
+        assert inside.returncode == 137, inside.stdout + inside.stderr  # OOM-killed in its cgroup
+        # The pids limit refuses forks past it: lower it from outside (the user owns the file).
+        (pids / "pids.max").write_text("20")
+        forks = user_tnk.run("sandbox", "exec", "--", "bash", "-c",
+                             "for i in $(seq 40); do sleep 5 & done 2>&1; wait", cwd=project)
+        assert "Resource temporarily unavailable" in forks.stdout + forks.stderr, forks.stdout + forks.stderr
+    finally:
+        user_tnk.close()
+        remove_user_dirs(USER)
