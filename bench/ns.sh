@@ -3,7 +3,7 @@
 #   warm `tnk sandbox exec -- true` <= 1.0x `bwrap --unshare-all ... true` on the same image tree;
 #   cold start + exec of a stopped sandbox <= 50 ms;
 #   workspace metadata work (create 5000 files, stat them, git status) <= 1.2x the host.
-# Usage: bench/ns.sh [ROUNDS] (default 30). Needs root, a built tnk (TNK_BIN, default build/tnk),
+# Usage: bench/ns.sh [ROUNDS] (default 30), as a user (rootless, the normal way) or root. A built tnk (TNK_BIN, default build/tnk),
 # bwrap and git. Uses a temporary HOME; the image cache is the caller's (built on first use).
 set -euo pipefail
 

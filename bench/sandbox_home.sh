@@ -7,4 +7,6 @@ trap 'HOME=$work/home XDG_CACHE_HOME=$cache "$tnk" shutdown --timeout 2 >/dev/nu
 mkdir -p "$work/home/code/bench"
 export HOME=$work/home XDG_CACHE_HOME=$cache TNK_SERVER_PORT=9
 project=$HOME/code/bench
+# tnk refuses a project root owns (its agent would write as host root): run by root, a stand-in owns it.
+[ "$(id -u)" -ne 0 ] || chown 4242:4242 "$project"
 cd "$project"

@@ -8,8 +8,9 @@ packages=(
   build-essential cmake ninja-build pkg-config git clang-format
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libseccomp-dev
   libgtest-dev libgmock-dev
-  # run: the image build (ns and vm backends)
-  mmdebstrap
+  # run: the image build (ns and vm backends); uidmap: newuidmap/newgidmap, with which an ordinary
+  # user maps a rootless sandbox (and mmdebstrap's unshare mode) onto its subordinate ids
+  mmdebstrap uidmap
   # run: the vm backend (QEMU microvm, virtiofsd from qemu-system-common, qcow2 overlays, ext4 base disks)
   qemu-system-x86 qemu-utils e2fsprogs socat  # socat: the guest network forwarders (guestfwd)
   # the vm backend's small guest kernel, compiled once per machine from Debian's kernel source

@@ -1,31 +1,71 @@
 #!/usr/bin/env bash
-# The README's first command: install what tnk needs, build it, and run the main job on a demo
-# project. The demo uses its own HOME (.demo/home) so it never touches your ~/.config or ~/code;
-# set TNK_DEMO_HOME to put it elsewhere.
+# The README's first command: install what tnk needs, build it, prepare the host for rootless
+# sandboxes (`tnk setup`), and run the main job on a demo project as an ordinary user, tnk's normal
+# way. Run by a user with sudo, the demo runs as that user; run as root (a fresh server, a CI machine),
+# it runs as the account `tnk-demo` (TNK_DEMO_USER), which it creates. The demo uses its own HOME
+# (TNK_DEMO_HOME, default ~/.tnk-demo of the demo user), so it never touches your ~/.config or ~/code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 bash scripts/install-deps.sh
 bash scripts/build.sh build
-tnk="$repo/build/tnk"
 
-# The sandbox image is cached in your own cache directory, so it is built once per machine.
-export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$HOME/.cache}"
-export HOME="${TNK_DEMO_HOME:-$repo/.demo/home}"
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+if [ "$(id -u)" -eq 0 ]; then
+  user=${TNK_DEMO_USER:-tnk-demo}
+  id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+else
+  user=$(id -un)
+fi
+user_home=$(getent passwd "$user" | cut -d: -f6)
+
+# Subordinate ids for the user's sandboxes, the kvm group, a cgroup subtree: only what is missing.
+echo; echo "\$ sudo tnk setup --user $user"
+"${sudo[@]}" "$repo/build/tnk" setup --user "$user"
+
+# Root's build tree may sit where the demo user cannot read it: the user gets its own copy, laid out
+# as an install is (bin/tnk, bin/tnk-agent, share/tnk/specs).
+if [ "$(id -u)" -eq 0 ]; then
+  prefix="$user_home/.local"
+  install -D -m 0755 build/tnk "$prefix/bin/tnk"
+  install -D -m 0755 build/tnk-agent "$prefix/bin/tnk-agent"
+  rm -rf "$prefix/share/tnk/specs"
+  mkdir -p "$prefix/share/tnk"
+  cp -r specs "$prefix/share/tnk/specs"
+  chown -R "$user:" "$prefix"
+  tnk="$prefix/bin/tnk"
+else
+  tnk="$repo/build/tnk"
+fi
+
+demo_home=${TNK_DEMO_HOME:-$user_home/.tnk-demo}
+demo=$(cat <<'DEMO'
+set -euo pipefail
+tnk=$1
+export HOME=$2
+# The sandbox image is cached in the user's own cache directory, so it is built once per machine.
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$(getent passwd "$(id -un)" | cut -d: -f6)/.cache}"
 unset XDG_CONFIG_HOME XDG_STATE_HOME
 project="$HOME/code/tnk-demo"
 mkdir -p "$project/src"
 [ -f "$project/README.md" ] || printf '# tnk demo project\n' >"$project/README.md"
 [ -f "$project/src/hello.py" ] || printf 'print("hello from the sandbox")\n' >"$project/src/hello.py"
-
 run() { echo; echo "\$ $*"; "$@"; }
 cd "$project"
 if [ ! -d "$HOME/.config/tnk/sandbox.d" ]; then run "$tnk" init; fi
 run "$tnk" doctor
 run "$tnk" sandbox inspect
 run "$tnk" sandbox start --profile base   # the bundled default, pi, also installs the pi agent (minutes)
-run "$tnk" sandbox exec -- sh -c 'ls -la /workspace && env | grep "^TNK_" | sort'
+run "$tnk" sandbox exec -- sh -c 'id && ls -la /workspace && env | grep "^TNK_" | sort'
 echo
-echo "demo HOME: $HOME  (export HOME=$HOME to keep using it; project: $project)"
-echo "the sandbox keeps running: \`tnk sandbox shell\` enters it, \`tnk sandbox stop\` stops it"
+echo "demo: user $(id -un), HOME $HOME, project $project"
+echo "the sandbox keeps running: \`HOME=$HOME tnk sandbox shell\` enters it, \`... tnk sandbox stop\` stops it"
+DEMO
+)
+if [ "$(id -u)" -eq 0 ]; then
+  runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 bash -c "$demo" demo "$tnk" "$demo_home"
+else
+  bash -c "$demo" demo "$tnk" "$demo_home"
+fi

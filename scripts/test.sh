@@ -68,8 +68,13 @@ step "unit, integration and layering tests (ASan/UBSan)"
 (cd build-asan && ctest --output-on-failure -j2) 2>&1 | tee "$logs/unit.log"
 count_ctest "$logs/unit.log"
 
-step "end-to-end tests through build/tnk"
-TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rs tests/e2e 2>&1 | tee "$logs/e2e.log"
+step "end-to-end tests as an ordinary user (the normal way to run tnk): isolation, sessions, network, provisioning, faults, vm"
+bash scripts/e2e-as-user.sh 2>&1 | tee "$logs/e2e-user.log"
+count_pytest "$logs/e2e-user.log"
+
+step "end-to-end tests as root: the rest, the rootless refusals and the tests only root can run"
+TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rs -m "not rootless_suite or needs_root" tests/e2e 2>&1 |
+  tee "$logs/e2e.log"
 count_pytest "$logs/e2e.log"
 
 step "build without the Linux backends (TNK_LINUX_BACKENDS=OFF: the stand-in for macOS) and its unit tests"

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "core/files.h"
+#include "supervisor/relay_drops.h"
 
 namespace tnk::supervisor {
 namespace {
@@ -54,6 +55,7 @@ Result<pid_t> start_forwarder(UniqueFd listener, const net::ForwardTarget& targe
   int fd = listener.get();
   return fork_relay("forwarder", "tnk-forwarder", [&](int stop_fd) -> Status {
     if (enter) TNK_RETURN_IF_ERROR(enter());
+    TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
     return net::serve_forward(fd, target, stop_fd, event_sink(events));
   });  // the parent's copy of the listener closes here; the child keeps its own
 }
@@ -61,7 +63,10 @@ Result<pid_t> start_forwarder(UniqueFd listener, const net::ForwardTarget& targe
 Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const RelayEvents& events) {
   int fd = listener.get();
   config.on_event = event_sink(events);
-  return fork_relay("egress proxy", "tnk-proxy", [&](int stop_fd) { return net::serve_proxy(fd, config, stop_fd); });
+  return fork_relay("egress proxy", "tnk-proxy", [&](int stop_fd) -> Status {
+    TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
+    return net::serve_proxy(fd, config, stop_fd);
+  });
 }
 
 std::vector<std::string> proxy_env(uint16_t port, const std::string& host) {

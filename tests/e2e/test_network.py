@@ -2,9 +2,11 @@
 runs once per backend). Each denial is paired with an allowed control in the same run, and every test's
 audit log must hold the matching net_allow/net_deny records and pass `tnk audit verify`."""
 import json
+import os
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -150,6 +152,43 @@ def test_open_reaches_the_mirror_but_not_host_loopback(any_tnk, tmp_path):
         verify(any_tnk, log)
     finally:
         other.shutdown()
+
+
+def proc_status(pid):
+    return dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)
+
+
+def foreign_descriptors(pid, state):
+    """The fds of `pid` that are not a relay's own: anything but /dev/null, the supervisor's log, pipes,
+    sockets and event fds (a namespace, a directory, a file of the project or the host)."""
+    links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    own = ("/dev/null", str(state / "supervisor.log"))
+    return [l for l in links if l not in own and not l.startswith(("pipe:", "socket:", "anon_inode:"))]
+
+
+def test_relays_hold_no_privilege_and_only_their_own_descriptors(any_tnk):
+    """The proxy and the forwarders parse what the sandbox sends: each runs with no_new_privs, no
+    capability, a seccomp filter of its own and only the descriptors it serves with, in the sandbox's
+    state directory (security review M6; the rootless issue, item 4)."""
+    manifest(any_tnk, "wide", OPEN)
+    box = Sandbox(any_tnk, any_tnk.project("wide"))
+    box.start("--profile", "wide")
+    assert box.run("sandbox", "forward", f"{free_port()}:8080").returncode == 0  # a port forward's relay too
+    (state,) = (any_tnk.state_dir / "sandboxes").iterdir()
+    supervisor = supervisor_pid(any_tnk, state.name)
+    proxies, forwarders = children_named(supervisor, "tnk-proxy"), children_named(supervisor, "tnk-forwarder")
+    assert len(proxies) == 1 and len(forwarders) == 2, (proxies, forwarders)  # inference + the port forward
+    for pid in proxies + forwarders:
+        status = proc_status(pid)
+        assert (status["NoNewPrivs"].strip(), status["Seccomp"].strip()) == ("1", "2"), (pid, status)
+        assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0, (pid, status)
+        assert foreign_descriptors(pid, state) == [], pid
+        assert os.readlink(f"/proc/{pid}/cwd") == str(state)
+    # Positive control: the same probes on the supervisor, which keeps what it needs to fork into
+    # namespaces (their fds), read no_new_privs and seccomp unset.
+    status = proc_status(supervisor)
+    assert (status["NoNewPrivs"].strip(), status["Seccomp"].strip()) == ("0", "0"), status
+    assert foreign_descriptors(supervisor, state) != []
 
 
 def test_inspect_shows_the_running_policy_and_doctor_asks_the_proxy(any_tnk):

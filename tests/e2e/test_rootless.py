@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PROJECT_OWNER, REPO, TNK_BIN, require
-from sandbox_harness import use_shared_cache
+from sandbox_harness import SHARED_CACHE, use_shared_cache
 
 pytestmark = pytest.mark.needs_root  # it makes its own ordinary users and runs tnk as them
 
@@ -40,6 +40,7 @@ def staged_bin():
     stage = Path(tempfile.mkdtemp(prefix="tnk-e2e-bin-", dir="/tmp"))
     os.chmod(stage, 0o755)
     shutil.copy2(TNK_BIN, stage / "tnk")
+    shutil.copy2(Path(TNK_BIN).parent / "tnk-agent", stage / "tnk-agent")
     shutil.copytree(REPO / "specs", stage / "share" / "tnk" / "specs")
     subprocess.run(["cc", "-O1", "-o", str(stage / "refuse_userns"), str(REPO / "tests" / "e2e" / "probes" /
                                                                         "refuse_userns.c")], check=True)
@@ -74,9 +75,21 @@ class UserTnk:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
+def seed_kernel(account):
+    """The guest kernel root's cache holds (a compile of minutes), copied into the user's cache."""
+    ours = SHARED_CACHE / "tnk" / "kernels"
+    theirs = Path(account.pw_dir) / ".cache" / "tnk" / "kernels"
+    if ours.is_dir() and not theirs.is_dir():
+        shutil.copytree(ours, theirs, symlinks=True)
+        for path in [theirs.parent.parent, theirs.parent, theirs, *theirs.rglob("*")]:
+            os.lchown(path, account.pw_uid, account.pw_gid)
+
+
 @pytest.fixture
 def user_tnk(staged_bin):
-    tnk = UserTnk(ensure_user(USER, with_range=True), staged_bin)
+    account = ensure_user(USER, with_range=True)
+    seed_kernel(account)
+    tnk = UserTnk(account, staged_bin)
     yield tnk
     tnk.close()
 
@@ -114,25 +127,42 @@ def supervisor_pid(state_home: Path):
     return int(pid_file.read_text().split()[0])
 
 
-def test_a_rootless_sandbox_runs_no_process_as_host_root(user_tnk, tnk):
+HOST_SIDE = {"tnk-supervisor", "tnk-forwarder", "qemu-system-x86", "virtiofsd", "socat"}
+EXPECTED = {"ns": {"tnk-supervisor", "tnk-init", "tnk-joiner", "tnk-forwarder", "sleep"},
+            "vm": {"tnk-supervisor", "tnk-forwarder", "qemu-system-x86", "virtiofsd"}}
+
+
+@pytest.mark.parametrize("backend", ["ns", "vm"])
+def test_a_rootless_sandbox_runs_no_process_as_host_root(user_tnk, tnk, backend):
     use_shared_cache(tnk)
     project = user_tnk.project()
-    started = user_tnk.run("sandbox", "start", "--profile", "base", cwd=project)
+    started = user_tnk.run("sandbox", "start", "--backend", backend, "--profile", "base", cwd=project)
     assert started.returncode == 0, started.stderr
     background = user_tnk.run("sandbox", "exec", "--", "sh", "-c", "sleep 30 >/dev/null 2>&1 &", cwd=project)
     assert background.returncode == 0, background.stderr
     tree = process_tree(supervisor_pid(user_tnk.home))
     names = {name for name, _ in tree.values()}
-    assert {"tnk-supervisor", "tnk-init", "tnk-joiner", "tnk-forwarder", "sleep"} <= names, tree
+    assert EXPECTED[backend] <= names, tree
     assert [p for p, (_, uids) in tree.items() if 0 in uids] == [], tree
-    # Positive control: the same walk over a sandbox that root started finds host root (its supervisor).
+    # No host-side process keeps the project as its working directory (security review M2).
+    cwds = {p: os.readlink(f"/proc/{p}/cwd") for p, (name, _) in tree.items() if name in HOST_SIDE}
+    assert cwds and not [p for p, cwd in cwds.items() if cwd.startswith(str(project))], cwds
+    # Positive controls: the same walk over a sandbox that root started finds host root (its supervisor);
+    # the same cwd probe sees a process started in the project.
     root_project = tnk.project("as-root")
-    assert tnk.run("sandbox", "start", "--profile", "base", cwd=root_project, timeout=600).returncode == 0
+    assert tnk.run("sandbox", "start", "--backend", "ns", "--profile", "base", cwd=root_project,
+                   timeout=600).returncode == 0
     try:
         root_tree = process_tree(supervisor_pid(tnk.home))
         assert any(0 in uids for _, uids in root_tree.values()), root_tree
     finally:
         tnk.run("sandbox", "delete", "--yes", cwd=root_project, timeout=120)
+    in_project = subprocess.Popen(["sleep", "5"], cwd=project)
+    try:
+        assert os.readlink(f"/proc/{in_project.pid}/cwd") == str(project)
+    finally:
+        in_project.kill()
+        in_project.wait()
 
 
 def test_the_agents_files_are_the_users_and_root_inside_cannot_write_the_project(user_tnk):

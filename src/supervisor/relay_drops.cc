@@ -1,0 +1,79 @@
+#include "supervisor/relay_drops.h"
+
+#include <linux/capability.h>
+#include <seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+
+namespace tnk::supervisor {
+namespace {
+
+// What a relay calls: sockets, polling, memory, time, signals, exit, and reading the resolver's files
+// (/etc/resolv.conf, /etc/hosts, nsswitch and its libraries, for getaddrinfo).
+constexpr const char* kAllowed[] = {
+    "read", "write", "readv", "writev", "pread64", "close", "lseek", "openat", "newfstatat", "fstat", "statx",
+    "fcntl", "dup", "dup2", "dup3", "pipe2", "socket", "connect", "accept", "accept4", "bind", "listen",
+    "getsockname", "getpeername", "getsockopt", "setsockopt", "shutdown", "sendto", "recvfrom", "sendmsg",
+    "recvmsg", "sendmmsg", "recvmmsg", "poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl",
+    "epoll_wait", "epoll_pwait", "eventfd2", "signalfd4", "timerfd_create", "timerfd_settime",
+    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall", "kill", "tgkill",
+    "getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid", "uname", "getrandom",
+    "clock_gettime", "clock_nanosleep", "nanosleep", "gettimeofday", "brk", "mmap", "munmap", "mremap",
+    "mprotect", "madvise", "futex", "set_robust_list", "rseq", "sched_yield", "sched_getaffinity",
+    "exit", "exit_group", "wait4", "access", "faccessat", "faccessat2", "readlink", "readlinkat"};
+
+struct FilterDeleter {
+  void operator()(scmp_filter_ctx ctx) const { seccomp_release(ctx); }
+};
+
+Status load_relay_filter() {
+  std::unique_ptr<void, FilterDeleter> ctx(seccomp_init(SCMP_ACT_ERRNO(EPERM)));
+  if (!ctx) return failed("building the relay's seccomp filter: seccomp_init failed");
+  for (const char* name : kAllowed) {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture
+    if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ALLOW, nr, 0); rc != 0) {
+      return sys_error(-rc, std::string("allowing ") + name + " in the relay's seccomp filter");
+    }
+  }
+  if (int rc = seccomp_load(ctx.get()); rc != 0) return sys_error(-rc, "loading the relay's seccomp filter");
+  return ok_status();
+}
+
+// The bounding set first: dropping from it needs CAP_SETPCAP, which capset then clears. (A rootless
+// relay that never joined a namespace has no capability to drop: EPERM there is fine.)
+Status drop_capabilities() {
+  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM) {
+      return sys_error(errno, "dropping the relay's bounding set");
+    }
+  }
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capset, &header, data) != 0) return sys_error(errno, "dropping the relay's capabilities");
+  return ok_status();
+}
+
+}  // namespace
+
+Status drop_relay_privileges(std::vector<int> keep) {
+  keep.insert(keep.end(), {0, 1, 2});
+  std::sort(keep.begin(), keep.end());
+  unsigned next = 0;
+  for (int fd : keep) {
+    if (fd < 0) continue;
+    if (static_cast<unsigned>(fd) > next) ::close_range(next, static_cast<unsigned>(fd) - 1, 0);
+    next = static_cast<unsigned>(fd) + 1;
+  }
+  ::close_range(next, ~0U, 0);
+  TNK_RETURN_IF_ERROR(drop_capabilities());
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return sys_error(errno, "setting no_new_privs in the relay");
+  return load_relay_filter();
+}
+
+}  // namespace tnk::supervisor
