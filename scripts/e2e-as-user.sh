@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The end-to-end files marked rootless_suite, run as an ordinary user (tnk's normal way), by root:
+# The end-to-end files marked rootless_suite, run as an ordinary user (tnk's normal way), by root (or
+# a user with sudo):
 # makes the user with useradd (which gives a new user a subordinate id range), stages what the tests
 # read where that user can read it (the build tree may sit under /root), seeds the user's cache with
 # the guest kernel root built (a compile of minutes; the image and base disk are built as the user),
@@ -7,8 +8,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 user=${TNK_TEST_USER:-tnk-ci}
-[ "$(id -u)" = 0 ] || { echo "e2e-as-user.sh: run it as root (it makes the user $user)" >&2; exit 77; }
-id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/sh "$user"
+sudo=()
+[ "$(id -u)" = 0 ] || sudo=(sudo)  # a user with sudo may run the suite too
+id "$user" >/dev/null 2>&1 || "${sudo[@]}" useradd --create-home --shell /bin/sh "$user"
 home=$(getent passwd "$user" | cut -d: -f6)
 
 stage=$(mktemp -d /tmp/tnk-rootless-XXXXXX)
@@ -23,12 +25,12 @@ chmod 755 "$stage"
 cache="$home/.cache"
 kernels="${TNK_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}}/tnk/kernels"
 if [ -d "$kernels" ] && [ ! -d "$cache/tnk/kernels" ]; then
-  mkdir -p "$cache/tnk"
-  cp -a "$kernels" "$cache/tnk/"
-  chown -R "$user:" "$cache"
+  "${sudo[@]}" mkdir -p "$cache/tnk"
+  "${sudo[@]}" cp -a "$kernels" "$cache/tnk/"
+  "${sudo[@]}" chown -R "$user:" "$cache"
 fi
 
 cd "$stage"
-exec runuser -u "$user" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 TNK_BIN="$stage/tnk" \
+exec "${sudo[@]}" runuser -u "$user" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 TNK_BIN="$stage/tnk" \
   TNK_TEST_CACHE="$cache" TNK_TEST_MUST_WORK="${TNK_TEST_MUST_WORK:-0}" \
   /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider -m "rootless_suite and not needs_root" tests/e2e "$@"

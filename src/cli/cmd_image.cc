@@ -73,7 +73,7 @@ Result<int> run_build_dry(Context& ctx, const image::Recipe& recipe, bool vm) {
   auto dir = ctx.paths.images_dir() / id;
   bool exists = image::find_image(ctx.paths, id).ok();
   auto work = ctx.paths.images_dir() / (image::kBuildPrefix + id + "-<pid>");
-  auto argv = image::mmdebstrap_argv(recipe, work / image::kRootfsDir);
+  auto argv = image::build_command(recipe, work);
   std::string command;
   for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
   ctx.log.info(exists ? "dry run: image " + id + " is built; nothing to do"

@@ -80,9 +80,7 @@ Result<BuildRun> run_mmdebstrap(const Recipe& recipe, const std::filesystem::pat
                                 const BuildOptions& options) {
   UniqueFd out(::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!out.valid()) return sys_error(errno, "cannot write " + log_file.string());
-  const bool rootless = ::geteuid() != 0;
-  auto argv =
-      mmdebstrap_argv(recipe, rootless ? work / kRootfsTarball : work / kRootfsDir, rootless ? "unshare" : "root");
+  auto argv = build_command(recipe, work);
   argv[0] = options.mmdebstrap;
   std::string header = "#";
   for (const auto& a : argv) header += " " + a;
@@ -217,6 +215,11 @@ Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const F
 }
 
 }  // namespace
+
+std::vector<std::string> build_command(const Recipe& recipe, const std::filesystem::path& work) {
+  if (::geteuid() == 0) return mmdebstrap_argv(recipe, work / kRootfsDir, "root");
+  return mmdebstrap_argv(recipe, work / kRootfsTarball, "unshare");
+}
 
 Result<ImageInfo> ensure_image(const Paths& paths, const Recipe& recipe, Log& log) {
   return ensure_image(paths, recipe, log, BuildOptions{});

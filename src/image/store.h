@@ -42,10 +42,15 @@ struct BuildOptions {
 // <images>/<id>.lock makes concurrent callers build once; the tree is built in
 // <images>/.build-<id>-<pid>/ and renamed into place, so a failed or killed build leaves no image
 // behind (its work directory is removed by the next build). Progress goes to `log`; the full
-// mmdebstrap output to <images>/<id>.build.log. Needs root for now (mmdebstrap root mode):
-// permission_denied otherwise; not_found when mmdebstrap is missing; failed, with the last lines of
-// its output, when mmdebstrap fails.
+// mmdebstrap output to <images>/<id>.build.log. Root builds in mmdebstrap's root mode, an ordinary
+// user in its unshare mode (the tree then belongs to the user's subordinate range; permission_denied
+// without one); not_found when mmdebstrap is missing; failed, with the last lines of its output, when
+// mmdebstrap fails.
 Result<ImageInfo> ensure_image(const Paths& paths, const Recipe& recipe, Log& log);
+
+// The mmdebstrap command a build in `work` runs for the calling user: root mode into work/rootfs for
+// root, unshare mode into the tarball work/rootfs.tar for an ordinary user.
+std::vector<std::string> build_command(const Recipe& recipe, const std::filesystem::path& work);
 Result<ImageInfo> ensure_image(const Paths& paths, const Recipe& recipe, Log& log, const BuildOptions& options);
 
 // Every directory in the cache that is not a work directory, sorted by id; unusable ones carry a

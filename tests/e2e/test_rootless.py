@@ -165,23 +165,42 @@ def test_a_rootless_sandbox_runs_no_process_as_host_root(user_tnk, tnk, backend)
         in_project.wait()
 
 
-def test_the_agents_files_are_the_users_and_root_inside_cannot_write_the_project(user_tnk):
-    project = user_tnk.project()
-    wrote = user_tnk.run("sandbox", "exec", "--", "sh", "-c", "echo hi > /workspace/by-agent && id -u", cwd=project)
+ROOT_PROBES = ("touch /workspace/by-root", "chown 0:0 /workspace/by-agent", "rm /workspace/by-agent",
+               "echo x >> /workspace/by-agent", "chmod 4755 /workspace/by-agent")
+
+
+def check_root_inside_cannot_change_the_project(run, project, owner):
+    """`run(*argv)` runs tnk in `project`; `owner` is who the agent's files must belong to on the host."""
+    wrote = run("sandbox", "exec", "--", "sh", "-c", "echo hi > /workspace/by-agent && id -u")
     assert wrote.returncode == 0, wrote.stderr
     assert wrote.stdout == "1000\n"
     st = (project / "by-agent").stat()
-    assert (st.st_uid, st.st_gid) == (user_tnk.account.pw_uid, user_tnk.account.pw_gid)
-    # Root inside may change the sandbox's own system, but not the project.
-    system = user_tnk.run("sandbox", "exec", "--root", "--", "touch", "/etc/by-root", cwd=project)
+    assert (st.st_uid, st.st_gid) == owner
+    # Positive control: root inside may change the sandbox's own system.
+    system = run("sandbox", "exec", "--root", "--", "touch", "/etc/by-root")
     assert system.returncode == 0, system.stderr
-    for probe in ("touch /workspace/by-root", "chown 0:0 /workspace/by-agent", "rm /workspace/by-agent",
-                  "echo x >> /workspace/by-agent"):
-        refused = user_tnk.run("sandbox", "exec", "--root", "--", "sh", "-c", probe, cwd=project)
+    for probe in ROOT_PROBES:
+        refused = run("sandbox", "exec", "--root", "--", "sh", "-c", probe)
         assert refused.returncode != 0, probe
     assert sorted(p.name for p in project.iterdir()) == ["by-agent"]
     st = (project / "by-agent").stat()
-    assert (st.st_uid, (project / "by-agent").read_text()) == (user_tnk.account.pw_uid, "hi\n")
+    assert ((st.st_uid, st.st_gid), st.st_mode & 0o7777, (project / "by-agent").read_text()) == (owner, 0o644, "hi\n")
+
+
+def test_the_agents_files_are_the_users_and_root_inside_cannot_write_the_project(user_tnk):
+    project = user_tnk.project()
+    check_root_inside_cannot_change_the_project(lambda *argv: user_tnk.run(*argv, cwd=project), project,
+                                                (user_tnk.account.pw_uid, user_tnk.account.pw_gid))
+
+
+def test_root_inside_a_sandbox_root_started_cannot_write_the_project_either(tnk):
+    use_shared_cache(tnk)
+    project = tnk.project()
+    try:
+        check_root_inside_cannot_change_the_project(lambda *argv: tnk.run(*argv, cwd=project, timeout=600), project,
+                                                    (PROJECT_OWNER, PROJECT_OWNER))
+    finally:
+        tnk.run("sandbox", "delete", "--yes", cwd=project, timeout=120)
 
 
 def test_a_user_without_a_subordinate_range_is_refused_with_the_fix(bare_tnk, user_tnk):

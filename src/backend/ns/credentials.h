@@ -23,15 +23,15 @@ struct CredentialPlan {
   Identity identity = Identity::kAgent;
   int last_cap = 40;                                  // /proc/sys/kernel/cap_last_cap, read before fork
   const std::vector<sock_filter>* seccomp = nullptr;  // the filter to load
-  int root_session_userns = -1;                       // rootless: Namespaces::root_session_user
+  int root_session_userns = -1;                       // Namespaces::root_session_user
 };
 
 // kAgent: uid/gid 1000, no supplementary groups, every capability set empty, no_new_privs, seccomp.
 // kAgentWithSudo: uid/gid 1000 with the bounding set limited to Docker's defaults and no no_new_privs,
 //   so setuid `sudo` inside works (and gives root with those capabilities); seccomp is loaded while
 //   still privileged, before the uid change.
-// kRoot: uid 0 inside with Docker's default capabilities, no_new_privs, seccomp; rootless, in the root
-//   sessions' own user namespace (Namespaces::root_session_user).
+// kRoot: uid 0 inside with Docker's default capabilities, no_new_privs, seccomp, in the root sessions'
+//   own user namespace (Namespaces::root_session_user), which does not map agent.
 StepError apply_identity(const CredentialPlan& plan);
 
 // RLIMIT_CORE 0 (no core files in the project) and a sane RLIMIT_NOFILE (1024 soft, at most 524288 hard).

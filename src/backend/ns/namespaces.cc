@@ -75,7 +75,7 @@ int make_root_session_namespace(pid_t* nested) {
   return 0;
 }
 
-[[noreturn]] void hold(int report, int go, const std::vector<int>& cgroup_procs_fds, bool root_session) {
+[[noreturn]] void hold(int report, int go, const std::vector<int>& cgroup_procs_fds) {
   for (int fd : cgroup_procs_fds) {
     if (write(fd, "0", 1) != 1) {  // "0" = the writer
       say(report, kJoinCgroups, errno);
@@ -86,7 +86,7 @@ int make_root_session_namespace(pid_t* nested) {
   if (!wait_go(go)) _exit(0);  // the maps could not be written: the caller gave up
   if (!say(report, kOthers, unshare(kOtherNamespaces) == 0 ? 0 : errno)) _exit(1);
   pid_t nested = 0;
-  if (root_session && wait_go(go)) {
+  if (wait_go(go)) {
     int err = make_root_session_namespace(&nested);
     say(report, kRootSession, err, nested);
   }
@@ -129,8 +129,7 @@ Status open_ns(pid_t pid, const char* name, UniqueFd& fd) {
   return ok_status();
 }
 
-Status run_holder_protocol(pid_t holder, int report, int go, const idmap::UsernsMaps& maps, bool root_session,
-                           Namespaces& out) {
+Status run_holder_protocol(pid_t holder, int report, int go, const idmap::UsernsMaps& maps, Namespaces& out) {
   TNK_RETURN_IF_ERROR(heard(report));
   TNK_RETURN_IF_ERROR(idmap::write_maps(holder, maps));
   if (write(go, "g", 1) != 1) return sys_error(errno, "resuming the namespace holder");
@@ -138,7 +137,6 @@ Status run_holder_protocol(pid_t holder, int report, int go, const idmap::Userns
   for (size_t i = 0; i < kNsCount; ++i) {
     if (i != kPidNs) TNK_RETURN_IF_ERROR(open_ns(holder, kProcNames[i], out.fds[i]));
   }
-  if (!root_session) return ok_status();
   if (write(go, "g", 1) != 1) return sys_error(errno, "resuming the namespace holder");
   TNK_ASSIGN_OR_RETURN(Said said, hear(report));
   return open_ns(said.pid, "user", out.root_session_user);
@@ -154,7 +152,6 @@ idmap::IdMap root_session_map() {
 }
 
 Result<Namespaces> create_namespaces(const idmap::UsernsMaps& maps, const std::vector<int>& cgroup_procs_fds) {
-  const bool root_session = maps.via_helpers;
   TNK_ASSIGN_OR_RETURN(Pipe report, make_pipe());
   TNK_ASSIGN_OR_RETURN(Pipe go, make_pipe());
   pid_t holder = fork();
@@ -162,12 +159,12 @@ Result<Namespaces> create_namespaces(const idmap::UsernsMaps& maps, const std::v
   if (holder == 0) {
     report.read_end.reset();
     go.write_end.reset();  // else the holder would never see EOF on `go`
-    hold(report.write_end.get(), go.read_end.get(), cgroup_procs_fds, root_session);
+    hold(report.write_end.get(), go.read_end.get(), cgroup_procs_fds);
   }
   report.write_end.reset();
   go.read_end.reset();
   Namespaces out;
-  Status status = run_holder_protocol(holder, report.read_end.get(), go.write_end.get(), maps, root_session, out);
+  Status status = run_holder_protocol(holder, report.read_end.get(), go.write_end.get(), maps, out);
   if (!status.ok()) kill(holder, SIGKILL);
   go.write_end.reset();  // EOF: the holder ends its own child and exits
   sys::wait_for(holder);

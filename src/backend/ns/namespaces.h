@@ -22,10 +22,10 @@ enum NsIndex : size_t { kUserNs, kMntNs, kPidNs, kNetNs, kIpcNs, kUtsNs, kCgroup
 
 struct Namespaces {
   std::array<UniqueFd, kNsCount> fds;
-  // Rootless only: the user namespace root sessions join, nested in the sandbox's and mapping every id
-  // of it but `agent`'s (the user's). Root inside may change the sandbox's system there, but the
-  // user's files (the project) are not its to override, chown or remove: a capability counts only on
-  // files whose owner the namespace maps.
+  // The user namespace root sessions join, nested in the sandbox's and mapping every id of it but
+  // `agent`'s (rootless: the user; run as root: the project's owner through its idmapped mount). Root
+  // inside may change the sandbox's system there, but agent's files (the project) are not its to
+  // override, chown or remove: a capability counts only on files whose owner the namespace maps.
   UniqueFd root_session_user;
   int fd(NsIndex i) const { return fds[i].get(); }
 };
