@@ -1,6 +1,7 @@
 #include "supervisor/relay_drops.h"
 
 #include <linux/capability.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -13,19 +14,96 @@
 namespace tnk::supervisor {
 namespace {
 
-// What a relay calls: sockets, polling, memory, time, signals, exit, and reading the resolver's files
-// (/etc/resolv.conf, /etc/hosts, nsswitch and its libraries, for getaddrinfo).
-constexpr const char* kAllowed[] = {
-    "read", "write", "readv", "writev", "pread64", "close", "lseek", "openat", "newfstatat", "fstat", "statx",
-    "fcntl", "dup", "dup2", "dup3", "pipe2", "socket", "connect", "accept", "accept4", "bind", "listen",
-    "getsockname", "getpeername", "getsockopt", "setsockopt", "shutdown", "sendto", "recvfrom", "sendmsg",
-    "recvmsg", "sendmmsg", "recvmmsg", "poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl",
-    "epoll_wait", "epoll_pwait", "eventfd2", "signalfd4", "timerfd_create", "timerfd_settime",
-    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "restart_syscall", "kill", "tgkill",
-    "getpid", "gettid", "getppid", "getuid", "geteuid", "getgid", "getegid", "uname", "getrandom",
-    "clock_gettime", "clock_nanosleep", "nanosleep", "gettimeofday", "brk", "mmap", "munmap", "mremap",
-    "mprotect", "madvise", "futex", "set_robust_list", "rseq", "sched_yield", "sched_getaffinity",
-    "exit", "exit_group", "wait4", "access", "faccessat", "faccessat2", "readlink", "readlinkat"};
+// What a relay calls: sockets, polling, memory, threads, time, signals, exit, and reading the
+// resolver's files (/etc/resolv.conf, /etc/hosts, nsswitch and its libraries, for getaddrinfo).
+constexpr const char* kAllowed[] = {"read",
+                                    "write",
+                                    "readv",
+                                    "writev",
+                                    "pread64",
+                                    "close",
+                                    "lseek",
+                                    "openat",
+                                    "newfstatat",
+                                    "fstat",
+                                    "statx",
+                                    "fcntl",
+                                    "dup",
+                                    "dup2",
+                                    "dup3",
+                                    "pipe2",
+                                    "socket",
+                                    "connect",
+                                    "accept",
+                                    "accept4",
+                                    "bind",
+                                    "listen",
+                                    "getsockname",
+                                    "getpeername",
+                                    "getsockopt",
+                                    "setsockopt",
+                                    "shutdown",
+                                    "sendto",
+                                    "recvfrom",
+                                    "sendmsg",
+                                    "recvmsg",
+                                    "sendmmsg",
+                                    "recvmmsg",
+                                    "poll",
+                                    "ppoll",
+                                    "select",
+                                    "pselect6",
+                                    "epoll_create1",
+                                    "epoll_ctl",
+                                    "epoll_wait",
+                                    "epoll_pwait",
+                                    "eventfd2",
+                                    "signalfd4",
+                                    "timerfd_create",
+                                    "timerfd_settime",
+                                    "rt_sigaction",
+                                    "rt_sigprocmask",
+                                    "rt_sigreturn",
+                                    "sigaltstack",
+                                    "restart_syscall",
+                                    "kill",
+                                    "tgkill",
+                                    "getpid",
+                                    "gettid",
+                                    "getppid",
+                                    "getuid",
+                                    "geteuid",
+                                    "getgid",
+                                    "getegid",
+                                    "uname",
+                                    "getrandom",
+                                    "clock_gettime",
+                                    "clock_nanosleep",
+                                    "nanosleep",
+                                    "gettimeofday",
+                                    "brk",
+                                    "mmap",
+                                    "munmap",
+                                    "mremap",
+                                    "mprotect",
+                                    "madvise",
+                                    "futex",
+                                    "set_robust_list",
+                                    "rseq",
+                                    "sched_yield",
+                                    "sched_getaffinity",
+                                    "exit",
+                                    "exit_group",
+                                    "wait4",
+                                    "access",
+                                    "faccessat",
+                                    "faccessat2",
+                                    "readlink",
+                                    "readlinkat",
+                                    "set_tid_address",
+                                    "prlimit64",
+                                    "getrlimit",
+                                    "membarrier"};
 
 struct FilterDeleter {
   void operator()(scmp_filter_ctx ctx) const { seccomp_release(ctx); }
@@ -34,6 +112,16 @@ struct FilterDeleter {
 Status load_relay_filter() {
   std::unique_ptr<void, FilterDeleter> ctx(seccomp_init(SCMP_ACT_ERRNO(EPERM)));
   if (!ctx) return failed("building the relay's seccomp filter: seccomp_init failed");
+  // Threads (a thread per connection, and for each name lookup), but no new process: clone only with
+  // CLONE_THREAD; clone3, whose flags seccomp cannot read, answers ENOSYS so that libc uses clone.
+  if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                                SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+      rc != 0) {
+    return sys_error(-rc, "allowing threads in the relay's seccomp filter");
+  }
+  if (int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0); rc != 0) {
+    return sys_error(-rc, "refusing clone3 in the relay's seccomp filter");
+  }
   for (const char* name : kAllowed) {
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture
