@@ -73,7 +73,11 @@ Result<SetupStep> subids_step(const SetupFacts& f) {
 SetupStep kvm_step(const SetupFacts& f) {
   if (!f.kvm_device) return {"kvm", "no /dev/kvm on this host: no kvm group to join", "", {}};
   if (!f.kvm_group) {
-    return {"kvm", "/dev/kvm exists but the group kvm does not: the vm backend needs root here", "", {}};
+    return {"kvm",
+            "/dev/kvm exists but the group kvm does not: the vm backend runs under TCG emulation for this user (doctor "
+            "prints the commands that give it /dev/kvm)",
+            "",
+            {}};
   }
   if (f.kvm_member) return {"kvm", f.user + " is already a member of kvm", "", {}};
   std::string tail = f.user + " to the group kvm (from the next login on)";
