@@ -40,7 +40,10 @@ echo
 echo "== workspace metadata: 5000 files created, stat'ed, then git status (ms)"
 meta='rm -rf m && mkdir m && cd m && for i in $(seq 5000); do : > f$i; done && stat -c %s f* >/dev/null && git init -q . && git status --porcelain >/dev/null'
 "$tnk" sandbox exec -- true
+# On the host as the project's owner, whose files `agent` shares (run by root: the stand-in owner).
+as_owner=()
+[ "$(id -u)" -ne 0 ] || as_owner=(setpriv --reuid=4242 --regid=4242 --clear-groups)
 python3 "$repo/bench/timing.py" "$rounds" \
-  "host=$(j bash -c "cd '$project' && $meta")" \
+  "host=$(j "${as_owner[@]}" bash -c "cd '$project' && $meta")" \
   "tnk exec=$(j "$tnk" sandbox exec -- bash -c "cd /workspace && $meta")" \
   --ratio "tnk exec/host"
