@@ -87,6 +87,8 @@ load
 mkdir -p meta && (cd meta && for d in $(seq 50); do
   mkdir "d$d" && for f in $(seq 100); do echo "$f" >"d$d/f$f"; done
 done && git init -q . && git add -A && git -c user.name=bench -c user.email=bench@invalid commit -qm files)
+# Run by root, the tree is given to the project's stand-in owner, whom the guest's agent is.
+[ "$(id -u)" -ne 0 ] || chown -R 4242:4242 meta
 meta='set -e; rm -rf /home/agent/meta; cp -a /workspace/meta /home/agent/meta
 for d in /workspace/meta /home/agent/meta; do git -C "$d" status --porcelain >/dev/null; done  # refresh both indexes
 t() { local s=$EPOCHREALTIME; "$@" >/dev/null; local e=$EPOCHREALTIME; echo $(( ${e/[.,]/} - ${s/[.,]/} )); }
