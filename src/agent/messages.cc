@@ -92,7 +92,8 @@ Result<std::string> encode_exec(const ExecRequest& r) {
                          {"groups", r.groups},
                          {"tty", r.tty},
                          {"rows", r.rows},
-                         {"cols", r.cols}},
+                         {"cols", r.cols},
+                         {"confined", r.confined}},
                     "exec");
 }
 
@@ -127,6 +128,7 @@ Result<ExecRequest> parse_exec(std::string_view payload) {
   TNK_ASSIGN_OR_RETURN(long long cols, f.optional_integer("cols", 80, 0, 65535));
   r.rows = static_cast<uint16_t>(rows);
   r.cols = static_cast<uint16_t>(cols);
+  TNK_ASSIGN_OR_RETURN(r.confined, f.optional_boolean("confined", false));
   return r;
 }
 

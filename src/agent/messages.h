@@ -40,6 +40,10 @@ struct ExecRequest {
   std::vector<uint32_t> groups;  // supplementary groups; empty means just gid
   bool tty = false;
   uint16_t rows = 24, cols = 80;  // the terminal's size when tty
+  // Every session but provisioning: no_new_privs (sudo does nothing), and uid 0 runs in a user
+  // namespace that does not map the agent's uid, so root cannot override the agent's files (the
+  // project). Absent in a request: false.
+  bool confined = false;
 };
 // Fails when a string is not valid UTF-8 (JSON text cannot carry it exactly).
 Result<std::string> encode_exec(const ExecRequest& request);

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -16,19 +18,22 @@
 #include <string>
 #include <vector>
 
+#include "core/files.h"
+
 extern char** environ;
 
 namespace tnk::agent {
 namespace {
 
 // The child's steps, reported with errno through a close-on-exec pipe when one fails.
-enum Step : int { kSetsid, kTerminal, kStdio, kGroups, kGid, kUid, kChdir, kExec };
+enum Step : int { kSetsid, kTerminal, kStdio, kConfine, kGroups, kGid, kUid, kChdir, kExec };
 
 const char* step_name(int step) {
   switch (step) {
     case kSetsid: return "cannot start a new session for";
     case kTerminal: return "cannot open the terminal for";
     case kStdio: return "cannot set up stdin/stdout/stderr for";
+    case kConfine: return "cannot confine the session of";
     case kGroups: return "cannot set the supplementary groups for";
     case kGid: return "cannot set the group id for";
     case kUid: return "cannot set the user id for";
@@ -44,6 +49,7 @@ struct Report {
 
 // What the child needs, prepared before fork (the child only makes async-signal-safe calls).
 struct ChildPlan {
+  int root_userns = -1;  // confined uid 0: root_session_userns()
   std::vector<char*> argv, envp;
   std::vector<gid_t> groups;
   const ExecRequest* request = nullptr;
@@ -80,6 +86,8 @@ bool place(int fd, int target) {
     fail(report_fd, kStdio);
   }
   const ExecRequest& r = *plan.request;
+  if (plan.root_userns >= 0 && ::setns(plan.root_userns, CLONE_NEWUSER) != 0) fail(report_fd, kConfine);
+  if (r.confined && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(report_fd, kConfine);
   bool change_ids = ::geteuid() == 0 || r.uid != ::getuid() || r.gid != ::getgid();
   if (change_ids) {
     if (::setgroups(plan.groups.size(), plan.groups.data()) != 0) fail(report_fd, kGroups);
@@ -135,6 +143,44 @@ std::optional<Error> wait_report(int report_fd, pid_t pid, const ExecRequest& r)
   return error;
 }
 
+// The user namespace of confined root sessions, made once: every id of the guest but the agent's
+// (1000) mapped onto itself. Root keeps uid 0 (root-owned files stay its own, /proc/sys answers it), but
+// no capability acts on the agent's files, which the namespace does not map: the project on virtiofs.
+Result<int> root_session_userns() {
+  static int fd = -1;
+  if (fd >= 0) return fd;
+  TNK_ASSIGN_OR_RETURN(Pipe ready, make_pipe());
+  pid_t holder = ::fork();
+  if (holder < 0) return sys_error(errno, "cannot fork to make the root sessions' user namespace");
+  if (holder == 0) {
+    char byte = ::unshare(CLONE_NEWUSER) == 0 ? 0 : 1;
+    (void)!::write(ready.write_end.get(), &byte, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  ready.write_end.reset();
+  char byte = 1;
+  Status made = ::read(ready.read_end.get(), &byte, 1) == 1 && byte == 0
+                    ? ok_status()
+                    : failed("cannot make the root sessions' user namespace");
+  const std::string map = "0 0 1000\n1001 1001 64535\n";
+  for (const char* file : {"uid_map", "gid_map"}) {
+    if (made.ok()) made = write_kernel_file("/proc/" + std::to_string(holder) + "/" + file, map);
+  }
+  int opened = -1;
+  if (made.ok()) {
+    std::string path = "/proc/" + std::to_string(holder) + "/ns/user";
+    opened = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (opened < 0) made = sys_error(errno, "cannot open " + path);
+  }
+  ::kill(holder, SIGKILL);
+  while (::waitpid(holder, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  if (!made.ok()) return made.error();
+  fd = opened;
+  return fd;
+}
+
 }  // namespace
 
 int spawn_failure_code(const Error& error) { return error.kind == ErrorKind::kNotFound ? 127 : 126; }
@@ -142,6 +188,9 @@ int spawn_failure_code(const Error& error) { return error.kind == ErrorKind::kNo
 Result<SpawnedProcess> spawn_session(const ExecRequest& r) {
   ChildPlan plan;
   plan.request = &r;
+  if (r.confined && r.uid == 0) {
+    TNK_ASSIGN_OR_RETURN(plan.root_userns, root_session_userns());
+  }
   for (const auto& a : r.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
   plan.argv.push_back(nullptr);
   for (const auto& e : r.env) plan.envp.push_back(const_cast<char*>(e.c_str()));

@@ -169,8 +169,10 @@ ROOT_PROBES = ("touch /workspace/by-root", "chown 0:0 /workspace/by-agent", "rm 
                "echo x >> /workspace/by-agent", "chmod 4755 /workspace/by-agent")
 
 
-def check_root_inside_cannot_change_the_project(run, project, owner):
+def check_root_inside_cannot_change_the_project(run, project, owner, backend="ns"):
     """`run(*argv)` runs tnk in `project`; `owner` is who the agent's files must belong to on the host."""
+    started = run("sandbox", "start", "--backend", backend, "--profile", "base")
+    assert started.returncode == 0, started.stderr
     wrote = run("sandbox", "exec", "--", "sh", "-c", "echo hi > /workspace/by-agent && id -u")
     assert wrote.returncode == 0, wrote.stderr
     assert wrote.stdout == "1000\n"
@@ -187,10 +189,11 @@ def check_root_inside_cannot_change_the_project(run, project, owner):
     assert ((st.st_uid, st.st_gid), st.st_mode & 0o7777, (project / "by-agent").read_text()) == (owner, 0o644, "hi\n")
 
 
-def test_the_agents_files_are_the_users_and_root_inside_cannot_write_the_project(user_tnk):
+@pytest.mark.parametrize("backend", ["ns", "vm"])
+def test_the_agents_files_are_the_users_and_root_inside_cannot_write_the_project(user_tnk, backend):
     project = user_tnk.project()
     check_root_inside_cannot_change_the_project(lambda *argv: user_tnk.run(*argv, cwd=project), project,
-                                                (user_tnk.account.pw_uid, user_tnk.account.pw_gid))
+                                                (user_tnk.account.pw_uid, user_tnk.account.pw_gid), backend)
 
 
 def test_root_inside_a_sandbox_root_started_cannot_write_the_project_either(tnk):

@@ -55,15 +55,17 @@ def test_the_root_file_system_fills_the_manifests_disk(vm_sandbox):
 def test_root_in_the_guest_changes_only_the_guest(vm_sandbox):
     host_value = open("/proc/sys/vm/swappiness").read().strip()
     new_value = "17" if host_value != "17" else "23"
-    # sudo works inside (the pair's positive side: the guest's own kernel takes the write)...
-    wrote = vm_sandbox.sh(f"echo {new_value} | sudo tee /proc/sys/vm/swappiness")
+    # Root inside (--root; a plain session's sudo is refused by no_new_privs) writes the guest's own kernel
+    # setting (the pair's positive side)...
+    assert vm_sandbox.exec("sudo", "-n", "true").returncode != 0
+    wrote = vm_sandbox.sh(f"echo {new_value} > /proc/sys/vm/swappiness", root=True)
     assert wrote.returncode == 0, wrote.stderr
     assert vm_sandbox.exec("cat", "/proc/sys/vm/swappiness").stdout.strip() == new_value
     # ...and the host's kernel never sees it; nor can root inside find the host's files.
     assert open("/proc/sys/vm/swappiness").read().strip() == host_value
     (vm_sandbox.tnk.home / "host-only-secret").write_text("SECRET-HOST-41c7\n")
-    found = vm_sandbox.exec("sudo", "grep", "-rl", "--exclude-dir=proc", "--exclude-dir=sys", "SECRET-HOST-41c7",
-                            "/", timeout=600)
+    found = vm_sandbox.exec("grep", "-rl", "--exclude-dir=proc", "--exclude-dir=sys", "SECRET-HOST-41c7", "/",
+                            root=True, timeout=600)
     assert found.stdout == "" and found.returncode == 1, found.stderr
 
 
@@ -134,5 +136,5 @@ def test_removing_and_rebuilding_the_base_disk_leaves_sandboxes_intact(vm_tnk, t
     rebuilt = box.run("image", "build", "--vm", timeout=900)
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert box.exec("cat", "/home/agent/mark").stdout == "kept\n"
-    fsck = box.exec("sudo", "dmesg")
+    fsck = box.exec("dmesg", root=True)
     assert "EXT4-fs error" not in fsck.stdout

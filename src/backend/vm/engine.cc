@@ -59,7 +59,8 @@ Result<UniqueFd> open_log(const std::filesystem::path& path) {
 }
 
 void set_identity(agent::ExecRequest& out, session::Identity identity) {
-  if (identity == session::Identity::kRoot) return;  // uid 0, gid 0
+  out.confined = identity != session::Identity::kProvision;  // only provisioning may sudo
+  if (identity == session::Identity::kRoot) return;          // uid 0, gid 0
   out.uid = kAgentUid;
   out.gid = kAgentGid;
   out.groups = {kAgentGid};

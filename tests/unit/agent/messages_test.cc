@@ -19,6 +19,7 @@ TEST(AgentMessagesTest, ExecRoundTrips) {
   r.tty = true;
   r.rows = 50;
   r.cols = 200;
+  r.confined = true;
   auto payload = encode_exec(r);
   ASSERT_TRUE(payload.ok());
   auto back = parse_exec(*payload);
@@ -31,6 +32,7 @@ TEST(AgentMessagesTest, ExecRoundTrips) {
   EXPECT_TRUE(back->tty);
   EXPECT_EQ(back->rows, 50);
   EXPECT_EQ(back->cols, 200);
+  EXPECT_TRUE(back->confined);
 }
 
 TEST(AgentMessagesTest, ExecDefaultsAndRefusals) {
@@ -39,6 +41,7 @@ TEST(AgentMessagesTest, ExecDefaultsAndRefusals) {
   EXPECT_FALSE(minimal->tty);
   EXPECT_EQ(minimal->rows, 24);
   EXPECT_TRUE(minimal->env.empty());
+  EXPECT_FALSE(minimal->confined);  // an older host's request: not confined
   EXPECT_EQ(error_of(parse_exec(R"({"argv":[],"cwd":"/","uid":0,"gid":0})")),
             "agent message exec: field 'argv' must name a program");
   EXPECT_EQ(error_of(parse_exec(R"({"argv":["x"],"cwd":"tmp","uid":0,"gid":0})")),
