@@ -11,6 +11,9 @@ user=${TNK_TEST_USER:-tnk-ci}
 sudo=()
 [ "$(id -u)" = 0 ] || sudo=(sudo)  # a user with sudo may run the suite too
 id "$user" >/dev/null 2>&1 || "${sudo[@]}" useradd --create-home --shell /bin/sh "$user"
+# useradd gives a new user a subordinate range only where /etc/subuid exists already; tnk setup adds it
+# (and a cgroup subtree) where it is missing.
+grep -q "^$user:" /etc/subuid 2>/dev/null || "${sudo[@]}" "$root/build/tnk" setup --user "$user"
 home=$(getent passwd "$user" | cut -d: -f6)
 
 stage=$(mktemp -d /tmp/tnk-rootless-XXXXXX)
