@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/files.h"
+#include "idmap/id_map.h"
 
 extern char** environ;
 
@@ -163,7 +164,7 @@ Result<int> root_session_userns() {
   Status made = ::read(ready.read_end.get(), &byte, 1) == 1 && byte == 0
                     ? ok_status()
                     : failed("cannot make the root sessions' user namespace");
-  const std::string map = "0 0 1000\n1001 1001 64535\n";
+  const std::string map = idmap::proc_map_text(idmap::agentless_map(idmap::kAgentId));
   for (const char* file : {"uid_map", "gid_map"}) {
     if (made.ok()) made = write_kernel_file("/proc/" + std::to_string(holder) + "/" + file, map);
   }

@@ -15,6 +15,10 @@ IdMap owner_map(IdRange range, uint32_t own_id) {
   return {{0, range.start, kInsideIdCount}, {kInsideIdCount, own_id, 1}};
 }
 
+IdMap agentless_map(uint32_t agent_id) {
+  return {{0, 0, agent_id}, {agent_id + 1, agent_id + 1, kInsideIdCount - agent_id - 1}};
+}
+
 std::optional<uint32_t> outside_id(const IdMap& map, uint32_t inside) {
   for (const auto& e : map) {
     if (inside >= e.inside && inside - e.inside < e.count) return e.outside + (inside - e.inside);

@@ -35,6 +35,10 @@ IdMap sandbox_map(IdRange range, uint32_t own_id, uint32_t agent_id);
 // chown and remove any of them.
 IdMap owner_map(IdRange range, uint32_t own_id);
 
+// The map of root sessions (ns: nested in the sandbox's namespace; vm: in the guest): every id
+// 0..65535 onto itself but `agent_id`, so that no capability of root acts on the agent's files.
+IdMap agentless_map(uint32_t agent_id);
+
 // The host id that inside id `inside` is; nullopt when it is not mapped.
 std::optional<uint32_t> outside_id(const IdMap& map, uint32_t inside);
 

@@ -67,7 +67,7 @@ int make_root_session_namespace(pid_t* nested) {
   char byte = 1;
   if (read(ready[0], &byte, 1) != 1 || byte != 0) return EPERM;
   close(ready[0]);
-  const std::string map = idmap::proc_map_text(root_session_map());
+  const std::string map = idmap::proc_map_text(idmap::agentless_map(idmap::kAgentId));
   for (const char* file : {"uid_map", "gid_map"}) {
     Status written = write_kernel_file("/proc/" + std::to_string(child) + "/" + file, map);
     if (!written.ok()) return written.error().sys_errno != 0 ? written.error().sys_errno : EIO;
@@ -145,11 +145,6 @@ Status run_holder_protocol(pid_t holder, int report, int go, const idmap::Userns
 }  // namespace
 
 int ns_clone_flag(NsIndex index) { return kCloneFlags[index]; }
-
-idmap::IdMap root_session_map() {
-  return {{0, 0, idmap::kAgentId},
-          {idmap::kAgentId + 1, idmap::kAgentId + 1, idmap::kInsideIdCount - idmap::kAgentId - 1}};
-}
 
 Result<Namespaces> create_namespaces(const idmap::UsernsMaps& maps, const std::vector<int>& cgroup_procs_fds) {
   TNK_ASSIGN_OR_RETURN(Pipe report, make_pipe());

@@ -30,9 +30,6 @@ struct Namespaces {
   int fd(NsIndex i) const { return fds[i].get(); }
 };
 
-// The root session namespace's map onto the sandbox's: everything but idmap::kAgentId.
-idmap::IdMap root_session_map();
-
 // The CLONE_NEW* flag of each index.
 int ns_clone_flag(NsIndex index);
 

@@ -51,6 +51,14 @@ TEST(IdMap, TheOwnerMapHoldsTheWholeRangeAndTheUser) {
   EXPECT_EQ(outside_id(map, kInsideIdCount), 1001u);
 }
 
+TEST(IdMap, TheAgentlessMapHoldsEveryIdButTheAgents) {
+  IdMap map = agentless_map(kAgentId);
+  EXPECT_EQ(proc_map_text(map), "0 0 1000\n1001 1001 64535\n");
+  EXPECT_EQ(outside_id(map, 0), 0u);
+  EXPECT_FALSE(outside_id(map, kAgentId));
+  EXPECT_EQ(outside_id(map, 65534), 65534u);
+}
+
 TEST(IdMap, HelperArgumentsAreTriplesInNewuidmapsOrder) {
   EXPECT_EQ(helper_args(owner_map({100000, 65536}, 1001)),
             (std::vector<std::string>{"0", "100000", "65536", "65536", "1001", "1"}));
