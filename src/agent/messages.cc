@@ -93,7 +93,8 @@ Result<std::string> encode_exec(const ExecRequest& r) {
                          {"tty", r.tty},
                          {"rows", r.rows},
                          {"cols", r.cols},
-                         {"confined", r.confined}},
+                         {"confined", r.confined},
+                         {"readonly_mount", r.readonly_mount}},
                     "exec");
 }
 
@@ -129,6 +130,8 @@ Result<ExecRequest> parse_exec(std::string_view payload) {
   r.rows = static_cast<uint16_t>(rows);
   r.cols = static_cast<uint16_t>(cols);
   TNK_ASSIGN_OR_RETURN(r.confined, f.optional_boolean("confined", false));
+  TNK_ASSIGN_OR_RETURN(r.readonly_mount, f.optional_string("readonly_mount"));
+  if (!r.readonly_mount.empty() && r.readonly_mount[0] != '/') return f.error("readonly_mount", "must be absolute");
   return r;
 }
 

@@ -42,8 +42,12 @@ struct ExecRequest {
   uint16_t rows = 24, cols = 80;  // the terminal's size when tty
   // Every session but provisioning: no_new_privs (sudo does nothing), and uid 0 runs in a user
   // namespace that does not map the agent's uid, so root cannot override the agent's files (the
-  // project). Absent in a request: false.
+  // project). Absent in a request: false. Confined sessions of a uid other than 0 (the agent's) also
+  // cannot make set-id files (confine::setid_mode_filter).
   bool confined = false;
+  // Set for provisioning: this mount (the project) is read-only for the session and everything it
+  // starts, root included. Absent: "".
+  std::string readonly_mount;
 };
 // Fails when a string is not valid UTF-8 (JSON text cannot carry it exactly).
 Result<std::string> encode_exec(const ExecRequest& request);

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "confine/readonly_view.h"
+#include "confine/setid_filter.h"
 #include "core/files.h"
 #include "idmap/id_map.h"
 
@@ -50,7 +52,9 @@ struct Report {
 
 // What the child needs, prepared before fork (the child only makes async-signal-safe calls).
 struct ChildPlan {
-  int root_userns = -1;  // confined uid 0: root_session_userns()
+  int root_userns = -1;                                    // confined uid 0: session_userns(kRootSession)
+  int provision_userns = -1;                               // with readonly_mount: session_userns(kProvision)
+  const std::vector<sock_filter>* setid_filter = nullptr;  // confined agent sessions
   std::vector<char*> argv, envp;
   std::vector<gid_t> groups;
   const ExecRequest* request = nullptr;
@@ -88,12 +92,24 @@ bool place(int fd, int target) {
   }
   const ExecRequest& r = *plan.request;
   if (plan.root_userns >= 0 && ::setns(plan.root_userns, CLONE_NEWUSER) != 0) fail(report_fd, kConfine);
+  // Guest root could remount the view read-write, or mount the project again: from a user namespace
+  // of its own, in a mount namespace copied there, it can do neither (the kernel locks the copied
+  // mounts, and virtiofs cannot be mounted outside the guest's first user namespace).
+  if (!r.readonly_mount.empty()) {
+    if (confine::make_readonly_view(r.readonly_mount.c_str()) != 0 ||
+        ::setns(plan.provision_userns, CLONE_NEWUSER) != 0 || ::unshare(CLONE_NEWNS) != 0) {
+      fail(report_fd, kConfine);
+    }
+  }
   if (r.confined && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(report_fd, kConfine);
   bool change_ids = ::geteuid() == 0 || r.uid != ::getuid() || r.gid != ::getgid();
   if (change_ids) {
     if (::setgroups(plan.groups.size(), plan.groups.data()) != 0) fail(report_fd, kGroups);
     if (::setgid(r.gid) != 0) fail(report_fd, kGid);
     if (::setuid(r.uid) != 0) fail(report_fd, kUid);
+  }
+  if (plan.setid_filter != nullptr && confine::load_seccomp_program(*plan.setid_filter) != 0) {
+    fail(report_fd, kConfine);
   }
   if (::chdir(r.cwd.c_str()) != 0) fail(report_fd, kChdir);
   environ = const_cast<char**>(plan.envp.data());  // execvp looks argv[0] up in this PATH
@@ -144,15 +160,21 @@ std::optional<Error> wait_report(int report_fd, pid_t pid, const ExecRequest& r)
   return error;
 }
 
-// The user namespace of confined root sessions, made once: every id of the guest but the agent's
-// (1000) mapped onto itself. Root keeps uid 0 (root-owned files stay its own, /proc/sys answers it), but
-// no capability acts on the agent's files, which the namespace does not map: the project on virtiofs.
-Result<int> root_session_userns() {
-  static int fd = -1;
+// The user namespaces sessions enter, made once each:
+// - kRootSession, for confined root sessions: every id of the guest but the agent's (1000) mapped onto
+//   itself. Root keeps uid 0 (root-owned files stay its own, /proc/sys answers it), but no capability
+//   acts on the agent's files, which the namespace does not map: the project on virtiofs.
+// - kProvision: every id 0..65535 onto itself. Root there is still root of the guest's files, but no
+//   longer of the guest's first mount namespace: it cannot undo the read-only project.
+enum UsernsKind { kRootSession, kProvision, kUsernsKinds };
+
+Result<int> session_userns(UsernsKind kind) {
+  static int fds[kUsernsKinds] = {-1, -1};
+  int& fd = fds[kind];
   if (fd >= 0) return fd;
   TNK_ASSIGN_OR_RETURN(Pipe ready, make_pipe());
   pid_t holder = ::fork();
-  if (holder < 0) return sys_error(errno, "cannot fork to make the root sessions' user namespace");
+  if (holder < 0) return sys_error(errno, "cannot fork to make a user namespace for the sessions");
   if (holder == 0) {
     char byte = ::unshare(CLONE_NEWUSER) == 0 ? 0 : 1;
     (void)!::write(ready.write_end.get(), &byte, 1);
@@ -163,8 +185,10 @@ Result<int> root_session_userns() {
   char byte = 1;
   Status made = ::read(ready.read_end.get(), &byte, 1) == 1 && byte == 0
                     ? ok_status()
-                    : failed("cannot make the root sessions' user namespace");
-  const std::string map = idmap::proc_map_text(idmap::agentless_map(idmap::kAgentId));
+                    : failed("cannot make a user namespace for the sessions");
+  const idmap::IdMap map_entries =
+      kind == kRootSession ? idmap::agentless_map(idmap::kAgentId) : idmap::IdMap{{0, 0, idmap::kInsideIdCount}};
+  const std::string map = idmap::proc_map_text(map_entries);
   for (const char* file : {"uid_map", "gid_map"}) {
     if (made.ok()) made = write_kernel_file("/proc/" + std::to_string(holder) + "/" + file, map);
   }
@@ -190,8 +214,13 @@ Result<SpawnedProcess> spawn_session(const ExecRequest& r) {
   ChildPlan plan;
   plan.request = &r;
   if (r.confined && r.uid == 0) {
-    TNK_ASSIGN_OR_RETURN(plan.root_userns, root_session_userns());
+    TNK_ASSIGN_OR_RETURN(plan.root_userns, session_userns(kRootSession));
   }
+  if (!r.readonly_mount.empty()) {
+    TNK_ASSIGN_OR_RETURN(plan.provision_userns, session_userns(kProvision));
+  }
+  static const std::vector<sock_filter> setid_filter = confine::setid_mode_filter();
+  if (r.confined && r.uid != 0) plan.setid_filter = &setid_filter;
   for (const auto& a : r.argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
   plan.argv.push_back(nullptr);
   for (const auto& e : r.env) plan.envp.push_back(const_cast<char*>(e.c_str()));

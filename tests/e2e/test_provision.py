@@ -56,6 +56,52 @@ def test_a_failing_script_names_its_line_and_leaves_the_sandbox_usable(any_tnk):
     assert box.exec("echo", "still-usable").stdout == "still-usable\n"
 
 
+PROJECT_PROBES = """#!/usr/bin/env bash
+set -uo pipefail
+try() {{ if "$@" >/dev/null 2>&1; then echo "ALLOWED: $*"; else echo "REFUSED: $*"; fi; }}
+try sudo touch /opt/by-provision-root
+try touch /home/agent/by-provision
+try cat /workspace/by-agent
+try sudo mount -o remount,rw {mount}
+try sudo mount -t virtiofs workspace /mnt
+try touch {mount}/by-provision
+try sudo touch {mount}/by-provision-root
+try sudo chown 0:0 {mount}/by-agent
+try sudo chmod 4755 {mount}/by-agent
+try sudo rm {mount}/by-agent
+"""
+
+
+def test_provisioning_sees_the_project_read_only_even_as_root(any_tnk):
+    add_profile(any_tnk, "probes", PROJECT_PROBES.format(mount="/workspace"))
+    box = Sandbox(any_tnk, any_tnk.project("readonly"))
+    (box.project / "by-agent").write_text("hi\n")
+    (box.project / "by-agent").chmod(0o644)
+    started = box.start("--profile", "probes")
+    lines = [line.split("] ", 1)[-1] for line in (started.stdout + started.stderr).splitlines()]
+    verdicts = [line for line in lines if line.startswith(("ALLOWED: ", "REFUSED: "))]
+    # Provisioning may change the sandbox's system and home and read the project (the positive
+    # controls); nothing it runs, root included, can change the project.
+    assert verdicts == [
+        "ALLOWED: sudo touch /opt/by-provision-root",
+        "ALLOWED: touch /home/agent/by-provision",
+        "ALLOWED: cat /workspace/by-agent",
+        "REFUSED: sudo mount -o remount,rw /workspace",
+        "REFUSED: sudo mount -t virtiofs workspace /mnt",
+        "REFUSED: touch /workspace/by-provision",
+        "REFUSED: sudo touch /workspace/by-provision-root",
+        "REFUSED: sudo chown 0:0 /workspace/by-agent",
+        "REFUSED: sudo chmod 4755 /workspace/by-agent",
+        "REFUSED: sudo rm /workspace/by-agent",
+    ], started.stdout + started.stderr
+    assert sorted(p.name for p in box.project.iterdir()) == ["by-agent"]
+    owner, after = box.project.stat(), (box.project / "by-agent").stat()
+    assert (after.st_uid, after.st_gid, after.st_mode) == (owner.st_uid, owner.st_gid, 0o100644)
+    # The same write as the agent's own session, after provisioning: the project is the agent's.
+    assert box.exec("touch", "/workspace/by-session").returncode == 0
+    assert box.exec("test", "-e", "/opt/by-provision-root").returncode == 0
+
+
 FETCH = """#!/usr/bin/env bash
 set -Eeuo pipefail
 code=$(curl -sS -o /dev/null -w '%{{http_code}}' {release})

@@ -169,6 +169,11 @@ ROOT_PROBES = ("touch /workspace/by-root", "chown 0:0 /workspace/by-agent", "rm 
                "echo x >> /workspace/by-agent", "chmod 4755 /workspace/by-agent")
 
 
+SETID_PROBES = ("chmod u+s /workspace/by-agent", "chmod g+s /workspace/by-agent",
+                "perl -MFcntl -e 'sysopen(F, \"/workspace/suid\", O_CREAT|O_WRONLY, 04755) or die \"$!\\n\"'",
+                "touch /home/agent/f && chmod u+s /home/agent/f")
+
+
 def check_root_inside_cannot_change_the_project(run, project, owner, backend="ns"):
     """`run(*argv)` runs tnk in `project`; `owner` is who the agent's files must belong to on the host."""
     started = run("sandbox", "start", "--backend", backend, "--profile", "base")
@@ -184,6 +189,12 @@ def check_root_inside_cannot_change_the_project(run, project, owner, backend="ns
     for probe in ROOT_PROBES:
         refused = run("sandbox", "exec", "--root", "--", "sh", "-c", probe)
         assert refused.returncode != 0, probe
+    # The agent owns the project but cannot make a set-id file of the user's in it (nor anywhere: the
+    # same chmod as root inside, on the sandbox's own system, is the positive control).
+    assert run("sandbox", "exec", "--root", "--", "chmod", "4755", "/etc/by-root").returncode == 0
+    for probe in SETID_PROBES:
+        refused = run("sandbox", "exec", "--", "sh", "-c", probe)
+        assert refused.returncode != 0 and "Operation not permitted" in refused.stderr, (probe, refused.stderr)
     assert sorted(p.name for p in project.iterdir()) == ["by-agent"]
     st = (project / "by-agent").stat()
     assert ((st.st_uid, st.st_gid), st.st_mode & 0o7777, (project / "by-agent").read_text()) == (owner, 0o644, "hi\n")

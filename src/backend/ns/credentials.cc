@@ -13,6 +13,7 @@
 
 #include "backend/ns/seccomp.h"
 #include "backend/ns/syscalls.h"
+#include "confine/setid_filter.h"
 #include "core/files.h"
 
 namespace tnk::ns {
@@ -48,8 +49,8 @@ StepError no_new_privs() {
   return {};
 }
 
-StepError load_filter(const CredentialPlan& plan) {
-  if (plan.seccomp == nullptr || load_seccomp_filter(*plan.seccomp) != 0) return fail(Step::kSeccomp);
+StepError load_filter(const std::vector<sock_filter>* program) {
+  if (program == nullptr || confine::load_seccomp_program(*program) != 0) return fail(Step::kSeccomp);
   return {};
 }
 
@@ -78,11 +79,12 @@ StepError apply_identity(const CredentialPlan& plan) {
       if (e.ok()) e = set_ids(kAgentId, kAgentId);
       if (e.ok()) e = set_caps(0);  // the uid change cleared permitted/effective; this clears inheritable
       if (e.ok()) e = no_new_privs();
-      if (e.ok()) e = load_filter(plan);
+      if (e.ok()) e = load_filter(plan.seccomp);
+      if (e.ok()) e = load_filter(plan.setid_filter);
       return e;
     case Identity::kAgentWithSudo:
       e = limit_bounding_set(plan.last_cap, docker);
-      if (e.ok()) e = load_filter(plan);  // without no_new_privs this needs CAP_SYS_ADMIN: load it now
+      if (e.ok()) e = load_filter(plan.seccomp);  // without no_new_privs this needs CAP_SYS_ADMIN: load it now
       if (e.ok()) e = set_ids(kAgentId, kAgentId);
       if (e.ok()) e = set_caps(0);
       return e;
@@ -94,7 +96,7 @@ StepError apply_identity(const CredentialPlan& plan) {
       if (e.ok()) e = set_ids(0, 0);
       if (e.ok()) e = set_caps(docker);
       if (e.ok()) e = no_new_privs();
-      if (e.ok()) e = load_filter(plan);
+      if (e.ok()) e = load_filter(plan.seccomp);
       return e;
   }
   errno = EINVAL;

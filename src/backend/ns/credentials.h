@@ -21,12 +21,14 @@ uint64_t docker_default_capabilities();
 
 struct CredentialPlan {
   Identity identity = Identity::kAgent;
-  int last_cap = 40;                                  // /proc/sys/kernel/cap_last_cap, read before fork
-  const std::vector<sock_filter>* seccomp = nullptr;  // the filter to load
-  int root_session_userns = -1;                       // Namespaces::root_session_user
+  int last_cap = 40;                                       // /proc/sys/kernel/cap_last_cap, read before fork
+  const std::vector<sock_filter>* seccomp = nullptr;       // the filter to load
+  const std::vector<sock_filter>* setid_filter = nullptr;  // kAgent's second: confine::setid_mode_filter
+  int root_session_userns = -1;                            // Namespaces::root_session_user
 };
 
-// kAgent: uid/gid 1000, no supplementary groups, every capability set empty, no_new_privs, seccomp.
+// kAgent: uid/gid 1000, no supplementary groups, every capability set empty, no_new_privs, seccomp and
+//   the set-id mode filter (the agent owns the project: no setuid file of the user's there).
 // kAgentWithSudo: uid/gid 1000 with the bounding set limited to Docker's defaults and no no_new_privs,
 //   so setuid `sudo` inside works (and gives root with those capabilities); seccomp is loaded while
 //   still privileged, before the uid change.

@@ -78,6 +78,8 @@ class NsEngine : public Engine {
     spec.env = request.env;
     spec.cwd = request.cwd;
     spec.identity = to_ns(request.identity);
+    // Provisioning's root could otherwise write the project (and chown or setuid files in it).
+    if (request.identity == session::Identity::kProvision) spec.readonly_mount = config_.mount_point;
     spec.tty = request.tty;
     spec.rows = request.rows;
     spec.cols = request.cols;

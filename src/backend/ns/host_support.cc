@@ -19,6 +19,7 @@
 #include "backend/ns/seccomp.h"
 #include "backend/ns/syscalls.h"
 #include "backend/ns/userns.h"
+#include "confine/setid_filter.h"
 #include "core/files.h"
 #include "core/user_name.h"
 #include "idmap/subordinate_ids.h"
@@ -189,7 +190,7 @@ ProbeResult probe_seccomp() {
   const auto& prog = *filter;
   int err = in_child([&prog] {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
-    return load_seccomp_filter(prog) == 0 ? 0 : errno;
+    return confine::load_seccomp_program(prog) == 0 ? 0 : errno;
   });
   const scmp_version* v = seccomp_version();
   std::string version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->micro);

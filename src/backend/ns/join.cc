@@ -33,6 +33,7 @@
 #include "backend/ns/session.h"
 #include "backend/ns/steps.h"
 #include "backend/ns/syscalls.h"
+#include "confine/setid_filter.h"
 #include "session/protocol.h"
 
 namespace tnk::ns {
@@ -114,6 +115,7 @@ std::optional<Request> receive_request(int channel) {
     r.spec.env = body.at("env").get<std::vector<std::string>>();
     r.spec.cwd = body.at("cwd").get<std::string>();
     r.spec.identity = static_cast<Identity>(body.at("identity").get<int>());
+    r.spec.readonly_mount = body.at("readonly_mount").get<std::string>();
     r.spec.tty = body.at("tty").get<bool>();
     r.stdio_given = body.at("stdio").get<std::vector<bool>>();
     r.fds = std::move((*message)->fds);
@@ -133,6 +135,7 @@ void clone_session(const JoinerPlan& joiner, Request& r) {
     if (r.stdio_given[i] && next < r.fds.size()) plan.stdio[i] = r.fds[next++].get();
   }
   plan.cwd = r.spec.cwd;
+  plan.readonly_mount = r.spec.readonly_mount;
   plan.credentials = joiner.credentials;
   plan.credentials.identity = r.spec.identity;
   fill_exec_vectors(r.spec, &plan);
@@ -197,6 +200,8 @@ Error session_error(Step step, int err, const SessionSpec& spec, pid_t init_pid)
     case Step::kCloneSession: return sys_error(err, "creating the session process in the sandbox");
     case Step::kCapabilities: return sys_error(err, "sandbox: dropping capabilities");
     case Step::kRootNamespace: return sys_error(err, "sandbox: making the root session's user namespace");
+    case Step::kReadonlyView:
+      return sys_error(err, "sandbox: making " + spec.readonly_mount + " read-only for the provisioning session");
     default: break;
   }
   return sys_error(err, "sandbox: starting the session (step " + std::to_string(static_cast<int>(step)) + ")");
@@ -240,6 +245,7 @@ Result<Joiner> Joiner::start(const Sandbox& sandbox) {
   // The filter is the same for every session: compiled once per process, not per exec.
   static const Result<std::vector<sock_filter>> compiled = build_seccomp_filter();
   if (!compiled) return compiled.error();
+  static const std::vector<sock_filter> setid_filter = confine::setid_mode_filter();
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return sys_error(errno, "socketpair");
   UniqueFd channel(pair[0]), far_end(pair[1]);
@@ -249,7 +255,8 @@ Result<Joiner> Joiner::start(const Sandbox& sandbox) {
   for (const auto& fd : cgroups) plan.cgroup_procs_fds.push_back(fd.get());
   plan.channel = far_end.get();
   plan.report_fd = pipe.write_end.get();
-  plan.credentials = CredentialPlan{Identity::kAgent, last_cap, &*compiled, sandbox.namespaces.root_session_user.get()};
+  plan.credentials =
+      CredentialPlan{Identity::kAgent, last_cap, &*compiled, &setid_filter, sandbox.namespaces.root_session_user.get()};
   pid_t pid = fork();
   if (pid < 0) return sys_error(errno, "forking the sandbox's joiner");
   if (pid == 0) run_joiner(plan);
@@ -289,9 +296,13 @@ Result<Session> Joiner::spawn(const SessionSpec& spec) {
       if (fd >= 0) fds.push_back(fd);
     }
   }
-  nlohmann::json request = {{"argv", spec.argv}, {"env", spec.env},
-                            {"cwd", spec.cwd},   {"identity", static_cast<int>(spec.identity)},
-                            {"tty", spec.tty},   {"stdio", stdio_given}};
+  nlohmann::json request = {{"argv", spec.argv},
+                            {"env", spec.env},
+                            {"cwd", spec.cwd},
+                            {"identity", static_cast<int>(spec.identity)},
+                            {"readonly_mount", spec.readonly_mount},
+                            {"tty", spec.tty},
+                            {"stdio", stdio_given}};
   Status sent = session::send_message(channel_.get(), request, fds);
   if (!sent.ok()) return sent.error().context("the sandbox's joiner (pid " + std::to_string(pid_) + ") is gone");
   pipe.write_end.reset();

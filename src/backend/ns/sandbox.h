@@ -76,6 +76,7 @@ struct SessionSpec {
   std::vector<std::string> env;   // the complete environment, KEY=VALUE (nothing inherited)
   std::string cwd;                // inside; a missing directory is an error
   Identity identity = Identity::kAgent;
+  std::string readonly_mount;  // set (provisioning): this mount, the project, is read-only for the session
   bool tty = false;
   unsigned short rows = 24, cols = 80;
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // when !tty: dup2'ed in the child; -1 = /dev/null

@@ -143,11 +143,4 @@ Result<std::vector<sock_filter>> build_seccomp_filter() {
   return prog;
 }
 
-int load_seccomp_filter(const std::vector<sock_filter>& program) {
-  sock_fprog fprog{};
-  fprog.len = static_cast<unsigned short>(program.size());
-  fprog.filter = const_cast<sock_filter*>(program.data());
-  return static_cast<int>(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog));
-}
-
 }  // namespace tnk::ns

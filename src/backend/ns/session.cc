@@ -10,6 +10,7 @@
 #include "backend/ns/signals.h"
 #include "backend/ns/steps.h"
 #include "backend/ns/syscalls.h"
+#include "confine/readonly_view.h"
 
 namespace tnk::ns {
 
@@ -114,6 +115,11 @@ void fill_exec_vectors(const SessionSpec& spec, SessionPlan* plan) {
   setup_stdio(plan);
   // Whatever the caller left without CLOEXEC must not reach the program.
   close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  // Still mapped root: the session's own mount namespace, in which the seccomp filter loaded next
+  // refuses any remount.
+  if (!plan.readonly_mount.empty() && confine::make_readonly_view(plan.readonly_mount.c_str()) != 0) {
+    die(plan, Step::kReadonlyView, errno);
+  }
   StepError e = apply_rlimits();
   if (e.ok()) e = apply_identity(plan.credentials);
   if (!e.ok()) die(plan, e.step, e.err);

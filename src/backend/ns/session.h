@@ -17,6 +17,7 @@ struct SessionPlan {
   int tty_slave = -1;           // >= 0: becomes the controlling tty and stdio
   int stdio[3] = {-1, -1, -1};  // when no tty; -1 = /dev/null
   std::string cwd;
+  std::string readonly_mount;  // non-empty: confine::make_readonly_view before the identity change
   CredentialPlan credentials;
   std::vector<std::string> candidates;  // paths to try for argv[0], in order
   std::vector<char*> argv;              // null-terminated, pointing into the SessionSpec

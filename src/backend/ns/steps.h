@@ -58,6 +58,7 @@ enum class Step : int32_t {
   kStdio,
   kRlimits,
   kRootNamespace,
+  kReadonlyView,
   kCapabilities,
   kNoNewPrivs,
   kSeccomp,

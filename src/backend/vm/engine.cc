@@ -132,6 +132,8 @@ class VmEngine : public Engine {
     exec.env = request.env;
     exec.cwd = request.cwd.empty() ? config_.mount_point : request.cwd;
     set_identity(exec, request.identity);
+    // Provisioning's root could otherwise write the project (and chown or setuid files in it).
+    if (request.identity == session::Identity::kProvision) exec.readonly_mount = config_.mount_point;
     exec.tty = request.tty;
     exec.rows = request.rows;
     exec.cols = request.cols;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "backend/ns/seccomp.h"
+#include "confine/setid_filter.h"
 #include "core/files.h"
 #include "core/subprocess.h"
 #include "ns_test_util.h"
@@ -74,7 +75,8 @@ std::map<std::string, std::string> calls_in_child(bool filtered) {
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    if (filtered && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || load_seccomp_filter(*filter) != 0)) _exit(2);
+    if (filtered && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::load_seccomp_program(*filter) != 0))
+      _exit(2);
     std::string out;
     auto show = [&](const char* name, long rc) {
       out += std::string(name) + "=" + (rc < 0 ? strerrorname_np(errno) : "ok") + "\n";

@@ -1,0 +1,97 @@
+// The set-id mode filter, loaded in a forked child and paired with the same calls in a child without it:
+// every call that can give a file S_ISUID or S_ISGID succeeds unfiltered and fails with the filter,
+// while the same calls without those bits succeed in both.
+#include "confine/setid_filter.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "temp_dir.h"
+
+namespace tnk::confine {
+namespace {
+
+using testing_support::TempDir;
+
+// "name=ok|ERRNAME" lines from a child that makes each call in `dir`.
+std::map<std::string, std::string> calls_in_child(const std::string& dir, bool filtered) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const std::vector<sock_filter> filter = setid_mode_filter();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    if (filtered && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || load_seccomp_program(filter) != 0)) _exit(2);
+    umask(0);
+    std::string out;
+    auto show = [&](const char* name, long rc) {
+      out += std::string(name) + "=" + (rc < 0 ? strerrorname_np(errno) : "ok") + "\n";
+    };
+    std::string file = dir + "/f", made = dir + "/made", node = dir + "/node", plain = dir + "/plain";
+    int fd = open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    show("chmod_plain", chmod(file.c_str(), 0755));
+    show("chmod_suid", chmod(file.c_str(), 04755));
+    show("chmod_sgid", chmod(file.c_str(), 02755));
+    show("fchmod_suid", fchmod(fd, 04755));
+    show("fchmodat_sgid", fchmodat(AT_FDCWD, file.c_str(), 02755, 0));
+    long made_fd = syscall(SYS_openat, AT_FDCWD, made.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 04755);
+    show("openat_suid", made_fd);
+    long plain_fd = syscall(SYS_openat, AT_FDCWD, plain.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0755);
+    show("openat_plain", plain_fd);
+    show("creat_suid", syscall(SYS_creat, (dir + "/creat").c_str(), 04755));
+    show("mknodat_suid", mknodat(AT_FDCWD, node.c_str(), S_IFREG | 04644, 0));
+    show("io_uring_setup", syscall(SYS_io_uring_setup, 1, nullptr));
+    (void)!write(fds[1], out.data(), out.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  std::map<std::string, std::string> calls;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    auto eq = line.find('=');
+    calls[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return calls;
+}
+
+TEST(SetidFilterTest, RefusesSetIdModesThatSucceedWithoutIt) {
+  TempDir open_dir("tnk-setid-open"), filtered_dir("tnk-setid-filtered");
+  auto open = calls_in_child(open_dir.path().string(), false);
+  auto filtered = calls_in_child(filtered_dir.path().string(), true);
+  for (const char* call :
+       {"chmod_suid", "chmod_sgid", "fchmod_suid", "fchmodat_sgid", "openat_suid", "creat_suid", "mknodat_suid"}) {
+    EXPECT_EQ(open[call], "ok") << call;
+    EXPECT_EQ(filtered[call], "EPERM") << call;
+  }
+  for (const char* call : {"chmod_plain", "openat_plain"}) {
+    EXPECT_EQ(open[call], "ok") << call;
+    EXPECT_EQ(filtered[call], "ok") << call;
+  }
+  EXPECT_EQ(filtered["io_uring_setup"], "EPERM");
+  EXPECT_NE(open["io_uring_setup"], "EPERM");  // EFAULT: the kernel looked at the (null) parameters
+  struct stat st {};
+  ASSERT_EQ(stat((filtered_dir.path() / "f").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID), 0U);
+  EXPECT_NE(access((filtered_dir.path() / "made").c_str(), F_OK), 0);
+}
+
+}  // namespace
+}  // namespace tnk::confine
