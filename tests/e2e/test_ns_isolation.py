@@ -41,6 +41,18 @@ def test_seccomp_refuses_what_the_host_allows(sandbox, call):
     assert inside.stdout.strip() == "EPERM", inside.stdout + inside.stderr
 
 
+def test_m1_vsock_refused_inside_and_an_inet_socket_is_not(sandbox):
+    """Security review M1: AF_VSOCK is not tied to a network namespace; the sandbox's filter refuses it
+    (and every family but unix, inet, inet6 and netlink) as a kernel without it would."""
+    probe = compile_probe(sandbox.project)
+    host = subprocess.run([str(probe), "vsock"], capture_output=True, text=True)
+    if host.stdout.strip() != "OK":
+        pytest.skip(f"this host cannot make an AF_VSOCK socket ({host.stdout.strip()}): the pair would prove nothing")
+    assert sandbox.exec("/workspace/probe", "vsock").stdout.strip() == "EAFNOSUPPORT"
+    assert sandbox.exec("/workspace/probe", "vsock", root=True).stdout.strip() == "EAFNOSUPPORT"
+    assert sandbox.exec("/workspace/probe", "inet").stdout.strip() == "OK"
+
+
 def test_mount_refused_inside_allowed_in_own_namespace_on_host(sandbox):
     probe = compile_probe(sandbox.project)
     host = subprocess.run(["unshare", "-Urm", str(probe), "mount"], capture_output=True, text=True)

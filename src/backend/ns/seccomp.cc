@@ -6,9 +6,11 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +27,12 @@ namespace {
 // in clone(2) that bit is part of the exit signal; unshare(2) is refused as a whole.
 constexpr uint64_t kCloneNewFlags[] = {CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
                                        CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET};
+
+// The socket families a sandbox uses: local, IPv4/IPv6 (in its own network namespace), and netlink
+// (route, sock_diag: ip, ss). Every other family is refused: AF_VSOCK is not tied to a network namespace
+// and reaches the hypervisor's or the host's vsock services (security review M1); AF_PACKET, AF_ALG,
+// TIPC, RDS and the rest are kernel surface an agent has no use for. Docker refuses AF_VSOCK too.
+constexpr int kSocketFamilies[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 
 // personality(2) values programs use: PER_LINUX, PER_LINUX32, ADDR_NO_RANDOMIZE (with either), and the
 // 0xffffffff query. Others (READ_IMPLIES_EXEC, ...) weaken the address space protections.
@@ -87,6 +95,15 @@ Status add_rules(scmp_filter_ctx ctx) {
                               SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, request));
     if (rc < 0) return rule_error(rc, "ioctl");
   }
+  // socket's family is an int: compare the low 32 bits. EAFNOSUPPORT, as a kernel without the family
+  // answers, so that programs fall back as they would there.
+  for (int family = 0; family < AF_MAX; ++family) {
+    if (std::find(std::begin(kSocketFamilies), std::end(kSocketFamilies), family) != std::end(kSocketFamilies)) continue;
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0_32(SCMP_CMP_EQ, family));
+    if (rc < 0) return rule_error(rc, "socket");
+  }
+  int above = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0_32(SCMP_CMP_GE, AF_MAX));
+  if (above < 0) return rule_error(above, "socket");
   // clone's flags are its first argument on x86_64 and arm64 (s390 swaps the first two).
   for (uint64_t flag : kCloneNewFlags) {
     int rc =

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,6 +88,11 @@ std::map<std::string, std::string> calls_in_child(bool filtered) {
     show("personality_query", syscall(SYS_personality, 0xffffffffUL));
     show("clone3", syscall(SYS_clone3, nullptr, 0));
     show("tiocsti_high", syscall(SYS_ioctl, 0, 0x100000000UL | TIOCSTI, &c));
+    show("socket_vsock", socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    show("socket_vsock_high", syscall(SYS_socket, 0x100000000UL | AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    show("socket_unknown_family", socket(AF_MAX + 7, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    show("socket_inet", socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    show("socket_netlink", socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0));
     long child = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
     if (child == 0) _exit(0);
     if (child > 0) waitpid(static_cast<pid_t>(child), nullptr, 0);
@@ -121,6 +127,10 @@ TEST(NsSeccompTest, FilterRefusesWhatItShouldAndOnlyThat) {
   EXPECT_EQ(filtered["tiocsti_high"], "EPERM");  // the request is compared on its low 32 bits
   EXPECT_EQ(filtered["unshare"], "EPERM");
   EXPECT_EQ(filtered["clone_newuser"], "EPERM");
+  EXPECT_EQ(filtered["socket_vsock"], "EAFNOSUPPORT");
+  EXPECT_EQ(filtered["socket_vsock_high"], "EAFNOSUPPORT");  // the family is compared on its low 32 bits
+  EXPECT_EQ(filtered["socket_inet"], "ok");
+  EXPECT_EQ(filtered["socket_netlink"], "ok");
   // The pair: without the filter none of these is refused with the filter's answers.
   EXPECT_NE(plain["keyctl"], "EPERM");
   EXPECT_EQ(plain["personality_bad"], "ok");
@@ -128,6 +138,9 @@ TEST(NsSeccompTest, FilterRefusesWhatItShouldAndOnlyThat) {
   EXPECT_NE(plain["tiocsti_high"], "EPERM");  // stdin is not a tty here: ENOTTY
   EXPECT_EQ(plain["unshare"], "ok");
   EXPECT_EQ(plain["clone_newuser"], "ok");
+  EXPECT_EQ(plain["socket_inet"], "ok");
+  EXPECT_EQ(filtered["socket_unknown_family"], "EAFNOSUPPORT");
+  EXPECT_EQ(plain["socket_unknown_family"], "EAFNOSUPPORT");  // the kernel's own answer, matched
 }
 
 constexpr const char* kProbeSource = R"(#define _GNU_SOURCE
