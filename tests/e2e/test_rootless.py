@@ -266,3 +266,47 @@ def test_a_project_of_root_or_of_another_user_is_refused(tnk, user_tnk):
     allowed = user_tnk.run("sandbox", "exec", "--", "true", cwd=foreign)
     assert allowed.returncode == 0, allowed.stderr
     tnk.run("sandbox", "delete", "--yes", cwd=root_owned, timeout=120)
+
+
+def check_the_sandbox_sees_the_projects_submounts(run, project, owner):
+    """Security review L9: a host mount point inside the project shows the mounted tree in the sandbox,
+    as on the host, not the files that lie hidden under it."""
+    sub, other = project / "sub", Path(tempfile.mkdtemp(prefix="tnk-e2e-submount-", dir="/tmp"))
+    sub.mkdir()
+    (sub / "hidden-under-the-mount.txt").write_text("hidden\n")
+    (other / "mounted.txt").write_text("mounted\n")
+    for path in (sub, sub / "hidden-under-the-mount.txt", other, other / "mounted.txt"):
+        os.chown(path, *owner)
+    subprocess.run(["mount", "--bind", str(other), str(sub)], check=True)
+    try:
+        assert os.listdir(sub) == ["mounted.txt"]  # what the host's user sees
+        started = run("sandbox", "start", "--profile", "base")
+        assert started.returncode == 0, started.stderr
+        listed = run("sandbox", "exec", "--", "ls", "/workspace/sub")
+        assert listed.stdout.split() == ["mounted.txt"], listed.stdout + listed.stderr
+        wrote = run("sandbox", "exec", "--", "sh", "-c", "echo in > /workspace/sub/written-inside")
+        assert wrote.returncode == 0, wrote.stderr
+        assert (other / "written-inside").read_text() == "in\n"
+        run("sandbox", "stop")
+    finally:
+        subprocess.run(["umount", str(sub)], check=True)
+        shutil.rmtree(other, ignore_errors=True)
+    assert os.listdir(sub) == ["hidden-under-the-mount.txt"]
+
+
+@pytest.mark.parametrize("backend", ["ns", "vm"])
+def test_l9_the_sandbox_sees_the_projects_submounts_as_the_user_does(user_tnk, backend):
+    project = user_tnk.project()
+    check_the_sandbox_sees_the_projects_submounts(
+        lambda *argv: user_tnk.run(*argv[:2], *(["--backend", backend] if argv[1] == "start" else []), *argv[2:],
+                                   cwd=project), project, (user_tnk.account.pw_uid, user_tnk.account.pw_gid))
+
+
+def test_l9_a_sandbox_root_started_sees_the_projects_submounts_too(tnk):
+    use_shared_cache(tnk)
+    project = tnk.project()
+    try:
+        check_the_sandbox_sees_the_projects_submounts(lambda *argv: tnk.run(*argv, cwd=project, timeout=600), project,
+                                                      (PROJECT_OWNER, PROJECT_OWNER))
+    finally:
+        tnk.run("sandbox", "delete", "--yes", cwd=project, timeout=120)

@@ -135,12 +135,13 @@ bool others_alive() {
 }
 
 // A detached bind of `path` with `attrs`, made in the sandbox's mount namespace; -1 with errno.
-int detached_bind(const std::string& path, uint64_t attrs) {
-  int tree = open_tree(AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+// `recursive`: 0, or AT_RECURSIVE to take the mounts below `path` along (Submounts::kInclude).
+int detached_bind(const std::string& path, uint64_t attrs, unsigned recursive = 0) {
+  int tree = open_tree(AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | recursive);
   if (tree < 0) return -1;
   mount_attr attr{};
   attr.attr_set = attrs;
-  if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) != 0) {
+  if (mount_setattr(tree, "", AT_EMPTY_PATH | recursive, &attr, sizeof(attr)) != 0) {
     int err = errno;
     close(tree);
     errno = err;
@@ -155,7 +156,7 @@ void make_rootless_binds(const InitPlan& plan, OpenedDirs& dirs) {
   constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
   dirs.lower = detached_bind(plan.image_root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV);
   if (dirs.lower < 0) die(plan.report_fd, Step::kAttachLower, errno);
-  dirs.project = detached_bind(plan.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  dirs.project = detached_bind(plan.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, AT_RECURSIVE);
   if (dirs.project < 0) die(plan.report_fd, Step::kMountProject, errno);
   dirs.hosts = detached_bind(plan.hosts_file, kReadOnly);
   if (dirs.hosts < 0) die(plan.report_fd, Step::kBindHosts, errno);

@@ -118,7 +118,8 @@ Status make_trees(const SandboxSpec& spec, Prepared& p) {
                                      {{project.st_gid, kHostIdBase + kAgentId, 1}}};
     TNK_ASSIGN_OR_RETURN(UniqueFd project_ns, idmap::create_userns(owner_to_agent, &p.helpers));
     TNK_ASSIGN_OR_RETURN(p.project,
-                         detached_tree(spec.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, project_ns.get()));
+                         detached_tree(spec.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, project_ns.get(),
+                                       Submounts::kInclude));
   }
   constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
   TNK_RETURN_IF_ERROR(write_runtime_files(spec));

@@ -60,8 +60,10 @@ std::string step_hint(Step step, int err) {
       return "overlayfs must work inside a user namespace on an idmapped lower layer (Linux >= 5.19), and the "
              "upper and work directories must be on a filesystem with user xattrs (ext4, xfs, btrfs); run "
              "`tnk doctor`";
-    case Step::kAttachLower:
-    case Step::kMountProject: return "idmapped mounts need Linux >= 5.12; run `tnk doctor`";
+    case Step::kAttachLower: return "idmapped mounts need Linux >= 5.12; run `tnk doctor`";
+    case Step::kMountProject:
+      return "the project and every mount below it are bound into the sandbox (run by root: idmapped, which "
+             "needs Linux >= 5.12 and file systems that support it); run `tnk doctor`";
     case Step::kUnshare:
     case Step::kSetnsUser: return "user namespaces may be restricted on this host; run `tnk doctor`";
     case Step::kJoinCgroup: return "remove the sandbox's cgroup limits or run `tnk doctor`";
