@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "backend/lima/doctor_check.h"
@@ -12,7 +13,9 @@
 #if TNK_LINUX_BACKENDS
 #include "backend/ns/host_support.h"
 #include "backend/vm/doctor_checks.h"
+#include "core/files.h"
 #include "core/user_name.h"
+#include "idmap/root_ranges.h"
 #include "idmap/userns.h"
 #endif
 
@@ -33,20 +36,41 @@ void add_ns_probe(doctor::Registry& registry, const char* id, const char* title,
                 }});
 }
 
+// Root's sandboxes map onto root's own ranges; without them, onto 100000-165535, which /etc/subuid may
+// give a user too (security review L5).
+Outcome root_ids_outcome() {
+  const idmap::RootRanges ranges = idmap::root_ranges();
+  const std::string where = "uids " + idmap::range_text(ranges.uids) + ", gids " + idmap::range_text(ranges.gids);
+  const std::string rootless = "; the normal way is rootless, tnk run by an ordinary user";
+  if (ranges.reserved)
+    return {Status::kOk, "running as root: sandboxes map to root's own range (" + where + ")" + rootless, ""};
+  std::vector<std::string> owners;
+  for (const char* file : {idmap::kSubuidFile, idmap::kSubgidFile}) {
+    auto content = read_file(file);
+    if (!content) continue;
+    for (auto& owner : idmap::overlapping_owners(*content, file == idmap::kSubuidFile ? ranges.uids : ranges.gids)) {
+      if (std::find(owners.begin(), owners.end(), owner) == owners.end()) owners.push_back(owner);
+    }
+  }
+  std::string shared;
+  for (const auto& owner : owners) shared += (shared.empty() ? "" : ", ") + owner;
+  const std::string fix = idmap::add_range_command("root") + " (reserves a range of its own for root's sandboxes)";
+  if (owners.empty()) {
+    return {Status::kInfo, "running as root: sandboxes map to " + where + ", reserved for no one" + rootless, fix};
+  }
+  return {Status::kWarn,
+          "running as root: sandboxes map to " + where + ", which /etc/subuid or /etc/subgid also gives to " + shared +
+              ": their containers and sandboxes share those host ids",
+          fix};
+}
+
 // An ordinary user's sandboxes map their root and system users onto its subordinate ranges.
 Outcome subids_outcome() {
-  if (::geteuid() == 0) {
-    return {Status::kInfo,
-            "running as root: sandboxes map to host uids 100000+; the normal way is rootless, tnk run by an "
-            "ordinary user (after `sudo tnk setup --user NAME`)",
-            ""};
-  }
+  if (::geteuid() == 0) return root_ids_outcome();
   auto ids = idmap::rootless_ids();
   if (!ids) return {Status::kFail, ids.error().message, idmap::add_range_command(effective_user_name())};
-  auto text = [](idmap::IdRange r) {
-    return std::to_string(r.start) + "-" + std::to_string(uint64_t{r.start} + r.count - 1);
-  };
-  return {Status::kOk, ids->name + ": uids " + text(ids->uids) + ", gids " + text(ids->gids), ""};
+  return {Status::kOk, ids->name + ": uids " + idmap::range_text(ids->uids) + ", gids " + idmap::range_text(ids->gids),
+          ""};
 }
 
 Outcome map_helpers_outcome() {

@@ -138,9 +138,10 @@ Result<int> run_setup(Context& ctx, const std::string& user, bool dry_run) {
   const passwd* found = ::getpwnam(user.c_str());
   if (found == nullptr) return not_found("no user " + user, "create the user first (useradd " + user + ")");
   const passwd pw = *found;
-  if (pw.pw_uid == 0) return usage_error("tnk setup is for an ordinary user, not root", "sudo tnk setup --user NAME");
+  const bool for_root = pw.pw_uid == 0;
   TNK_ASSIGN_OR_RETURN(host::SetupFacts facts, gather_setup_facts(ctx, pw));
-  TNK_ASSIGN_OR_RETURN(std::vector<host::SetupStep> steps, host::plan_setup(facts));
+  TNK_ASSIGN_OR_RETURN(std::vector<host::SetupStep> steps,
+                       for_root ? host::plan_root_setup(facts) : host::plan_setup(facts));
   for (const auto& step : steps) {
     if (!dry_run) {
       for (const auto& op : step.ops) {
@@ -157,6 +158,8 @@ Result<int> run_setup(Context& ctx, const std::string& user, bool dry_run) {
   }
   if (ctx.out.machine()) {
     ctx.out.document(host::setup_json(user, steps, dry_run), [](std::ostream&) {});
+  } else if (!dry_run && for_root) {
+    ctx.out.raw("root's sandboxes map to root's own range now (sandboxes made before keep the ids they have)\n");
   } else if (!dry_run) {
     ctx.out.raw(user + " can run sandboxes now (`tnk doctor` as " + user + " checks; a new group applies from the " +
                 "next login)\n");
@@ -171,8 +174,10 @@ void add_setup_command(CLI::App& root, CommandTable& table) {
   describe(*cmd,
            "Run as root, once per user: gives the user subordinate uid and gid ranges when it has none, "
            "membership of the kvm group, an AppArmor profile for tnk where AppArmor restricts user "
-           "namespaces, and a cgroup subtree of its own where systemd does not delegate one. Idempotent; "
-           "-n prints what it would do and changes nothing.",
+           "namespaces, and a cgroup subtree of its own where systemd does not delegate one. With --user root, "
+           "only a range of root's own, which the sandboxes root runs map onto (else they share "
+           "100000-165535 with the first user useradd made). Idempotent; -n prints what it would do and "
+           "changes nothing.",
            "sudo tnk setup --user alice -n");
   auto user = std::make_shared<std::string>();
   auto dry_run = std::make_shared<bool>(false);

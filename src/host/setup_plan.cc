@@ -1,8 +1,6 @@
 #include "host/setup_plan.h"
 
 #include <algorithm>
-#include <charconv>
-#include <sstream>
 
 #include "idmap/subordinate_ids.h"
 #include "naming/naming.h"
@@ -18,24 +16,9 @@ struct Span {
   uint64_t end = 0;  // one past the last id
 };
 
-std::optional<uint64_t> number(std::string_view text) {
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
 // Every "owner:start:count" line of a subordinate id file, whoever owns it.
 void add_spans(std::string_view content, std::vector<Span>& spans) {
-  std::istringstream lines{std::string(content)};
-  for (std::string line; std::getline(lines, line);) {
-    size_t first = line.find(':');
-    size_t second = first == std::string::npos ? first : line.find(':', first + 1);
-    if (second == std::string::npos) continue;
-    auto start = number(std::string_view(line).substr(first + 1, second - first - 1));
-    auto count = number(std::string_view(line).substr(second + 1));
-    if (start && count) spans.push_back({*start, *start + *count});
-  }
+  for (const auto& e : idmap::subordinate_entries(content)) spans.push_back({e.start, uint64_t{e.start} + e.count});
 }
 
 SetupOp run(std::vector<std::string> argv) { return {SetupOp::Kind::kRun, std::move(argv), {}, {}}; }
@@ -222,6 +205,11 @@ Result<std::vector<SetupStep>> plan_setup(const SetupFacts& facts) {
   std::vector<SetupStep> steps{subids, kvm_step(facts), apparmor_step(facts)};
   for (auto& s : cgroup_steps(facts, leaf)) steps.push_back(std::move(s));
   return steps;
+}
+
+Result<std::vector<SetupStep>> plan_root_setup(const SetupFacts& facts) {
+  TNK_ASSIGN_OR_RETURN(SetupStep subids, subids_step(facts));
+  return std::vector<SetupStep>{subids};
 }
 
 nlohmann::json setup_json(const std::string& user, const std::vector<SetupStep>& steps, bool dry_run) {

@@ -66,6 +66,10 @@ std::optional<uint32_t> free_subordinate_start(const std::string& subuid, const 
 // is free.
 Result<std::vector<SetupStep>> plan_setup(const SetupFacts& facts);
 
+// For root (`tnk setup --user root`): only subordinate ranges of root's own, which root's sandboxes map
+// onto instead of 100000-165535, the range useradd gives the first user (security review L5).
+Result<std::vector<SetupStep>> plan_root_setup(const SetupFacts& facts);
+
 // The AppArmor profile that lets `binary` create user namespaces with capabilities inside.
 std::string apparmor_profile_text(const std::filesystem::path& binary);
 

@@ -16,8 +16,8 @@ std::optional<uint32_t> parse_number(std::string_view text) {
 
 }  // namespace
 
-std::optional<IdRange> find_range(std::string_view content, std::string_view name, uint32_t id) {
-  const std::string id_text = std::to_string(id);
+std::vector<SubordinateEntry> subordinate_entries(std::string_view content) {
+  std::vector<SubordinateEntry> entries;
   while (!content.empty()) {
     size_t nl = content.find('\n');
     std::string_view line = content.substr(0, nl);
@@ -25,13 +25,20 @@ std::optional<IdRange> find_range(std::string_view content, std::string_view nam
     size_t first = line.find(':');
     size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
     if (second == std::string_view::npos) continue;
-    std::string_view owner = line.substr(0, first);
-    if (owner != name && owner != id_text) continue;
     auto start = parse_number(line.substr(first + 1, second - first - 1));
     auto count = parse_number(line.substr(second + 1));
-    if (!start || !count || *count < kInsideIdCount) continue;
-    if (uint64_t{*start} + *count > uint64_t{UINT32_MAX}) continue;
-    return IdRange{*start, *count};
+    if (!start || !count) continue;
+    entries.push_back({std::string(line.substr(0, first)), *start, *count});
+  }
+  return entries;
+}
+
+std::optional<IdRange> find_range(std::string_view content, std::string_view name, uint32_t id) {
+  const std::string id_text = std::to_string(id);
+  for (const SubordinateEntry& e : subordinate_entries(content)) {
+    if (e.owner != name && e.owner != id_text) continue;
+    if (e.count < kInsideIdCount || uint64_t{e.start} + e.count > uint64_t{UINT32_MAX}) continue;
+    return IdRange{e.start, e.count};
   }
   return std::nullopt;
 }

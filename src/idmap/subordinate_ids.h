@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
@@ -25,6 +26,16 @@ struct IdRange {
   uint32_t start = 0;
   uint32_t count = 0;
 };
+
+// One "owner:start:count" line.
+struct SubordinateEntry {
+  std::string owner;  // a name or a uid, as written
+  uint32_t start = 0;
+  uint32_t count = 0;
+};
+
+// Every well-formed line of `content`, in order (malformed ones are skipped, as newuidmap does).
+std::vector<SubordinateEntry> subordinate_entries(std::string_view content);
 
 // The first line of `content` for `name` (or for `id` written as a number) whose range holds
 // kInsideIdCount ids; nullopt when there is none. Malformed lines are skipped, as newuidmap does.

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TNK_BIN
+from sandbox_harness import use_shared_cache
 from test_ns_limits import HOG, MANIFEST  # the profile `small`: 64 MiB, 1 cpu
 from test_rootless import USER, UserTnk, ensure_user, staged_bin  # noqa: F401 (a fixture)
 
@@ -166,3 +167,60 @@ def test_limits_apply_to_a_users_sandbox_after_setup_and_a_note_says_so_before(s
     finally:
         user_tnk.close()
         remove_user_dirs(USER)
+
+
+@pytest.fixture
+def subid_files_restored():
+    saved = {path: Path(path).read_text() for path in ("/etc/subuid", "/etc/subgid")}
+    yield
+    for path, text in saved.items():
+        Path(path).write_text(text)
+
+
+def root_doctor_subids():
+    done = subprocess.run([TNK_BIN, "doctor", "-o", "json"], capture_output=True, text=True, timeout=120)
+    return {c["id"]: c for c in json.loads(done.stdout)["checks"]}["ns_subids"]
+
+
+def test_l5_root_sandboxes_move_off_the_first_users_range_after_setup(tnk, subid_files_restored):
+    """Security review L5: without a range of its own, root's sandboxes map onto 100000-165535, the range
+    useradd gives the first user; doctor names who shares it, and `tnk setup --user root` reserves a free
+    range that new sandboxes map onto, while a sandbox made before keeps its ids."""
+    for path in ("/etc/subuid", "/etc/subgid"):
+        kept = [line for line in Path(path).read_text().splitlines() if not line.startswith(("root:", "0:"))]
+        Path(path).write_text("".join(line + "\n" for line in kept + ["tnk-e2e-l5:100000:65536"]))
+    shared = root_doctor_subids()
+    assert shared["status"] == "warn" and "tnk-e2e-l5" in shared["summary"], shared
+    assert shared["fix"].startswith("sudo tnk setup --user root")
+    use_shared_cache(tnk)
+    before, after = tnk.project("before"), tnk.project("after")
+    try:
+        made_before = tnk.run("sandbox", "start", "--backend", "ns", "--profile", "base", cwd=before)
+        assert made_before.returncode == 0, made_before.stderr
+        assert upper_owner(tnk, before) == 100000  # the probe: the user's ids
+        done = run_setup("--user", "root")
+        assert done.returncode == 0, done.stderr
+        [line] = lines_of("/etc/subuid", "root")
+        start = int(line.split(":")[1])
+        assert start >= 165536, line  # off the user's range
+        assert root_doctor_subids()["status"] == "ok"
+        made_after = tnk.run("sandbox", "start", "--backend", "ns", "--profile", "base", cwd=after)
+        assert made_after.returncode == 0, made_after.stderr
+        assert upper_owner(tnk, after) == start
+        written = tnk.run("sandbox", "exec", "--root", "--", "touch", "/by-root", cwd=after)
+        assert written.returncode == 0, written.stderr
+        # The sandbox made before keeps its ids, and still runs.
+        tnk.run("sandbox", "stop", cwd=before)
+        again = tnk.run("sandbox", "exec", "--root", "--", "touch", "/by-root", cwd=before)
+        assert again.returncode == 0, again.stderr
+        assert upper_owner(tnk, before) == 100000
+    finally:
+        for project in (before, after):
+            tnk.run("sandbox", "delete", "--yes", cwd=project, timeout=120)
+
+
+def upper_owner(tnk, project):
+    """The host owner of the sandbox's overlay upper directory: its root, on the host."""
+    inspect = tnk.run("sandbox", "inspect", "-o", "json", cwd=project)
+    sandbox_id = json.loads(inspect.stdout)["id"]
+    return (tnk.state_dir / "sandboxes" / sandbox_id / "upper").stat().st_uid

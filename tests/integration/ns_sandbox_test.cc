@@ -133,7 +133,7 @@ TEST_F(NsSandboxTest, RootFilesPersistInTheUpperAcrossRestart) {
   ASSERT_TRUE(stop_sandbox(init).ok());
   struct stat st {};
   ASSERT_EQ(stat((s.upper_dir / "persist.txt").c_str(), &st), 0);
-  EXPECT_EQ(st.st_uid, kHostIdBase);
+  EXPECT_EQ(st.st_uid, s.host_ids.uid);
   // The image tree itself is never written.
   EXPECT_TRUE(std::filesystem::exists(rootfs_ / "etc" / "issue"));
   EXPECT_FALSE(std::filesystem::exists(rootfs_ / "persist.txt"));
@@ -143,6 +143,26 @@ TEST_F(NsSandboxTest, RootFilesPersistInTheUpperAcrossRestart) {
   EXPECT_EQ(trim(read.out), "persisted");
   RunResult gone = run(again, {"test", "-e", "/etc/issue"});
   EXPECT_EQ(gone.status, 1);
+}
+
+// Security review L5: root's sandboxes map onto root's own range; one made on other ids keeps them.
+TEST_F(NsSandboxTest, ASandboxRunsOnItsHostIdsAndKeepsThem) {
+  SandboxSpec s = spec();
+  EXPECT_EQ(root_sandbox_ids(s.upper_dir).uid, root_ids_for_new_sandbox().uid);  // a new sandbox: root's range
+  s.host_ids = {300000, 310000};
+  pid_t init = start_ok(s);
+  ASSERT_GT(init, 0);
+  RunResult write = run(init, {"sh", "-c", "echo x > /by-root && id -u"}, Identity::kRoot);
+  ASSERT_EQ(write.status, 0) << write.err;
+  EXPECT_EQ(trim(write.out), "0");
+  ASSERT_TRUE(stop_sandbox(init).ok());
+  struct stat st {};
+  ASSERT_EQ(stat((s.upper_dir / "by-root").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 300000u);
+  EXPECT_EQ(st.st_gid, 310000u);
+  HostIds kept = root_sandbox_ids(s.upper_dir);
+  EXPECT_EQ(kept.uid, 300000u);
+  EXPECT_EQ(kept.gid, 310000u);
 }
 
 TEST_F(NsSandboxTest, HostnameHostsAndResolvConfAreGenerated) {

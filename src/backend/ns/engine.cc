@@ -54,6 +54,8 @@ class NsEngine : public Engine {
     spec.cgroup_name = config_.id;
     if (::geteuid() != 0) {
       TNK_ASSIGN_OR_RETURN(spec.rootless, idmap::rootless_ids());
+    } else {
+      spec.host_ids = ns::root_sandbox_ids(spec.upper_dir);
     }
     std::error_code ec;
     for (const auto& dir : {spec.staging_dir, spec.runtime_dir}) {

@@ -74,7 +74,7 @@ struct TempDir {
   }
 };
 
-Result<UniqueFd> sandbox_userns() { return idmap::create_userns(root_run_maps()); }
+Result<UniqueFd> sandbox_userns(HostIds ids) { return idmap::create_userns(root_run_maps(ids)); }
 
 // Mounts an overlay in `dir` as the root of `userns`; the lower layer is `lower_tree` (an idmapped tree,
 // as root makes) or, when it is -1, the plain directory (as a rootless sandbox has).
@@ -157,11 +157,12 @@ ProbeResult probe_overlay_in_userns() {
   TempDir tmp;
   if (tmp.path.empty()) return {false, std::string("cannot create a temporary directory: ") + std::strerror(errno), ""};
   for (const char* sub : {"lower", "upper", "work", "merged"}) mkdir((tmp.path / sub).c_str(), 0755);
-  if (chown((tmp.path / "upper").c_str(), kHostIdBase, kHostIdBase) != 0 ||
-      chown((tmp.path / "work").c_str(), kHostIdBase, kHostIdBase) != 0) {
+  const HostIds ids = root_ids_for_new_sandbox();
+  if (chown((tmp.path / "upper").c_str(), ids.uid, ids.gid) != 0 ||
+      chown((tmp.path / "work").c_str(), ids.uid, ids.gid) != 0) {
     return {false, std::string("preparing the probe: ") + std::strerror(errno), ""};
   }
-  auto userns = sandbox_userns();
+  auto userns = sandbox_userns(ids);
   if (!userns.ok()) return {false, userns.error().message, fix};
   auto lower = detached_tree(tmp.path / "lower", MOUNT_ATTR_RDONLY, userns->get());
   if (!lower.ok()) return {false, lower.error().message, fix};
@@ -177,7 +178,7 @@ ProbeResult probe_idmapped_mounts() {
   if (geteuid() != 0) return {false, "not checked: needs root", "run `sudo tnk doctor`"};
   TempDir tmp;
   if (tmp.path.empty()) return {false, std::string("cannot create a temporary directory: ") + std::strerror(errno), ""};
-  auto userns = sandbox_userns();
+  auto userns = sandbox_userns(root_ids_for_new_sandbox());
   if (!userns.ok()) return {false, userns.error().message, fix};
   auto tree = detached_tree(tmp.path, 0, userns->get());
   if (!tree.ok()) return {false, tree.error().message, fix};

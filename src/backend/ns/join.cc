@@ -78,9 +78,11 @@ Result<std::pair<UniqueFd, UniqueFd>> open_pty(int root, const SessionSpec& spec
   }
   UniqueFd slave(ioctl(master.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!slave.valid()) return sys_error(errno, "opening the sandbox's pty slave");
-  // Run as root, the slave is host root's, whom the sandbox does not map; given to the sandbox's root,
-  // it is one the session may chown. (A rootless caller is mapped: it is `agent`.)
-  if (geteuid() == 0 && fchown(slave.get(), kHostIdBase, kHostIdBase) != 0) {
+  // Run as root, the slave is host root's, whom the sandbox does not map; given to the sandbox's root
+  // (on the host, the owner of the sandbox's `/`), it is one the session may chown. (A rootless caller
+  // is mapped: it is `agent`.)
+  struct stat top {};
+  if (geteuid() == 0 && (fstat(root, &top) != 0 || fchown(slave.get(), top.st_uid, top.st_gid) != 0)) {
     return sys_error(errno, "giving the sandbox's pty to the sandbox's root");
   }
   return std::make_pair(std::move(master), std::move(slave));

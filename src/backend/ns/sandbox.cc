@@ -53,7 +53,8 @@ struct Prepared {
 
 // Run as root, the directory is given to the sandbox's root here; rootless, the setup child does it
 // (as the range's root, which the user cannot chown to).
-Status ensure_owned_dir(const fs::path& dir, const char* what, bool rootless) {
+Status ensure_owned_dir(const fs::path& dir, const char* what, const SandboxSpec& spec) {
+  const HostIds ids = spec.host_ids;
   struct stat st {};
   if (lstat(dir.c_str(), &st) != 0) {
     if (errno != ENOENT) return sys_error(errno, std::string("checking the ") + what + " " + dir.string());
@@ -61,19 +62,18 @@ Status ensure_owned_dir(const fs::path& dir, const char* what, bool rootless) {
     if (lstat(dir.c_str(), &st) != 0) return sys_error(errno, std::string("checking the ") + what + " " + dir.string());
   }
   if (!S_ISDIR(st.st_mode)) return failed(std::string("the ") + what + " " + dir.string() + " is not a directory");
-  if (!rootless && (st.st_uid != kHostIdBase || st.st_gid != kHostIdBase)) {
-    if (lchown(dir.c_str(), kHostIdBase, kHostIdBase) != 0) {
+  if (!spec.rootless && (st.st_uid != ids.uid || st.st_gid != ids.gid)) {
+    if (lchown(dir.c_str(), ids.uid, ids.gid) != 0) {
       return sys_error(errno, std::string("giving the ") + what + " " + dir.string() + " to the sandbox's root (" +
-                                  std::to_string(kHostIdBase) + ")");
+                                  std::to_string(ids.uid) + ")");
     }
   }
   return ok_status();
 }
 
 Status prepare_host_dirs(const SandboxSpec& spec) {
-  const bool rootless = spec.rootless.has_value();
-  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.upper_dir, "overlay upper directory", rootless));
-  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.work_dir, "overlay work directory", rootless));
+  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.upper_dir, "overlay upper directory", spec));
+  TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.work_dir, "overlay work directory", spec));
   struct stat upper {
   }, work{};
   if (stat(spec.upper_dir.c_str(), &upper) != 0 || stat(spec.work_dir.c_str(), &work) != 0) {
@@ -92,7 +92,7 @@ Status write_runtime_file(const SandboxSpec& spec, const char* name, const std::
   TNK_RETURN_IF_ERROR(write_file_atomic(path, content, 0644));
   // Owned by the sandbox's root (not `nobody`) inside; the bind is read-only either way. Rootless, the
   // file stays the user's (`agent` inside): the user cannot give it to the range.
-  if (!spec.rootless && lchown(path.c_str(), kHostIdBase, kHostIdBase) != 0) {
+  if (!spec.rootless && lchown(path.c_str(), spec.host_ids.uid, spec.host_ids.gid) != 0) {
     return sys_error(errno, "changing the owner of " + path.string());
   }
   return ok_status();
@@ -114,12 +114,11 @@ Status make_trees(const SandboxSpec& spec, Prepared& p) {
   if (!S_ISDIR(project.st_mode)) return failed("the project " + spec.project_dir.string() + " is not a directory");
   {
     // The project's owner (only) shows as `agent` inside; files agent creates land owned by that owner.
-    idmap::UsernsMaps owner_to_agent{{{project.st_uid, kHostIdBase + kAgentId, 1}},
-                                     {{project.st_gid, kHostIdBase + kAgentId, 1}}};
+    idmap::UsernsMaps owner_to_agent{{{project.st_uid, spec.host_ids.uid + kAgentId, 1}},
+                                     {{project.st_gid, spec.host_ids.gid + kAgentId, 1}}};
     TNK_ASSIGN_OR_RETURN(UniqueFd project_ns, idmap::create_userns(owner_to_agent, &p.helpers));
-    TNK_ASSIGN_OR_RETURN(p.project,
-                         detached_tree(spec.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, project_ns.get(),
-                                       Submounts::kInclude));
+    TNK_ASSIGN_OR_RETURN(p.project, detached_tree(spec.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                                  project_ns.get(), Submounts::kInclude));
   }
   constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
   TNK_RETURN_IF_ERROR(write_runtime_files(spec));
@@ -211,10 +210,18 @@ bool wait_exit(pid_t pid, std::chrono::milliseconds timeout, const ReapHook& rea
 
 }  // namespace
 
-idmap::UsernsMaps root_run_maps() {
-  idmap::IdMap map{{0, kHostIdBase, kIdCount}};
-  return {map, map, false};
+HostIds root_sandbox_ids(const fs::path& upper_dir) {
+  struct stat st {};
+  if (lstat(upper_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != 0) return {st.st_uid, st.st_gid};
+  return root_ids_for_new_sandbox();
 }
+
+HostIds root_ids_for_new_sandbox() {
+  const idmap::RootRanges ranges = idmap::root_ranges();
+  return {ranges.uids.start, ranges.gids.start};
+}
+
+idmap::UsernsMaps root_run_maps(HostIds ids) { return {{{0, ids.uid, kIdCount}}, {{0, ids.gid, kIdCount}}, false}; }
 
 Result<Sandbox> start(const SandboxSpec& spec) {
   TNK_RETURN_IF_ERROR(validate_spec(spec));
@@ -223,9 +230,9 @@ Result<Sandbox> start(const SandboxSpec& spec) {
   TNK_RETURN_IF_ERROR(make_cgroups(spec, p));
   std::vector<int> cgroup_fds;
   for (const auto& fd : p.cgroup_procs) cgroup_fds.push_back(fd.get());
-  TNK_ASSIGN_OR_RETURN(
-      p.namespaces,
-      create_namespaces(spec.rootless ? idmap::sandbox_maps(*spec.rootless, kAgentId) : root_run_maps(), cgroup_fds));
+  TNK_ASSIGN_OR_RETURN(p.namespaces, create_namespaces(spec.rootless ? idmap::sandbox_maps(*spec.rootless, kAgentId)
+                                                                     : root_run_maps(spec.host_ids),
+                                                       cgroup_fds));
   if (spec.rootless) {
     TNK_RETURN_IF_ERROR(write_runtime_files(spec));
   } else {

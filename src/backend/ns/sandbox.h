@@ -3,7 +3,8 @@
 // tree and a persistent upper directory; sessions join it with setns.
 // Two ways to run it. Rootless (the normal way): the caller is the user, inside ids come from the user's
 // subordinate range except `agent`, which is the user (idmap/id_map.h), and the image tree is owned by
-// the range. As root: inside 0..65535 is host 100000.., the root-owned image and the project are idmapped.
+// the range. As root: inside 0..65535 is root's own range (idmap/root_ranges.h), the root-owned image and
+// the project are idmapped.
 // The caller is the supervisor, single-threaded. It reaps init_pid and session pids itself (this module
 // never calls waitpid(-1)). See docs/design/ns-feasibility.md for the measured recipe.
 #pragma once
@@ -21,17 +22,30 @@
 #include "backend/ns/namespaces.h"
 #include "core/result.h"
 #include "core/unique_fd.h"
+#include "idmap/root_ranges.h"
 #include "idmap/userns.h"
 
 namespace tnk::ns {
 
-inline constexpr uid_t kHostIdBase = 100000;  // sandbox uid/gid 0 on the host; never host root
 inline constexpr uid_t kIdCount = 65536;
 inline constexpr uid_t kAgentId = idmap::kAgentId;  // `agent` inside; rootless the user, as root 101000
 inline constexpr gid_t kTtyGid = 5;                 // group of the sandbox's pty slaves (Debian's `tty`)
 
-// The maps of a sandbox run by root: inside 0..65535 on host kHostIdBase.. (written directly).
-idmap::UsernsMaps root_run_maps();
+// Run as root: where the sandbox's uid and gid 0 sit on the host. Never host root.
+struct HostIds {
+  uid_t uid = idmap::kLegacyRootStart;
+  gid_t gid = idmap::kLegacyRootStart;
+};
+
+// Root's ranges (or the legacy 100000..): the host ids of a new sandbox that root runs.
+HostIds root_ids_for_new_sandbox();
+
+// The host ids of a sandbox root runs: those it was made with (the owner of its upper directory), so
+// that reserving root's range later leaves it working; for a new sandbox, root's ranges.
+HostIds root_sandbox_ids(const std::filesystem::path& upper_dir);
+
+// The maps of a sandbox run by root: inside 0..65535 on host `ids`.. (written directly).
+idmap::UsernsMaps root_run_maps(HostIds ids);
 
 struct Limits {
   std::optional<uint64_t> memory_bytes;
@@ -42,7 +56,7 @@ struct Limits {
 struct SandboxSpec {
   std::filesystem::path image_root;   // the shared image tree: overlay lower, idmapped, never written
   std::filesystem::path upper_dir;    // persistent overlay upper (created if absent; the directory itself
-                                      // is given to kHostIdBase, the sandbox's root)
+                                      // is given to host_ids, the sandbox's root)
   std::filesystem::path work_dir;     // overlayfs workdir (same); on the same filesystem as upper_dir
   std::filesystem::path staging_dir;  // empty dir on the host used as mount staging point (created if absent)
   std::filesystem::path project_dir;  // host project: mounted read-write at mount_point, idmapped owner<->agent
@@ -53,8 +67,10 @@ struct SandboxSpec {
   std::filesystem::path runtime_dir;  // host dir (exists) where the generated files above are written
   Limits limits;
   std::string cgroup_name;  // e.g. the sandbox id: cgroup dirs are named tnk-<cgroup_name>
-  // Set: run rootless as this user (image_root must be owned by its range). Unset: run as root.
+  // Set: run rootless as this user (image_root must be owned by its range). Unset: run as root, on
+  // host_ids.
   std::optional<idmap::RootlessIds> rootless;
+  HostIds host_ids;
 };
 
 struct Sandbox {

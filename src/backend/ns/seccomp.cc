@@ -98,7 +98,8 @@ Status add_rules(scmp_filter_ctx ctx) {
   // socket's family is an int: compare the low 32 bits. EAFNOSUPPORT, as a kernel without the family
   // answers, so that programs fall back as they would there.
   for (int family = 0; family < AF_MAX; ++family) {
-    if (std::find(std::begin(kSocketFamilies), std::end(kSocketFamilies), family) != std::end(kSocketFamilies)) continue;
+    if (std::find(std::begin(kSocketFamilies), std::end(kSocketFamilies), family) != std::end(kSocketFamilies))
+      continue;
     int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0_32(SCMP_CMP_EQ, family));
     if (rc < 0) return rule_error(rc, "socket");
   }

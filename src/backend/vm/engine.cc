@@ -32,6 +32,7 @@
 #include "backend/vm/plan.h"
 #include "backend/vm/processes.h"
 #include "core/files.h"
+#include "idmap/root_ranges.h"
 #include "idmap/userns.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
@@ -283,6 +284,10 @@ class VmEngine : public Engine {
       TNK_ASSIGN_OR_RETURN(idmap::RootlessIds ids, idmap::rootless_ids());
       facts.uid_range = ids.uids;
       facts.gid_range = ids.gids;
+    } else {
+      const idmap::RootRanges ranges = idmap::root_ranges();
+      facts.uid_range = ranges.uids;
+      facts.gid_range = ranges.gids;
     }
     if (!config_.vm_kvm) facts.tsc_khz = vm::host_tsc_khz().value_or(0);
     return facts;

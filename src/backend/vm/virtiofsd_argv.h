@@ -5,7 +5,7 @@
 // That virtiofsd has no uid translation: it takes on each guest caller's uid (setresuid) before it
 // touches a file. It therefore runs as root of a user namespace where the guest's `agent` uid maps
 // to the project's owner (as the ns backend's idmapped project mount does) and every other guest uid
-// to the unprivileged range above host uid 100000, never to host root.
+// to a subordinate range (the user's; run by root, root's: idmap/root_ranges.h), never to host root.
 #pragma once
 
 #include <sys/types.h>
@@ -31,8 +31,8 @@ struct VirtiofsdConfig {
   uid_t owner_uid = 0;           // the project directory's owner
   gid_t owner_gid = 0;
   uint32_t guest_agent_id = 1000;   // `agent` in the image
-  uint32_t host_uid_base = 100000;  // guest uid 0 on the host: run as root, the ns backend's range;
-  uint32_t host_gid_base = 100000;  // rootless, the start of the user's subordinate ranges
+  uint32_t host_uid_base = 100000;  // guest uid 0 on the host: the start of the subordinate ranges of
+  uint32_t host_gid_base = 100000;  // the user, or run as root of root's (idmap/root_ranges.h)
   uint32_t id_count = 65536;
 };
 

@@ -55,6 +55,23 @@ TEST(PlanSetup, AddsAFreeRangeWithOneUsermodArgv) {
   EXPECT_EQ(s.pending, "would add subuid and subgid range 165536-231071 for alice");
 }
 
+TEST(PlanRootSetup, ReservesAFreeRangeForRootAndNothingElse) {
+  SetupFacts f = v1_host();
+  f.user = "root";
+  f.uid = 0;
+  f.gid = 0;
+  auto steps = plan_root_setup(f);
+  ASSERT_TRUE(steps.ok()) << steps.error().message;
+  ASSERT_EQ(steps->size(), 1u);  // no kvm group, AppArmor profile or cgroup subtree for root
+  EXPECT_EQ(steps->front().ops[0].argv, (std::vector<std::string>{"usermod", "--add-subuids", "165536-231071",
+                                                                   "--add-subgids", "165536-231071", "root"}));
+  f.subuid += "root:165536:65536\n";
+  f.subgid += "root:165536:65536\n";
+  auto again = plan_root_setup(f);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->front().ops.empty());
+}
+
 TEST(PlanSetup, AddsOnlyTheMissingKindOfRange) {
   SetupFacts f = v1_host();
   f.subuid += "alice:165536:65536\n";
