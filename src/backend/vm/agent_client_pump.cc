@@ -11,6 +11,10 @@ namespace tnk::agent {
 namespace {
 
 constexpr std::size_t kMaxQueuedToAgent = 1 << 20;  // past this, stdin is not read until it drains
+// Past the bound only what the agent's own frames call for is queued (acks of its output, mostly): an
+// agent that goes on sending but stops reading would grow the queue in the supervisor for ever
+// (security review L2). A live agent drains it; past this cap the connection is over.
+constexpr std::size_t kQueueCapToAgent = 4 * kMaxQueuedToAgent;
 
 }  // namespace
 
@@ -25,7 +29,11 @@ void AgentClient::Pump::wake() {
 }
 
 void AgentClient::Pump::send(FrameType type, uint32_t session, std::string_view payload) {
+  if (failure) return;                      // nothing reaches the agent any more
   (void)out_.push(type, session, payload);  // callers keep payloads within kMaxPayload
+  if (out_.queued() > kQueueCapToAgent) {
+    fail(failed("the agent stopped reading what tnk sends it (" + std::to_string(out_.queued()) + " bytes queued)"));
+  }
   wake();
 }
 

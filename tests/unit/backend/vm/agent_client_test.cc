@@ -319,6 +319,52 @@ TEST(AgentClientTest, ClientThatDisappearsTakesItsSessionsAlongAndTheAgentKeepsS
   EXPECT_EQ(run(**second, request({"echo", "again"})).out, "again\n");
 }
 
+// Security review L2: a hostile agent floods output for a session whose host reader is gone (each frame
+// is acknowledged at once) and never reads those acks. The host cuts the connection once its queue to
+// the agent passes the cap, instead of growing it for ever in the supervisor.
+TEST(AgentClientTest, L2AnAgentThatStopsReadingIsCutOffAtTheQueueCap) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  testing::RawPeer agent{UniqueFd(sv[1])};
+  std::thread handshake([&] {
+    if (auto hello = agent.next(); hello && hello->kind() == FrameType::kHello) {
+      agent.send(FrameType::kHelloOk, 0, encode_hello_ok({kProtocolVersion, "hostile"}));
+    }
+  });
+  auto client = AgentClient::attach(UniqueFd(sv[0]), kToken, 5s);
+  handshake.join();
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  std::promise<SessionExit> done;
+  auto id =
+      (*client)->start(request({"true"}), SessionIo{}, [&](SessionId, const SessionExit& e) { done.set_value(e); });
+  ASSERT_TRUE(id.ok());
+  auto exec = agent.next();
+  ASSERT_TRUE(exec && exec->kind() == FrameType::kExec);
+  agent.send(FrameType::kStarted, exec->session, encode_started({42}));
+  std::string burst;
+  for (int i = 0; i < 4096; ++i) burst += encode_frame(FrameType::kStdout, exec->session, "x");
+  auto ended = done.get_future();
+  auto host_gave_up = [&] { return ended.wait_for(0s) == std::future_status::ready; };
+  // Whole frames only: a partial send would be a malformed stream, which the host refuses for that.
+  auto flood = [&](const std::string& bytes) {
+    for (std::size_t off = 0; off < bytes.size() && !host_gave_up();) {
+      ssize_t n = ::send(sv[1], bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        off += static_cast<std::size_t>(n);
+      } else {
+        pollfd p{sv[1], POLLOUT, 0};
+        ::poll(&p, 1, 100);
+      }
+    }
+  };
+  // 2 million frames would queue about 50 MB of acks; the cap is 4 MiB.
+  for (int i = 0; i < 500 && !host_gave_up(); ++i) flood(burst);
+  ASSERT_EQ(ended.wait_for(5s), std::future_status::ready) << "the host still reads and queues acks";
+  SessionExit exit = ended.get();
+  EXPECT_EQ(exit.code, kExitLost);
+  EXPECT_NE(exit.error.find("stopped reading"), std::string::npos) << exit.error;
+}
+
 TEST(AgentClientTest, PoweroffIsAcknowledgedAndEndsTheServeLoop) {
   ForkedAgent agent;
   auto client = attach(agent);
