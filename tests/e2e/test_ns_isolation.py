@@ -32,7 +32,7 @@ def test_root_inside_cannot_change_the_host_kernel(sandbox, tmp_path):
     assert host != "EPERM" and inside == "EPERM"
 
 
-@pytest.mark.parametrize("call", ["tiocsti", "keyctl", "bpf", "unshare_user", "perf_event_open"])
+@pytest.mark.parametrize("call", ["tiocsti", "keyctl", "bpf", "unshare_user", "perf_event_open", "modify_ldt"])
 def test_seccomp_refuses_what_the_host_allows(sandbox, call):
     probe = compile_probe(sandbox.project)
     host = subprocess.run([str(probe), call], capture_output=True, text=True, stdin=subprocess.DEVNULL)

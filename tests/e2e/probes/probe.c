@@ -25,7 +25,7 @@ static int report(long rc) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: probe tiocsti|finit_module|keyctl|bpf|unshare_user|mount|perf_event_open|vsock|inet\n");
+    fprintf(stderr, "usage: probe tiocsti|finit_module|keyctl|bpf|unshare_user|mount|perf_event_open|modify_ldt|vsock|inet\n");
     return 2;
   }
   const char *what = argv[1];
@@ -37,6 +37,7 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "bpf")) return report(syscall(SYS_bpf, -1, NULL, 0));
   if (!strcmp(what, "unshare_user")) return report(unshare(CLONE_NEWUSER));
   if (!strcmp(what, "mount")) return report(mount("none", "/tmp", "tmpfs", 0, NULL));
+  if (!strcmp(what, "modify_ldt")) return report(syscall(SYS_modify_ldt, 0, &c, 0));  /* reads the LDT */
   if (!strcmp(what, "vsock")) return report(socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!strcmp(what, "inet")) return report(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!strcmp(what, "perf_event_open")) return report(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
