@@ -2,7 +2,7 @@
 import subprocess
 
 from conftest import require
-from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, ns_tnk, sandbox  # noqa: F401 (fixtures)
 
 HOG = "set -o pipefail; head -c 300M /dev/zero | tail -n 1 | wc -c"
 
@@ -27,3 +27,16 @@ def test_memory_limit_kills_the_hog_not_the_sandbox(ns_tnk):
     inside = box.exec("bash", "-c", HOG)
     assert inside.returncode == 137, inside.stdout + inside.stderr  # the hog was OOM-killed
     assert box.exec("echo", "alive").stdout == "alive\n"  # and the sandbox lives on
+
+
+def test_m5_every_tmpfs_has_a_size_even_without_a_memory_limit(sandbox):
+    """Security review M5: an unsized tmpfs takes up to half the host's memory. The sandbox's /dev/shm
+    stops at 256 MiB; the same 300 MiB fit in the sandbox's /tmp (2 GiB), and in the host's /dev/shm."""
+    write = "head -c 300M /dev/zero > {0}/m5-probe; status=$?; rm -f {0}/m5-probe; exit $status"
+    host = subprocess.run(["sh", "-c", write.format("/dev/shm")], capture_output=True, text=True)
+    assert host.returncode == 0, "the host's /dev/shm cannot take 300 MiB: the pair would prove nothing"
+    full = sandbox.exec("sh", "-c", write.format("/dev/shm"))
+    assert full.returncode != 0 and "No space left on device" in full.stderr, full.stderr
+    assert sandbox.exec("sh", "-c", write.format("/tmp")).returncode == 0
+    sizes = sandbox.exec("df", "-k", "--output=target,size", "/tmp", "/dev/shm", "/run").stdout.split()
+    assert sizes[3:] == ["/tmp", str(2 * 1024 * 1024), "/dev/shm", str(256 * 1024), "/run", str(16 * 1024)], sizes

@@ -74,6 +74,12 @@ constexpr const char* kDevLinks[][2] = {{"ptmx", "pts/ptmx"},
                                         {"stderr", "/proc/self/fd/2"}};
 // gid 5 = kTtyGid: pty slaves belong to the `tty` group, mode 620.
 constexpr const char* kDevptsOptions = "newinstance,ptmxmode=0666,mode=0620,gid=5";
+// A tmpfs without size= may take half the host's memory, each (security review M5); its pages count
+// against the sandbox's memory limit where one applies, these bound it where none does. /dev/shm as
+// large as headless browsers need (Docker's 64 MiB default is a known crash for them), /tmp for builds.
+constexpr const char* kShmOptions = "mode=1777,size=256m,nr_inodes=65536";
+constexpr const char* kTmpOptions = "mode=1777,size=2g,nr_inodes=262144";
+constexpr const char* kRunOptions = "mode=755,size=16m,nr_inodes=4096";
 
 // A tmpfs /dev: the harmless host nodes bound onto empty files (mknod is refused in a user namespace),
 // a private devpts instance, /dev/shm and the usual symlinks.
@@ -99,7 +105,7 @@ StepError build_dev(int root) {
   }
   if (mkdirat(dev.get(), "shm", 01777) != 0) return fail(Step::kMountShm);
   UniqueFd shm(openat(dev.get(), "shm", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!shm.valid() || mount_at("tmpfs", shm.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+  if (!shm.valid() || mount_at("tmpfs", shm.get(), "tmpfs", MS_NOSUID | MS_NODEV, kShmOptions) != 0) {
     return fail(Step::kMountShm);
   }
   for (const auto& link : kDevLinks) {
@@ -125,11 +131,11 @@ StepError mount_kernel_filesystems(const InitPlan& plan, int root) {
 
 StepError mount_tmpfs_dirs(int root) {
   UniqueFd tmp(open_dirs_below(root, "tmp", true, 01777));
-  if (!tmp.valid() || mount_at("tmpfs", tmp.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0) {
+  if (!tmp.valid() || mount_at("tmpfs", tmp.get(), "tmpfs", MS_NOSUID | MS_NODEV, kTmpOptions) != 0) {
     return fail(Step::kMountTmp);
   }
   UniqueFd under(open_dirs_below(root, "run", true, 0755));
-  if (!under.valid() || mount_at("tmpfs", under.get(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=755") != 0) {
+  if (!under.valid() || mount_at("tmpfs", under.get(), "tmpfs", MS_NOSUID | MS_NODEV, kRunOptions) != 0) {
     return fail(Step::kMountRun);
   }
   UniqueFd run(open_dirs_below(root, "run", false, 0));
