@@ -128,7 +128,17 @@ Status parse_absolute_target(RequestHead& head) {
   return ok_status();
 }
 
-Status parse_request_line(std::string_view line, RequestHead& head) {
+// Origin-form "/path[?query]": what a server (the inference forwarder) is sent; `path` is the target.
+Status parse_origin_target(RequestHead& head) {
+  if (!head.target.starts_with('/')) {
+    return bad("only origin-form targets (/path) are accepted here, got \"" + head.target + "\"");
+  }
+  if (head.target.find('#') != std::string::npos) return bad("a fragment in \"" + head.target + "\"");
+  head.path = head.target;
+  return ok_status();
+}
+
+Status parse_request_line(std::string_view line, RequestForm form, RequestHead& head) {
   size_t sp1 = line.find(' ');
   size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
   if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
@@ -149,6 +159,7 @@ Status parse_request_line(std::string_view line, RequestHead& head) {
   for (char c : head.target) {
     if (static_cast<unsigned char>(c) >= 0x80 || c == '\t') return bad("invalid byte in the request target");
   }
+  if (form == RequestForm::kOrigin) return parse_origin_target(head);
   head.is_connect = head.method == "CONNECT";
   if (head.is_connect) return parse_authority(head.target, 0, head);
   return parse_absolute_target(head);
@@ -177,11 +188,11 @@ Status check_host_headers(const RequestHead& head) {
   return ok_status();
 }
 
-Result<RequestHead> parse_complete(std::string_view head_text) {
+Result<RequestHead> parse_complete(std::string_view head_text, RequestForm form) {
   RequestHead head;
   head.head_bytes = head_text.size() + 4;
   size_t line_end = head_text.find("\r\n");
-  TNK_RETURN_IF_ERROR(parse_request_line(head_text.substr(0, line_end), head));
+  TNK_RETURN_IF_ERROR(parse_request_line(head_text.substr(0, line_end), form, head));
   while (line_end != std::string_view::npos) {
     size_t start = line_end + 2;
     line_end = head_text.find("\r\n", start);
@@ -225,7 +236,7 @@ bool dropped_upstream(const std::string& key, const std::vector<std::string>& li
 
 }  // namespace
 
-Result<std::optional<RequestHead>> parse_request_head(std::string_view buffered) {
+Result<std::optional<RequestHead>> parse_request_head(std::string_view buffered, RequestForm form) {
   size_t end = buffered.find("\r\n\r\n");
   std::string_view seen = end == std::string_view::npos ? buffered : buffered.substr(0, end + 4);
   if (seen.size() > kMaxRequestHeadBytes) return too_large();
@@ -235,11 +246,11 @@ Result<std::optional<RequestHead>> parse_request_head(std::string_view buffered)
     size_t line_end = buffered.find("\r\n");
     if (line_end != std::string_view::npos) {
       RequestHead probe;
-      TNK_RETURN_IF_ERROR(parse_request_line(buffered.substr(0, line_end), probe));
+      TNK_RETURN_IF_ERROR(parse_request_line(buffered.substr(0, line_end), form, probe));
     }
     return std::optional<RequestHead>();
   }
-  TNK_ASSIGN_OR_RETURN(RequestHead head, parse_complete(buffered.substr(0, end)));
+  TNK_ASSIGN_OR_RETURN(RequestHead head, parse_complete(buffered.substr(0, end), form));
   return std::optional<RequestHead>(std::move(head));
 }
 

@@ -1,5 +1,6 @@
-// The egress proxy's request head: parsed strictly (anything ambiguous is a 400, never a guess), and
-// the origin-form head that the proxy sends upstream for plain-http requests.
+// A request head, parsed strictly (anything ambiguous is a 400, never a guess): the egress proxy's
+// (CONNECT or absolute-form) and the inference forwarder's (origin-form), and the origin-form head that
+// the proxy sends upstream for plain-http requests.
 #pragma once
 
 #include <cstddef>
@@ -23,17 +24,22 @@ struct RequestHead {
   std::string host;     // from the target (never the Host header): lowercased, IPv6 without brackets
   uint16_t port = 0;    // from the target; 80 when an http URL has none
   bool is_connect = false;
-  std::string path;  // absolute-form only: the origin-form target ("/x?y"); empty for CONNECT
+  std::string path;                                          // the origin-form target ("/x?y"); empty for CONNECT
   std::vector<std::pair<std::string, std::string>> headers;  // in order; names as sent, values trimmed
   std::size_t head_bytes = 0;                                // up to and including the empty line
 };
 
+// Which request targets a parser accepts: a proxy's (CONNECT host:port and absolute-form http:// URLs)
+// or a server's (origin-form "/path?query" only; host and port stay empty, CONNECT is an ordinary method).
+enum class RequestForm { kProxy, kOrigin };
+
 // Parses the start of a client's byte stream. nullopt: the head is not complete yet (and nothing seen so
-// far is wrong). Accepts CONNECT host:port and absolute-form http:// requests; rejects origin-form,
-// https:// URLs, lower-case methods, user info, header folding, control bytes, a missing Host in an
-// HTTP/1.1 non-CONNECT request and duplicate Host headers. Errors carry EMSGSIZE when the head passes
-// kMaxRequestHeadBytes, EBADMSG otherwise.
-Result<std::optional<RequestHead>> parse_request_head(std::string_view buffered);
+// far is wrong). Accepts the targets of `form`; rejects every other form, https:// URLs, lower-case
+// methods, user info, header folding, control bytes, a missing Host in an HTTP/1.1 non-CONNECT request
+// and duplicate Host headers. Errors carry EMSGSIZE when the head passes kMaxRequestHeadBytes, EBADMSG
+// otherwise.
+Result<std::optional<RequestHead>> parse_request_head(std::string_view buffered,
+                                                      RequestForm form = RequestForm::kProxy);
 
 // The status to answer a parse error with: 431 for an oversized head, 400 for everything else.
 int http_status_for(const Error& parse_error);

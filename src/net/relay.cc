@@ -19,7 +19,10 @@ struct Pump {
   size_t sent = 0;
   bool eof = false;   // `from` has ended
   bool done = false;  // ... and the end was passed on to `to`
+  bool cut = false;   // `from` ended at the bound: `to` is not shut down
   uint64_t moved = 0;
+  const UpstreamBound* bound = nullptr;
+  std::string bound_error{};
 
   bool pending() const { return sent < buffer.size(); }
   short from_events() const { return !eof && !pending() ? POLLIN : 0; }
@@ -34,6 +37,17 @@ bool fill(Pump& p) {
   ssize_t n = ::recv(p.from, p.buffer.data(), p.buffer.size(), 0);
   p.buffer.resize(n > 0 ? static_cast<size_t>(n) : 0);
   if (n == 0) p.eof = true;
+  if (n > 0 && p.bound != nullptr && *p.bound) {
+    Result<size_t> keep = (*p.bound)(p.buffer);
+    if (!keep.ok()) {
+      p.bound_error = keep.error().message;
+      return false;
+    }
+    if (*keep < p.buffer.size()) {
+      p.buffer.resize(*keep);
+      p.eof = p.cut = true;
+    }
+  }
   return n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 }
 
@@ -47,7 +61,7 @@ bool flush(Pump& p) {
     p.moved += static_cast<uint64_t>(n);
   }
   if (p.eof && !p.done) {
-    ::shutdown(p.to, SHUT_WR);
+    if (!p.cut) ::shutdown(p.to, SHUT_WR);
     p.done = true;
   }
   return true;
@@ -77,21 +91,25 @@ std::string step(Pump& up, Pump& down, int idle_ms, int stop_fd) {
   for (int i = 0; i < 2; ++i) {
     if ((p[i].revents & POLLERR) != 0) return socket_error(p[i].fd);
   }
-  if (!fill(up) || !fill(down)) return std::string("error: ") + std::strerror(errno);
+  if (!fill(up)) return "error: " + (up.bound_error.empty() ? std::string(std::strerror(errno)) : up.bound_error);
+  if (!fill(down)) return std::string("error: ") + std::strerror(errno);
   if (!flush(up) || !flush(down)) return std::string("error: ") + std::strerror(errno);
   return "";
 }
 
 }  // namespace
 
-RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up) {
+RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up,
+                 const UpstreamBound& bound) {
   Pump up{client, upstream, std::move(first_up)};
+  up.bound = &bound;
   Pump down{upstream, client, {}};
   RelayStats stats;
   int idle_ms = idle.count() > 0 ? static_cast<int>(idle.count()) : -1;
   if (!flush(up)) stats.end = std::string("error: ") + std::strerror(errno);
   while (stats.end.empty()) {
-    if (up.done && down.done) {
+    // Bounded, the relay is over once the answer is: what the client sends later is never passed.
+    if (down.done && (up.done || (bound && !up.pending()))) {
       stats.end = "closed";
       break;
     }

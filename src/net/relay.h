@@ -5,7 +5,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+
+#include "core/result.h"
 
 namespace tnk::net {
 
@@ -15,9 +19,16 @@ struct RelayStats {
   std::string end;          // "closed", "idle timeout", "stopped", or "error: <what>"
 };
 
+// Given each chunk read from the client, how many of its bytes go upstream; fewer than all ends the
+// client's direction there, without passing the end of stream on (the upstream still owes its answer,
+// and some servers cancel a request whose client half-closes). An error ends the relay.
+using UpstreamBound = std::function<Result<std::size_t>(std::string_view)>;
+
 // Runs until both directions have ended, an error, `idle` without traffic (zero: no limit), or until
 // `stop_fd` is readable. `first_up` is sent to the upstream before anything read from the client.
-// Both sockets must be nonblocking; the caller closes them.
-RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up = {});
+// `bound` (empty: none) limits what of the client's stream goes upstream. Both sockets must be
+// nonblocking; the caller closes them.
+RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up = {},
+                 const UpstreamBound& bound = {});
 
 }  // namespace tnk::net

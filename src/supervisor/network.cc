@@ -89,8 +89,8 @@ Status Network::start_forwarder() {
   if (config_.inference_port == 0 || config_.network == NetworkPolicy::kNone) return ok_status();
   TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(config_.inference_port));
   net::ForwardTarget target{config_.inference_host, config_.inference_port, "inference endpoint"};
-  TNK_ASSIGN_OR_RETURN(forwarder_, supervisor::start_forwarder(std::move(listener), target,
-                                                               {events_write_.get(), to_string(config_.network)}));
+  TNK_ASSIGN_OR_RETURN(forwarder_, supervisor::start_inference_forwarder(
+                                       std::move(listener), target, {events_write_.get(), to_string(config_.network)}));
   return ok_status();
 }
 
@@ -179,8 +179,8 @@ Result<pid_t> Network::start_forward_relay(const PortForward& forward, UniqueFd 
   target.dial = [this, port = forward.guest_port](net::Clock::time_point deadline, int stop_fd) {
     return engine_.connect_inside("127.0.0.1", port, deadline, stop_fd);
   };
-  return supervisor::start_forwarder(std::move(listener), target, {events_write_.get(), "port forward"},
-                                     [this] { return engine_.enter_network(); });
+  return supervisor::start_port_forward(std::move(listener), target, {events_write_.get(), "port forward"},
+                                        [this] { return engine_.enter_network(); });
 }
 
 Result<PortForward> Network::add_forward(PortForward forward) {

@@ -50,14 +50,23 @@ net::NetEventSink event_sink(const RelayEvents& events) {
 
 }  // namespace
 
-Result<pid_t> start_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
-                              const std::function<Status()>& enter) {
+Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTarget& target,
+                                        const RelayEvents& events) {
   int fd = listener.get();
-  return fork_relay("forwarder", "tnk-forwarder", [&](int stop_fd) -> Status {
-    if (enter) TNK_RETURN_IF_ERROR(enter());
+  return fork_relay("inference forwarder", "tnk-forwarder", [&](int stop_fd) -> Status {
+    TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
+    return net::serve_inference_forward(fd, target, stop_fd, event_sink(events));
+  });  // the parent's copy of the listener closes here; the child keeps its own
+}
+
+Result<pid_t> start_port_forward(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
+                                 const std::function<Status()>& enter) {
+  int fd = listener.get();
+  return fork_relay("port forward", "tnk-forwarder", [&](int stop_fd) -> Status {
+    TNK_RETURN_IF_ERROR(enter());
     TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
     return net::serve_forward(fd, target, stop_fd, event_sink(events));
-  });  // the parent's copy of the listener closes here; the child keeps its own
+  });
 }
 
 Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const RelayEvents& events) {

@@ -15,6 +15,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 #include "net/forwarder.h"
+#include "net/inference_forwarder.h"
 #include "net/proxy.h"
 
 namespace tnk::supervisor {
@@ -31,10 +32,14 @@ struct RelayEvents {
   std::string policy;
 };
 
-// Relays connections accepted on `listener` to `target`. `enter` (may be empty) runs first in the
-// relay process: a port forward moves into the sandbox's network there, its listener stays outside.
-Result<pid_t> start_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
-                              const std::function<Status()>& enter = {});
+// The inference forwarder: passes the inference API requests accepted on `listener` (inside the
+// sandbox) to `target` (the endpoint on the host), refuses every other request.
+Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events);
+
+// A port forward: relays raw TCP from `listener` (on the host) to `target`. `enter` runs first in the
+// relay process: it moves into the sandbox's network there, its listener stays outside.
+Result<pid_t> start_port_forward(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
+                                 const std::function<Status()>& enter);
 
 // An HTTP(S) proxy on `listener` that lets through what `config` allows, never a host-internal address.
 Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const RelayEvents& events);

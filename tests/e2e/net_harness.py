@@ -26,6 +26,14 @@ class _Answer(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self):  # noqa: N802
+        self._answer()
+
+    def do_POST(self):  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self._answer()
+
+    def _answer(self):
+        self.server.seen.append(f"{self.command} {self.path}")
         body = self.server.answer
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -37,9 +45,11 @@ class _Answer(http.server.BaseHTTPRequestHandler):
 
 
 def serve(answer, host="127.0.0.1"):
-    """A threaded HTTP server answering every GET with `answer` (bytes)."""
+    """A threaded HTTP server answering every GET and POST with `answer` (bytes); `seen` lists the requests
+    it received ("POST /api/pull")."""
     server = socketserver.ThreadingTCPServer((host, 0), _Answer)
     server.answer = answer
+    server.seen = []
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server

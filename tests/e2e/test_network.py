@@ -73,6 +73,35 @@ def test_inference_reaches_the_endpoint_and_nothing_else(any_tnk, tmp_path):
         other.shutdown()
 
 
+# Security review L8: the inference forwarder passes the inference APIs (here /v1/models, the control)
+# and refuses the admin ones with a 403 and a net_deny record, before the endpoint sees them.
+def test_l8_inference_endpoint_refuses_admin_paths(any_tnk, tmp_path):
+    endpoint = serve(b"ENDPOINT-OK")
+    log = tmp_path / "audit.ndjson"
+    try:
+        port = endpoint.server_address[1]
+        any_tnk.env["TNK_SERVER_PORT"] = str(port)
+        box = Sandbox(any_tnk, any_tnk.project("l8"))
+        box.start("--network", "inference", "--audit-log", str(log))
+        base = f"http://host.lima.internal:{port}"
+        ok = box.exec(*CURL, f"{base}/v1/models")
+        assert ok.returncode == 0 and ok.stdout == "ENDPOINT-OK", ok.stderr
+        for path, shown in (("/api/pull", "POST /api/pull"), ("/slots?action=save", "POST /slots")):
+            refused = box.exec(*CURL, "-w", "\n%{http_code}", "-d", '{"model":"evil"}', base + path)
+            assert refused.stdout.endswith("\n403"), (path, refused.stdout, refused.stderr)
+            assert f"{shown} is not an inference API" in refused.stdout, refused.stdout
+        # tnk itself asks GET /v1/models for the model's name; nothing else reached the endpoint.
+        assert "GET /v1/models" in endpoint.seen and set(endpoint.seen) == {"GET /v1/models"}, endpoint.seen
+        admin = lambda r: r["policy"] == "inference" and r["port"] == port  # noqa: E731
+        denied = wait_for_records(log, "net_deny", lambda rs: len(list(filter(admin, rs))) >= 2)
+        reasons = [r["reason"] for r in denied if admin(r)]
+        for shown in ("POST /api/pull", "POST /slots"):
+            assert any(shown in reason for reason in reasons), reasons
+        verify(any_tnk, log)
+    finally:
+        endpoint.shutdown()
+
+
 ALLOW = """security:
   network: allowlist
 network:

@@ -1,0 +1,130 @@
+#include "net/inference_forwarder.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <optional>
+#include <string>
+
+#include "net/http_request.h"
+#include "net/inference_paths.h"
+#include "net/proxy_session.h"
+#include "net/relay.h"
+#include "net/request_body.h"
+#include "net/serve_loop.h"
+
+namespace tnk::net {
+namespace {
+
+constexpr std::chrono::milliseconds kAnswerTimeout{5'000};  // to write a refusal
+constexpr std::chrono::milliseconds kLinger{2'000};         // to read what follows a refusal
+
+class InferenceRequest {
+ public:
+  InferenceRequest(UniqueFd client, ForwardEvents& events, int stop_fd)
+      : client_(std::move(client)), events_(events), stop_fd_(stop_fd) {}
+
+  void run() {
+    std::optional<RequestHead> head = read_head();
+    if (!head) return;
+    if (auto refusal = inference_refusal(*head)) {
+      return refuse(403, "tnk: " + *refusal + "; the inference endpoint passes only inference APIs (docs/inference.md)",
+                    "refused: " + *refusal);
+    }
+    auto body = RequestBody::of(*head);
+    if (!body.ok()) return refuse(400, "tnk: " + body.error().message, body.error().message);
+    pass(*head, *body);
+  }
+
+ private:
+  std::optional<RequestHead> read_head();
+  void pass(RequestHead head, RequestBody& body);
+  void refuse(int status, const std::string& line, const std::string& reason);
+
+  UniqueFd client_;
+  ForwardEvents& events_;
+  int stop_fd_;
+  std::string buffered_;
+};
+
+// Reads until the head is complete; answers a malformed or late head itself. nullopt: the connection is over.
+std::optional<RequestHead> InferenceRequest::read_head() {
+  auto deadline = Clock::now() + kInferenceHeadTimeout;
+  char chunk[8192];
+  for (;;) {
+    auto parsed = parse_request_head(buffered_, RequestForm::kOrigin);
+    if (!parsed.ok()) {
+      refuse(http_status_for(parsed.error()), "tnk: " + parsed.error().message, parsed.error().message);
+      return std::nullopt;
+    }
+    if (parsed->has_value()) return std::move(**parsed);
+    Ready r = wait_ready(client_.get(), POLLIN, deadline, stop_fd_);
+    if (r == Ready::kTimeout && !buffered_.empty()) {
+      std::string line = "no complete request head within " + duration_text(kInferenceHeadTimeout);
+      refuse(408, "tnk: " + line, line);
+    }
+    if (r != Ready::kYes) return std::nullopt;
+    ssize_t n = ::recv(client_.get(), chunk, sizeof chunk, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) return std::nullopt;  // the client left before asking anything
+    buffered_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+// Sends the head (Host naming the endpoint, "Connection: close") and exactly the body, then the answer
+// back until the endpoint closes.
+void InferenceRequest::pass(RequestHead head, RequestBody& body) {
+  NetEvent event = events_.event(true);
+  auto deadline = Clock::now() + std::chrono::seconds(kForwardConnectTimeoutSeconds);
+  auto upstream = open_forward_target(events_.target(), deadline, stop_fd_, &event.address);
+  if (!upstream.ok()) {
+    events_.report_unreachable(event, upstream.error());
+    if (upstream.error().sys_errno == ECANCELED) return;
+    std::string line = "tnk: the inference endpoint " + host_port_text(events_.target().host, events_.target().port) +
+                       " cannot be reached: " + upstream.error().message;
+    if (send_all(client_.get(), proxy_answer(502, line), Clock::now() + kAnswerTimeout, stop_fd_)) {
+      linger_before_close(client_.get(), kLinger, stop_fd_);
+    }
+    return;
+  }
+  std::string_view rest = std::string_view(buffered_).substr(head.head_bytes);
+  auto taken = body.take(rest);
+  if (!taken.ok()) return refuse(400, "tnk: " + taken.error().message, taken.error().message);
+  head.host = events_.target().host;
+  head.port = events_.target().port;
+  std::string first_up = origin_form_head(head) + std::string(rest.substr(0, *taken));
+  UpstreamBound bound = [&body](std::string_view data) { return body.take(data); };
+  set_nodelay(client_.get());
+  RelayStats stats = relay(client_.get(), upstream->get(), kInferenceIdleTimeout, stop_fd_, std::move(first_up), bound);
+  event.bytes_up = stats.bytes_up;
+  event.bytes_down = stats.bytes_down;
+  event.reason = stats.end;
+  events_.report(event);
+}
+
+// Answers `status` with a one-line body, reports the refusal, and ends the connection gently.
+void InferenceRequest::refuse(int status, const std::string& line, const std::string& reason) {
+  NetEvent event = events_.event(false);
+  event.reason = reason;
+  events_.report(event);
+  if (send_all(client_.get(), proxy_answer(status, line), Clock::now() + kAnswerTimeout, stop_fd_)) {
+    linger_before_close(client_.get(), kLinger, stop_fd_);
+  }
+}
+
+}  // namespace
+
+Status serve_inference_forward(int listener_fd, const ForwardTarget& target, int stop_fd,
+                               const NetEventSink& on_event) {
+  TNK_RETURN_IF_ERROR(check_forward_target(target));
+  ForwardEvents events(target, on_event);
+  ConnectionHandler handle = [&events](UniqueFd client, int inner_stop) {
+    InferenceRequest(std::move(client), events, inner_stop).run();
+  };
+  OverflowHandler overflow = [](int) {};
+  return serve_connections(listener_fd, stop_fd, kInferenceMaxConnections, handle, overflow,
+                           "the inference forwarder's listener");
+}
+
+}  // namespace tnk::net

@@ -1,0 +1,91 @@
+#include "net/inference_paths.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+namespace tnk::net {
+namespace {
+
+struct Route {
+  std::string_view method;
+  std::string_view path;
+};
+
+// The list of docs/inference.md ("What the sandbox can ask the endpoint"); keep the two in step.
+constexpr Route kRoutes[] = {
+    {"GET", "/"},
+    {"GET", "/health"},
+    {"GET", "/healthz"},
+    {"GET", "/v1/models"},
+    {"POST", "/v1/chat/completions"},
+    {"POST", "/v1/completions"},
+    {"POST", "/v1/embeddings"},
+    {"POST", "/v1/responses"},
+    {"POST", "/v1/messages"},
+    {"POST", "/api/chat"},
+    {"POST", "/api/generate"},
+    {"POST", "/api/embed"},
+    {"POST", "/api/embeddings"},
+    {"POST", "/api/show"},
+    {"GET", "/api/tags"},
+    {"GET", "/api/version"},
+};
+constexpr std::string_view kModelPrefix = "/v1/models/";  // GET /v1/models/<id>; ids may hold '/' and ':'
+
+// Letters, digits and "-._~:@+/": no '%' (a server decodes it, we would not), nothing else to reinterpret.
+bool plain_path(std::string_view path) {
+  for (char c : path) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 &&
+        std::string_view("-._~:@+/").find(c) == std::string_view::npos)
+      return false;
+  }
+  return true;
+}
+
+// "/a/b" has no empty, "." or ".." segment ("/" alone is the root).
+bool normal_segments(std::string_view path) {
+  if (path == "/") return true;
+  std::string_view rest = path.substr(1);
+  for (;;) {
+    std::string_view segment = rest.substr(0, rest.find('/'));
+    if (segment.empty() || segment == "." || segment == "..") return false;
+    if (segment.size() == rest.size()) return true;
+    rest.remove_prefix(segment.size() + 1);
+  }
+}
+
+bool listed(std::string_view method, std::string_view path) {
+  // HEAD is GET without the body: a health check may use either.
+  std::string_view as = method == "HEAD" ? "GET" : method;
+  for (const Route& route : kRoutes) {
+    if (route.method == as && route.path == path) return true;
+  }
+  return as == "GET" && path.starts_with(kModelPrefix) && path.size() > kModelPrefix.size();
+}
+
+bool asks_upgrade(const RequestHead& head) {
+  for (const auto& [name, value] : head.headers) {
+    if (name.size() == 7 && std::equal(name.begin(), name.end(), "upgrade",
+                                       [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> inference_refusal(const RequestHead& head) {
+  std::string_view target = head.path;
+  std::string_view path = target.substr(0, target.find('?'));
+  std::string what = head.method + " " + std::string(path);
+  if (!path.starts_with('/')) return what + ": not an origin-form path";
+  if (!plain_path(path)) return what + ": the path has percent-encoding or other characters a server could decode";
+  if (!normal_segments(path)) return what + ": the path has an empty, \".\" or \"..\" segment";
+  if (!listed(head.method, path)) return what + " is not an inference API";
+  // After a 101 the connection carries another protocol, which nothing here could check.
+  if (asks_upgrade(head)) return what + ": protocol upgrades (Upgrade:) are not relayed";
+  return std::nullopt;
+}
+
+}  // namespace tnk::net

@@ -1,0 +1,293 @@
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/inference_forwarder.h"
+#include "net/inference_paths.h"
+#include "net/request_body.h"
+#include "net_test_util.h"
+
+namespace tnk::net {
+namespace {
+
+using testing::connect_loopback;
+using testing::listen_loopback;
+using testing::port_of;
+using testing::read_until;
+using testing::read_until_eof;
+using testing::send_text;
+using testing::Serving;
+
+RequestHead head_of(const std::string& text) {
+  auto r = parse_request_head(text, RequestForm::kOrigin);
+  EXPECT_TRUE(r.ok() && r->has_value()) << (r.ok() ? "incomplete" : r.error().message) << ": " << text;
+  return r.ok() && r->has_value() ? **r : RequestHead{};
+}
+
+std::optional<std::string> decide(const std::string& method, const std::string& target) {
+  return inference_refusal(head_of(method + " " + target + " HTTP/1.1\r\nHost: h\r\n\r\n"));
+}
+
+TEST(InferencePaths, EveryListedInferenceApiPasses) {
+  for (const char* path : {"/", "/health", "/healthz", "/v1/models", "/v1/models/llama3:8b",
+                           "/v1/models/meta-llama/Llama-3-8B", "/api/tags", "/api/version"}) {
+    EXPECT_EQ(decide("GET", path), std::nullopt) << path;
+  }
+  for (const char* path : {"/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses", "/v1/messages",
+                           "/api/chat", "/api/generate", "/api/embed", "/api/embeddings", "/api/show"}) {
+    EXPECT_EQ(decide("POST", path), std::nullopt) << path;
+  }
+  EXPECT_EQ(decide("POST", "/v1/messages?beta=true"), std::nullopt);  // a query on a listed path
+  EXPECT_EQ(decide("HEAD", "/health"), std::nullopt);
+}
+
+TEST(InferencePaths, AdminApisAreRefusedWithThePathAndWhy) {
+  for (const char* path : {"/api/pull", "/api/push", "/api/copy", "/api/create", "/api/delete", "/api/blobs/sha256:00",
+                           "/api/ps", "/props", "/slots", "/metrics"}) {
+    auto why = decide("POST", path);
+    ASSERT_TRUE(why.has_value()) << path;
+    EXPECT_NE(why->find(path), std::string::npos) << *why;
+    EXPECT_NE(why->find("is not an inference API"), std::string::npos) << *why;
+  }
+  EXPECT_TRUE(decide("POST", "/slots/0?action=save").has_value());
+  EXPECT_TRUE(decide("POST", "/slots?action=save").has_value());
+  EXPECT_TRUE(decide("DELETE", "/api/delete").has_value());
+}
+
+TEST(InferencePaths, TheMethodMustMatch) {
+  EXPECT_TRUE(decide("POST", "/v1/models").has_value());
+  EXPECT_TRUE(decide("GET", "/v1/chat/completions").has_value());
+  EXPECT_TRUE(decide("DELETE", "/v1/models/x").has_value());
+  EXPECT_TRUE(decide("OPTIONS", "/v1/models").has_value());
+}
+
+TEST(InferencePaths, PathsAServerCouldReadAsAnotherAreRefused) {
+  EXPECT_TRUE(decide("GET", "/v1/models/../api/pull").has_value());
+  EXPECT_TRUE(decide("POST", "/v1/chat/completions/../../api/pull").has_value());
+  EXPECT_TRUE(decide("GET", "/v1/models/./x").has_value());
+  EXPECT_TRUE(decide("GET", "/v1/models/").has_value());
+  EXPECT_TRUE(decide("GET", "//v1/models").has_value());
+  EXPECT_TRUE(decide("POST", "/api%2Fpull").has_value());
+  EXPECT_TRUE(decide("POST", "/api/%70ull").has_value());
+  EXPECT_TRUE(decide("POST", "/v1/chat/completions%3F").has_value());
+  EXPECT_TRUE(decide("GET", "/v1/models/%2e%2e/api/tags").has_value());
+  EXPECT_TRUE(decide("POST", "/v1/chat/completions;x").has_value());
+  EXPECT_TRUE(decide("POST", "/API/PULL").has_value());
+  // The query never decides: a listed path with an admin action in its query is the listed path.
+  EXPECT_EQ(decide("GET", "/health?action=save"), std::nullopt);
+  EXPECT_TRUE(decide("GET", "/slots?path=/v1/models").has_value());
+}
+
+TEST(InferencePaths, AbsoluteFormAndProtocolUpgradesAreRefused) {
+  auto absolute =
+      parse_request_head("GET http://127.0.0.1:11434/api/pull HTTP/1.1\r\nHost: h\r\n\r\n", RequestForm::kOrigin);
+  EXPECT_FALSE(absolute.ok());
+  EXPECT_FALSE(parse_request_head("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", RequestForm::kOrigin).ok());
+  EXPECT_FALSE(parse_request_head("CONNECT h:443 HTTP/1.1\r\nHost: h\r\n\r\n", RequestForm::kOrigin).ok());
+  auto upgrade = inference_refusal(
+      head_of("GET /v1/models HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"));
+  ASSERT_TRUE(upgrade.has_value());
+  EXPECT_NE(upgrade->find("Upgrade"), std::string::npos) << *upgrade;
+}
+
+RequestBody body_of(const std::string& headers) {
+  auto body = RequestBody::of(head_of("POST /v1/completions HTTP/1.1\r\nHost: h\r\n" + headers + "\r\n"));
+  EXPECT_TRUE(body.ok()) << body.error().message;
+  return body.ok() ? *body : RequestBody{};
+}
+
+TEST(RequestBody, ContentLengthEndsTheBodyWhereTheNextRequestStarts) {
+  RequestBody body = body_of("Content-Length: 5\r\n");
+  EXPECT_EQ(*body.take("abc"), 3u);
+  EXPECT_FALSE(body.complete());
+  EXPECT_EQ(*body.take("deGET / HTTP/1.1"), 2u);
+  EXPECT_TRUE(body.complete());
+  EXPECT_EQ(*body.take("more"), 0u);
+  EXPECT_TRUE(body_of("").complete());  // no framing: no body
+}
+
+TEST(RequestBody, ChunkedEndsAfterTheLastChunkAndTrailers) {
+  RequestBody body = body_of("Transfer-Encoding: chunked\r\n");
+  std::string stream = "5;ext=1\r\nhello\r\n1";
+  EXPECT_EQ(*body.take(stream), stream.size());
+  std::string rest = "\r\nw\r\n0\r\nTrailer: x\r\n\r\n";  // the size line split across reads
+  EXPECT_EQ(*body.take(rest), rest.size());
+  EXPECT_TRUE(body.complete());
+  EXPECT_EQ(*body.take("POST /api/pull HTTP/1.1\r\n"), 0u);
+}
+
+TEST(RequestBody, AmbiguousOrMalformedFramingIsRefused) {
+  auto head = [](const std::string& h) { return head_of("POST /v1/completions HTTP/1.1\r\nHost: h\r\n" + h + "\r\n"); };
+  EXPECT_FALSE(RequestBody::of(head("Content-Length: 5\r\nTransfer-Encoding: chunked\r\n")).ok());
+  EXPECT_FALSE(RequestBody::of(head("Content-Length: 5\r\nContent-Length: 5\r\n")).ok());
+  EXPECT_FALSE(RequestBody::of(head("Content-Length: +5\r\n")).ok());
+  EXPECT_FALSE(RequestBody::of(head("Transfer-Encoding: gzip, chunked\r\n")).ok());
+  RequestBody chunked = body_of("Transfer-Encoding: chunked\r\n");
+  EXPECT_FALSE(chunked.take("zz\r\n").ok());
+  RequestBody overlong = body_of("Transfer-Encoding: chunked\r\n");
+  EXPECT_FALSE(overlong.take("2\r\nabc\r\n").ok());
+}
+
+// An endpoint that records what each connection delivered (until it has been quiet a moment), answers
+// `answer`, and closes; with `hold`, it sends `answer` first and closes only once released.
+class RecordingEndpoint {
+ public:
+  explicit RecordingEndpoint(std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+      : listener_(listen_loopback()), answer_(std::move(answer)) {
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~RecordingEndpoint() {
+    release();
+    stopping_ = true;
+    ::shutdown(listener_.get(), SHUT_RDWR);
+    thread_.join();
+  }
+  uint16_t port() const { return port_of(listener_.get()); }
+  std::vector<std::string> seen() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+  void hold() { held_ = true; }
+  void release() {
+    if (!released_once_.exchange(true)) released_.set_value();
+  }
+
+ private:
+  void serve() {
+    while (!stopping_) {
+      int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      UniqueFd conn(fd);
+      timeval quiet{0, 300'000};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &quiet, sizeof quiet);
+      std::string got;
+      char buf[4096];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        seen_.push_back(got);
+      }
+      send_text(fd, answer_);
+      if (held_) released_future_.wait();
+    }
+  }
+
+  UniqueFd listener_;
+  std::string answer_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> held_{false};
+  std::atomic<bool> released_once_{false};
+  std::promise<void> released_;
+  std::shared_future<void> released_future_ = released_.get_future().share();
+  std::mutex mu_;
+  std::vector<std::string> seen_;
+  std::thread thread_;
+};
+
+struct Events {
+  std::mutex mu;
+  std::vector<NetEvent> list;
+  NetEventSink sink() {
+    return [this](const NetEvent& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      list.push_back(e);
+    };
+  }
+};
+
+// Sends `request` through a forwarder to `endpoint` and returns the whole answer.
+std::string ask(RecordingEndpoint& endpoint, Events& events, const std::string& request) {
+  UniqueFd listener = listen_loopback();
+  ForwardTarget target{"127.0.0.1", endpoint.port()};
+  NetEventSink sink = events.sink();
+  Serving serving([&](int stop) { return serve_inference_forward(listener.get(), target, stop, sink); });
+  UniqueFd client = connect_loopback(port_of(listener.get()));
+  EXPECT_TRUE(send_text(client.get(), request));
+  std::string answer = read_until_eof(client.get());
+  client.reset();
+  EXPECT_TRUE(serving.stop().ok());
+  return answer;
+}
+
+TEST(InferenceForwarder, PassesAnInferenceRequestWithItsBodyAndConnectionClose) {
+  RecordingEndpoint endpoint;
+  Events events;
+  std::string answer = ask(endpoint, events,
+                           "POST /v1/chat/completions HTTP/1.1\r\nHost: host.lima.internal:11434\r\n"
+                           "Connection: keep-alive\r\nContent-Length: 4\r\n\r\n{\"a\"");
+  EXPECT_EQ(answer, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  ASSERT_EQ(endpoint.seen().size(), 1u);
+  std::string seen = endpoint.seen()[0];
+  EXPECT_TRUE(seen.starts_with("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:")) << seen;
+  EXPECT_NE(seen.find("Connection: close\r\n\r\n{\"a\""), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("keep-alive"), std::string::npos) << seen;
+  ASSERT_EQ(events.list.size(), 1u);
+  EXPECT_TRUE(events.list[0].allowed);
+  EXPECT_EQ(events.list[0].rule, "inference endpoint");
+}
+
+TEST(InferenceForwarder, RefusesAnAdminPathWith403AndARefusalEvent) {
+  RecordingEndpoint endpoint;
+  Events events;
+  std::string answer =
+      ask(endpoint, events, "POST /api/pull HTTP/1.1\r\nHost: h\r\nContent-Length: 17\r\n\r\n{\"model\":\"evil\"}\n");
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 403 Forbidden\r\n")) << answer;
+  EXPECT_NE(answer.find("POST /api/pull is not an inference API"), std::string::npos) << answer;
+  EXPECT_TRUE(endpoint.seen().empty());
+  ASSERT_EQ(events.list.size(), 1u);
+  EXPECT_FALSE(events.list[0].allowed);
+  EXPECT_NE(events.list[0].reason.find("/api/pull"), std::string::npos) << events.list[0].reason;
+}
+
+TEST(InferenceForwarder, AnAbsoluteFormTargetIsA400) {
+  RecordingEndpoint endpoint;
+  Events events;
+  std::string answer = ask(endpoint, events, "GET http://127.0.0.1:11434/v1/models HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 400 ")) << answer;
+  EXPECT_TRUE(endpoint.seen().empty());
+  ASSERT_EQ(events.list.size(), 1u);
+  EXPECT_FALSE(events.list[0].allowed);
+}
+
+// Pipelined behind an allowed request (with a body), a refused one never reaches the endpoint: the
+// connection carries one request and ends with its answer.
+TEST(InferenceForwarder, APipelinedRequestAfterAnAllowedOneIsNeverPassed) {
+  for (const std::string& framing : {std::string("Content-Length: 2\r\n\r\n{}"),
+                                     std::string("Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")}) {
+    RecordingEndpoint endpoint;
+    Events events;
+    std::string answer = ask(endpoint, events,
+                             "POST /api/chat HTTP/1.1\r\nHost: h\r\n" + framing +
+                                 "POST /slots?action=save HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n");
+    EXPECT_EQ(answer, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    ASSERT_EQ(endpoint.seen().size(), 1u);
+    EXPECT_EQ(endpoint.seen()[0].find("/slots"), std::string::npos) << endpoint.seen()[0];
+    EXPECT_TRUE(endpoint.seen()[0].ends_with(framing.substr(framing.find("\r\n\r\n")))) << endpoint.seen()[0];
+  }
+}
+
+// Server-sent events reach the client as the endpoint sends them, not when the answer ends.
+TEST(InferenceForwarder, StreamsTheAnswerAsItArrives) {
+  RecordingEndpoint endpoint("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: first\n\n");
+  endpoint.hold();
+  UniqueFd listener = listen_loopback();
+  ForwardTarget target{"127.0.0.1", endpoint.port()};
+  Serving serving([&](int stop) { return serve_inference_forward(listener.get(), target, stop); });
+  UniqueFd client = connect_loopback(port_of(listener.get()));
+  ASSERT_TRUE(send_text(client.get(), "POST /v1/completions HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"));
+  EXPECT_NE(read_until(client.get(), "data: first\n\n").find("data: first"), std::string::npos);
+  endpoint.release();
+  client.reset();
+  EXPECT_TRUE(serving.stop().ok());
+}
+
+}  // namespace
+}  // namespace tnk::net
