@@ -15,7 +15,7 @@ NetEvent ForwardEvents::event(bool allowed) const {
   event.allowed = allowed;
   event.host = target_.host;
   event.port = target_.port;
-  event.rule = target_.rule;
+  if (allowed) event.rule = target_.rule;  // a refusal matched no rule
   return event;
 }
 

@@ -35,7 +35,7 @@ class ForwardEvents {
   ForwardEvents(const ForwardTarget& target, const NetEventSink& sink) : target_(target), sink_(sink) {}
 
   const ForwardTarget& target() const { return target_; }
-  // An event about the target, allowed or not, to fill in.
+  // An event about the target to fill in: allowed (by the target's rule) or refused (by none).
   NetEvent event(bool allowed) const;
   void report(const NetEvent& event);
   // `event` with the reason the target could not be reached (nothing when the forwarder is stopping).

@@ -30,7 +30,7 @@ class InferenceRequest {
     if (!head) return;
     if (auto refusal = inference_refusal(*head)) {
       return refuse(403, "tnk: " + *refusal + "; the inference endpoint passes only inference APIs (docs/inference.md)",
-                    "refused: " + *refusal);
+                    *refusal);
     }
     auto body = RequestBody::of(*head);
     if (!body.ok()) return refuse(400, "tnk: " + body.error().message, body.error().message);

@@ -49,7 +49,7 @@ def test_only_the_inference_endpoint_is_reachable(any_tnk):
         port, other_port = endpoint.server_address[1], other.server_address[1]
         ok = box.exec("curl", "-sS", "--max-time", "5", f"http://host.lima.internal:{port}/v1/models")
         assert ok.returncode == 0 and ok.stdout == "ENDPOINT-OK", ok.stderr
-        ok = box.exec("curl", "-sS", "--max-time", "5", f"http://host.tnk.internal:{port}/x")
+        ok = box.exec("curl", "-sS", "--max-time", "5", f"http://host.tnk.internal:{port}/health")
         assert ok.stdout == "ENDPOINT-OK"
         # The host itself reaches the other service; the sandbox does not, by any name.
         assert subprocess.run(["curl", "-sS", f"http://127.0.0.1:{other_port}/"], capture_output=True,
