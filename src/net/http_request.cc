@@ -11,12 +11,6 @@
 namespace tnk::net {
 namespace {
 
-Error bad(const std::string& what) {
-  Error e = failed("bad request: " + what);
-  e.sys_errno = EBADMSG;
-  return e;
-}
-
 Error too_large() {
   Error e = failed("request head larger than " + std::to_string(kMaxRequestHeadBytes / 1024) + " KiB");
   e.sys_errno = EMSGSIZE;
@@ -36,22 +30,16 @@ bool is_token(std::string_view text) {
   return true;
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Control bytes (other than tab) never belong in a head, and lines end in CRLF, never in a bare LF or CR.
 Status check_bytes(std::string_view head) {
   for (size_t i = 0; i < head.size(); ++i) {
     auto c = static_cast<unsigned char>(head[i]);
-    if (c == '\n' && (i == 0 || head[i - 1] != '\r')) return bad("a line ends in LF without CR");
-    if (c == '\r' && i + 1 < head.size() && head[i + 1] != '\n') return bad("a CR inside a line");
+    if (c == '\n' && (i == 0 || head[i - 1] != '\r')) return bad_request("a line ends in LF without CR");
+    if (c == '\r' && i + 1 < head.size() && head[i + 1] != '\n') return bad_request("a CR inside a line");
     if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02x", c);
-      return bad(std::string("control byte ") + hex);
+      return bad_request(std::string("control byte ") + hex);
     }
   }
   return ok_status();
@@ -61,7 +49,7 @@ Result<uint16_t> parse_port(std::string_view text) {
   unsigned value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value == 0 || value > 65535) {
-    return bad("invalid port \"" + std::string(text) + "\"");
+    return bad_request("invalid port \"" + std::string(text) + "\"");
   }
   return static_cast<uint16_t>(value);
 }
@@ -76,29 +64,30 @@ bool valid_reg_name(std::string_view host) {
 
 // "host[:port]" or "[v6][:port]" into head.host/head.port; `default_port` 0 means the port is required.
 Status parse_authority(std::string_view text, uint16_t default_port, RequestHead& head) {
-  if (text.find('@') != std::string_view::npos) return bad("user info in \"" + std::string(text) + "\"");
+  if (text.find('@') != std::string_view::npos) return bad_request("user info in \"" + std::string(text) + "\"");
   std::string_view host = text;
   std::optional<std::string_view> port;
   if (text.starts_with('[')) {
     size_t close = text.find(']');
-    if (close == std::string_view::npos) return bad("unterminated IPv6 literal in \"" + std::string(text) + "\"");
+    if (close == std::string_view::npos)
+      return bad_request("unterminated IPv6 literal in \"" + std::string(text) + "\"");
     host = text.substr(1, close - 1);
     std::string_view rest = text.substr(close + 1);
     if (!rest.empty() && rest.front() != ':')
-      return bad("junk after the IPv6 literal in \"" + std::string(text) + "\"");
+      return bad_request("junk after the IPv6 literal in \"" + std::string(text) + "\"");
     if (!rest.empty()) port = rest.substr(1);
     in6_addr unused;
     if (::inet_pton(AF_INET6, std::string(host).c_str(), &unused) != 1) {
-      return bad("invalid IPv6 literal \"" + std::string(host) + "\"");
+      return bad_request("invalid IPv6 literal \"" + std::string(host) + "\"");
     }
   } else {
     size_t colon = text.find(':');
     if (colon != std::string_view::npos) port = text.substr(colon + 1);
     host = text.substr(0, colon);
-    if (!valid_reg_name(host)) return bad("invalid host \"" + std::string(host) + "\"");
+    if (!valid_reg_name(host)) return bad_request("invalid host \"" + std::string(host) + "\"");
   }
-  head.host = lower(host);
-  if (!port && default_port == 0) return bad("CONNECT needs host:port, got \"" + std::string(text) + "\"");
+  head.host = ascii_lower(host);
+  if (!port && default_port == 0) return bad_request("CONNECT needs host:port, got \"" + std::string(text) + "\"");
   if (!port) {
     head.port = default_port;
     return ok_status();
@@ -111,19 +100,20 @@ Status parse_authority(std::string_view text, uint16_t default_port, RequestHead
 Status parse_absolute_target(RequestHead& head) {
   std::string_view target = head.target;
   if (target.starts_with('/') || target == "*") {
-    return bad("the proxy needs an absolute URL (http://host/path) or CONNECT host:port, got \"" + head.target + "\"");
+    return bad_request("the proxy needs an absolute URL (http://host/path) or CONNECT host:port, got \"" + head.target +
+                       "\"");
   }
   size_t scheme_end = target.find("://");
-  std::string scheme = lower(target.substr(0, scheme_end));
+  std::string scheme = ascii_lower(target.substr(0, scheme_end));
   if (scheme_end == std::string_view::npos || (scheme != "http" && scheme != "https")) {
-    return bad("only http:// URLs and CONNECT are proxied, got \"" + head.target + "\"");
+    return bad_request("only http:// URLs and CONNECT are proxied, got \"" + head.target + "\"");
   }
-  if (scheme == "https") return bad("https:// URLs must go through CONNECT, got \"" + head.target + "\"");
+  if (scheme == "https") return bad_request("https:// URLs must go through CONNECT, got \"" + head.target + "\"");
   std::string_view rest = target.substr(scheme_end + 3);
   size_t path_start = rest.find_first_of("/?#");
   TNK_RETURN_IF_ERROR(parse_authority(rest.substr(0, path_start), 80, head));
   std::string_view path = path_start == std::string_view::npos ? std::string_view() : rest.substr(path_start);
-  if (path.find('#') != std::string_view::npos) return bad("a fragment in \"" + head.target + "\"");
+  if (path.find('#') != std::string_view::npos) return bad_request("a fragment in \"" + head.target + "\"");
   head.path = path.starts_with('/') ? std::string(path) : "/" + std::string(path);
   return ok_status();
 }
@@ -131,9 +121,9 @@ Status parse_absolute_target(RequestHead& head) {
 // Origin-form "/path[?query]": what a server (the inference forwarder) is sent; `path` is the target.
 Status parse_origin_target(RequestHead& head) {
   if (!head.target.starts_with('/')) {
-    return bad("only origin-form targets (/path) are accepted here, got \"" + head.target + "\"");
+    return bad_request("only origin-form targets (/path) are accepted here, got \"" + head.target + "\"");
   }
-  if (head.target.find('#') != std::string::npos) return bad("a fragment in \"" + head.target + "\"");
+  if (head.target.find('#') != std::string::npos) return bad_request("a fragment in \"" + head.target + "\"");
   head.path = head.target;
   return ok_status();
 }
@@ -142,22 +132,22 @@ Status parse_request_line(std::string_view line, RequestForm form, RequestHead& 
   size_t sp1 = line.find(' ');
   size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
   if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
-    return bad("the request line is not \"METHOD target HTTP/1.x\"");
+    return bad_request("the request line is not \"METHOD target HTTP/1.x\"");
   }
   head.method = std::string(line.substr(0, sp1));
   head.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
   head.version = std::string(line.substr(sp2 + 1));
-  if (!is_token(head.method)) return bad("invalid method");
+  if (!is_token(head.method)) return bad_request("invalid method");
   // Only upper-case methods: "connect" is not CONNECT, and guessing would differ between peers.
   for (char c : head.method) {
     if (std::islower(static_cast<unsigned char>(c)) != 0)
-      return bad("method \"" + head.method + "\" is not upper-case");
+      return bad_request("method \"" + head.method + "\" is not upper-case");
   }
   if (head.version != "HTTP/1.1" && head.version != "HTTP/1.0")
-    return bad("unsupported version \"" + head.version + "\"");
-  if (head.target.empty()) return bad("empty request target");
+    return bad_request("unsupported version \"" + head.version + "\"");
+  if (head.target.empty()) return bad_request("empty request target");
   for (char c : head.target) {
-    if (static_cast<unsigned char>(c) >= 0x80 || c == '\t') return bad("invalid byte in the request target");
+    if (static_cast<unsigned char>(c) >= 0x80 || c == '\t') return bad_request("invalid byte in the request target");
   }
   if (form == RequestForm::kOrigin) return parse_origin_target(head);
   head.is_connect = head.method == "CONNECT";
@@ -166,11 +156,11 @@ Status parse_request_line(std::string_view line, RequestForm form, RequestHead& 
 }
 
 Status parse_header_line(std::string_view line, RequestHead& head) {
-  if (line.front() == ' ' || line.front() == '\t') return bad("obsolete header line folding");
+  if (line.front() == ' ' || line.front() == '\t') return bad_request("obsolete header line folding");
   size_t colon = line.find(':');
-  if (colon == std::string_view::npos) return bad("a header line without ':'");
+  if (colon == std::string_view::npos) return bad_request("a header line without ':'");
   std::string_view name = line.substr(0, colon);
-  if (!is_token(name)) return bad("invalid header name \"" + std::string(name) + "\"");
+  if (!is_token(name)) return bad_request("invalid header name \"" + std::string(name) + "\"");
   std::string_view value = line.substr(colon + 1);
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
   while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
@@ -181,10 +171,11 @@ Status parse_header_line(std::string_view line, RequestHead& head) {
 Status check_host_headers(const RequestHead& head) {
   int count = 0;
   for (const auto& [name, value] : head.headers) {
-    if (lower(name) == "host") ++count;
+    if (ascii_lower(name) == "host") ++count;
   }
-  if (count > 1) return bad("more than one Host header");
-  if (count == 0 && !head.is_connect && head.version == "HTTP/1.1") return bad("an HTTP/1.1 request without Host");
+  if (count > 1) return bad_request("more than one Host header");
+  if (count == 0 && !head.is_connect && head.version == "HTTP/1.1")
+    return bad_request("an HTTP/1.1 request without Host");
   return ok_status();
 }
 
@@ -206,12 +197,13 @@ Result<RequestHead> parse_complete(std::string_view head_text, RequestForm form)
 std::vector<std::string> connection_tokens(const RequestHead& head) {
   std::vector<std::string> tokens;
   for (const auto& [name, value] : head.headers) {
-    std::string key = lower(name);
+    std::string key = ascii_lower(name);
     if (key != "connection" && key != "proxy-connection") continue;
     size_t start = 0;
     while (start <= value.size()) {
       size_t comma = value.find(',', start);
-      std::string token = lower(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      std::string token =
+          ascii_lower(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
       token.erase(0, token.find_first_not_of(" \t"));
       token.erase(token.find_last_not_of(" \t") + 1);
       if (!token.empty()) tokens.push_back(token);
@@ -261,10 +253,22 @@ std::string origin_form_head(const RequestHead& head) {
   out += "Host: " + host_port_text(head.host, head.port, head.port != 80) + "\r\n";
   std::vector<std::string> listed = connection_tokens(head);
   for (const auto& [name, value] : head.headers) {
-    if (dropped_upstream(lower(name), listed)) continue;
+    if (dropped_upstream(ascii_lower(name), listed)) continue;
     out += name + ": " + value + "\r\n";
   }
   out += "Connection: close\r\n\r\n";
+  return out;
+}
+
+Error bad_request(const std::string& what) {
+  Error e = failed("bad request: " + what);
+  e.sys_errno = EBADMSG;
+  return e;
+}
+
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -50,6 +50,12 @@ int http_status_for(const Error& parse_error);
 // request to the host that the policy checked.
 std::string origin_form_head(const RequestHead& head);
 
+// "bad request: <what>", with EBADMSG (http_status_for: 400).
+Error bad_request(const std::string& what);
+
+// `text` with ASCII letters in lower case (header names compare this way).
+std::string ascii_lower(std::string_view text);
+
 // "host" or "host:port", with brackets around IPv6 literals.
 std::string host_port_text(const std::string& host, uint16_t port, bool with_port = true);
 

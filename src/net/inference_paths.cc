@@ -1,6 +1,5 @@
 #include "net/inference_paths.h"
 
-#include <algorithm>
 #include <cctype>
 #include <string_view>
 
@@ -66,9 +65,7 @@ bool listed(std::string_view method, std::string_view path) {
 
 bool asks_upgrade(const RequestHead& head) {
   for (const auto& [name, value] : head.headers) {
-    if (name.size() == 7 && std::equal(name.begin(), name.end(), "upgrade",
-                                       [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; }))
-      return true;
+    if (ascii_lower(name) == "upgrade") return true;
   }
   return false;
 }

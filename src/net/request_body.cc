@@ -1,6 +1,5 @@
 #include "net/request_body.h"
 
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <string>
@@ -8,17 +7,7 @@
 namespace tnk::net {
 namespace {
 
-Error bad(const std::string& what) {
-  Error e = failed("bad request body: " + what);
-  e.sys_errno = EBADMSG;
-  return e;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+Error bad(const std::string& what) { return bad_request("body: " + what); }
 
 Result<uint64_t> parse_number(std::string_view text, int base, const char* what) {
   uint64_t value = 0;
@@ -35,7 +24,7 @@ Result<RequestBody> RequestBody::of(const RequestHead& head) {
   const std::string* length = nullptr;
   const std::string* coding = nullptr;
   for (const auto& [name, value] : head.headers) {
-    std::string key = lower(name);
+    std::string key = ascii_lower(name);
     const std::string** slot = key == "content-length" ? &length : key == "transfer-encoding" ? &coding : nullptr;
     if (slot == nullptr) continue;
     if (*slot != nullptr) return bad("more than one " + name + " header");
@@ -44,7 +33,8 @@ Result<RequestBody> RequestBody::of(const RequestHead& head) {
   RequestBody body;
   if (length != nullptr && coding != nullptr) return bad("both Content-Length and Transfer-Encoding");
   if (coding != nullptr) {
-    if (lower(*coding) != "chunked") return bad("Transfer-Encoding \"" + *coding + "\" (only chunked is relayed)");
+    if (ascii_lower(*coding) != "chunked")
+      return bad("Transfer-Encoding \"" + *coding + "\" (only chunked is relayed)");
     body.state_ = State::kChunkSize;
   } else if (length != nullptr) {
     TNK_ASSIGN_OR_RETURN(body.left_, parse_number(*length, 10, "Content-Length"));

@@ -20,6 +20,7 @@
 
 #include "core/result.h"
 #include "core/unique_fd.h"
+#include "net/net_event.h"
 
 namespace tnk::net::testing {
 
@@ -136,6 +137,18 @@ class EchoServer {
   std::thread thread_;
   std::mutex mu_;
   std::vector<std::thread> connections_;
+};
+
+// Collects a relay's events (the sink may be called from the relay's thread).
+struct EventLog {
+  std::mutex mu;
+  std::vector<NetEvent> events;
+  NetEventSink sink() {
+    return [this](const NetEvent& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      events.push_back(e);
+    };
+  }
 };
 
 // Runs `serve(stop_fd)` on a thread until stop() (or destruction).

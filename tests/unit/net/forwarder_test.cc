@@ -16,6 +16,7 @@ using namespace std::chrono_literals;
 using testing::connect_loopback;
 using testing::count_open_fds;
 using testing::EchoServer;
+using testing::EventLog;
 using testing::listen_loopback;
 using testing::port_of;
 using testing::read_until_eof;
@@ -27,18 +28,6 @@ uint16_t closed_port() {
   UniqueFd fd = listen_loopback();
   return port_of(fd.get());
 }
-
-// Collects a relay's events (the sink may be called from the relay's thread).
-struct EventLog {
-  std::mutex mu;
-  std::vector<NetEvent> events;
-  NetEventSink sink() {
-    return [this](const NetEvent& e) {
-      std::lock_guard<std::mutex> lock(mu);
-      events.push_back(e);
-    };
-  }
-};
 
 TEST(NetForwarder, RelaysBothWaysWithHalfClose) {
   EchoServer echo;

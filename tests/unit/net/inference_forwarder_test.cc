@@ -19,6 +19,7 @@ namespace tnk::net {
 namespace {
 
 using testing::connect_loopback;
+using testing::EventLog;
 using testing::listen_loopback;
 using testing::port_of;
 using testing::read_until;
@@ -192,19 +193,8 @@ class RecordingEndpoint {
   std::thread thread_;
 };
 
-struct Events {
-  std::mutex mu;
-  std::vector<NetEvent> list;
-  NetEventSink sink() {
-    return [this](const NetEvent& e) {
-      std::lock_guard<std::mutex> lock(mu);
-      list.push_back(e);
-    };
-  }
-};
-
 // Sends `request` through a forwarder to `endpoint` and returns the whole answer.
-std::string ask(RecordingEndpoint& endpoint, Events& events, const std::string& request) {
+std::string ask(RecordingEndpoint& endpoint, EventLog& events, const std::string& request) {
   UniqueFd listener = listen_loopback();
   ForwardTarget target{"127.0.0.1", endpoint.port()};
   NetEventSink sink = events.sink();
@@ -219,7 +209,7 @@ std::string ask(RecordingEndpoint& endpoint, Events& events, const std::string& 
 
 TEST(InferenceForwarder, PassesAnInferenceRequestWithItsBodyAndConnectionClose) {
   RecordingEndpoint endpoint;
-  Events events;
+  EventLog events;
   std::string answer = ask(endpoint, events,
                            "POST /v1/chat/completions HTTP/1.1\r\nHost: host.lima.internal:11434\r\n"
                            "Connection: keep-alive\r\nContent-Length: 4\r\n\r\n{\"a\"");
@@ -229,33 +219,33 @@ TEST(InferenceForwarder, PassesAnInferenceRequestWithItsBodyAndConnectionClose) 
   EXPECT_TRUE(seen.starts_with("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:")) << seen;
   EXPECT_NE(seen.find("Connection: close\r\n\r\n{\"a\""), std::string::npos) << seen;
   EXPECT_EQ(seen.find("keep-alive"), std::string::npos) << seen;
-  ASSERT_EQ(events.list.size(), 1u);
-  EXPECT_TRUE(events.list[0].allowed);
-  EXPECT_EQ(events.list[0].rule, "inference endpoint");
+  ASSERT_EQ(events.events.size(), 1u);
+  EXPECT_TRUE(events.events[0].allowed);
+  EXPECT_EQ(events.events[0].rule, "inference endpoint");
 }
 
 TEST(InferenceForwarder, RefusesAnAdminPathWith403AndARefusalEvent) {
   RecordingEndpoint endpoint;
-  Events events;
+  EventLog events;
   std::string answer =
       ask(endpoint, events, "POST /api/pull HTTP/1.1\r\nHost: h\r\nContent-Length: 17\r\n\r\n{\"model\":\"evil\"}\n");
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 403 Forbidden\r\n")) << answer;
   EXPECT_NE(answer.find("POST /api/pull is not an inference API"), std::string::npos) << answer;
   EXPECT_TRUE(endpoint.seen().empty());
-  ASSERT_EQ(events.list.size(), 1u);
-  EXPECT_FALSE(events.list[0].allowed);
-  EXPECT_EQ(events.list[0].reason, "POST /api/pull is not an inference API");
-  EXPECT_EQ(events.list[0].rule, "");
+  ASSERT_EQ(events.events.size(), 1u);
+  EXPECT_FALSE(events.events[0].allowed);
+  EXPECT_EQ(events.events[0].reason, "POST /api/pull is not an inference API");
+  EXPECT_EQ(events.events[0].rule, "");
 }
 
 TEST(InferenceForwarder, AnAbsoluteFormTargetIsA400) {
   RecordingEndpoint endpoint;
-  Events events;
+  EventLog events;
   std::string answer = ask(endpoint, events, "GET http://127.0.0.1:11434/v1/models HTTP/1.1\r\nHost: h\r\n\r\n");
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 400 ")) << answer;
   EXPECT_TRUE(endpoint.seen().empty());
-  ASSERT_EQ(events.list.size(), 1u);
-  EXPECT_FALSE(events.list[0].allowed);
+  ASSERT_EQ(events.events.size(), 1u);
+  EXPECT_FALSE(events.events[0].allowed);
 }
 
 // Pipelined behind an allowed request (with a body), a refused one never reaches the endpoint: the
@@ -264,7 +254,7 @@ TEST(InferenceForwarder, APipelinedRequestAfterAnAllowedOneIsNeverPassed) {
   for (const std::string& framing : {std::string("Content-Length: 2\r\n\r\n{}"),
                                      std::string("Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")}) {
     RecordingEndpoint endpoint;
-    Events events;
+    EventLog events;
     std::string answer = ask(endpoint, events,
                              "POST /api/chat HTTP/1.1\r\nHost: h\r\n" + framing +
                                  "POST /slots?action=save HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n");
