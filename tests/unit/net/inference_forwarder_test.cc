@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <future>
 #include <mutex>
@@ -277,6 +278,25 @@ TEST(InferenceForwarder, StreamsTheAnswerAsItArrives) {
   EXPECT_NE(read_until(client.get(), "data: first\n\n").find("data: first"), std::string::npos);
   endpoint.release();
   client.reset();
+  EXPECT_TRUE(serving.stop().ok());
+}
+
+// One sandbox cannot hold every slot of a shared endpoint: beyond the cap a connection is closed at once,
+// while those within it stay open (waiting for their request heads).
+TEST(InferenceForwarder, AtMostTheCapOfConnectionsAtATime) {
+  UniqueFd listener = listen_loopback();
+  ForwardTarget target{"127.0.0.1", 9};
+  Serving serving([&](int stop) { return serve_inference_forward(listener.get(), target, stop); });
+  std::vector<UniqueFd> held;
+  for (std::size_t i = 0; i < kInferenceMaxConnections; ++i) {
+    held.push_back(connect_loopback(port_of(listener.get())));
+    ASSERT_TRUE(held.back().valid());
+  }
+  UniqueFd over = connect_loopback(port_of(listener.get()));
+  char byte;
+  EXPECT_EQ(::recv(over.get(), &byte, 1, 0), 0);  // closed by the forwarder, not the 5 s receive timeout
+  EXPECT_EQ(::recv(held.back().get(), &byte, 1, MSG_DONTWAIT), -1);  // the last one within the cap is open
+  EXPECT_EQ(errno, EAGAIN);
   EXPECT_TRUE(serving.stop().ok());
 }
 
