@@ -26,9 +26,7 @@ std::string to_string(NetworkPolicy policy) {
   return "inference";
 }
 
-namespace {
-
-std::optional<uint16_t> port_number(std::string_view text) {
+std::optional<uint16_t> parse_port(std::string_view text) {
   if (text.empty() || text.size() > 5 ||
       !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
@@ -38,12 +36,10 @@ std::optional<uint16_t> port_number(std::string_view text) {
   return static_cast<uint16_t>(n);
 }
 
-}  // namespace
-
 Result<PortForward> parse_port_forward(std::string_view text) {
   size_t colon = text.find(':');
-  auto host = port_number(text.substr(0, colon));
-  auto guest = colon == std::string_view::npos ? host : port_number(text.substr(colon + 1));
+  auto host = parse_port(text.substr(0, colon));
+  auto guest = colon == std::string_view::npos ? host : parse_port(text.substr(colon + 1));
   if (!host || !guest) {
     return usage_error("invalid port forward '" + std::string(text) + "'",
                        "write HOSTPORT:GUESTPORT (8080:3000) or one PORT for both sides, each 1-65535");

@@ -35,6 +35,9 @@ struct PortForward {
   bool operator==(const PortForward&) const = default;
 };
 
+// A TCP port written as a whole number from 1 to 65535 ("8080"); nullopt for anything else.
+std::optional<uint16_t> parse_port(std::string_view text);
+
 // "8080:3000" (host:guest) or "3000" (the same port on both sides). The error says which forms work.
 Result<PortForward> parse_port_forward(std::string_view text);
 std::string to_string(const PortForward& forward);  // "8080:3000"

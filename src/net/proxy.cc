@@ -5,8 +5,8 @@
 
 #include <cerrno>
 
-#include "net/address_check.h"
 #include "net/dial.h"
+#include "net/local_networks.h"
 #include "net/proxy_session.h"
 #include "net/serve_loop.h"
 #include "net/socket_io.h"
@@ -30,7 +30,7 @@ void refuse_overflow(int fd, ProxyShared& shared) {
 }  // namespace
 
 Status serve_proxy(int listener_fd, const ProxyConfig& config, int stop_fd) {
-  ProxyShared shared{config, config.address_check ? config.address_check : AddressCheck(internal_address_reason), {}};
+  ProxyShared shared{config, config.address_check ? config.address_check : AddressCheck(host_address_reason), {}};
   ConnectionHandler handle = [&shared](UniqueFd client, int inner_stop) {
     serve_proxy_connection(std::move(client), shared, inner_stop);
   };

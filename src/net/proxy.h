@@ -1,7 +1,8 @@
 // The egress proxy: a minimal HTTP/1.1 forward proxy on a listener inside the sandbox's network
 // namespace. It serves CONNECT tunnels and plain-http absolute-form requests to hosts on the
 // allow-list, resolves names itself, refuses any destination that resolves to a host-internal address
-// (DNS rebinding included), connects to the address it checked, and reports every decision.
+// (DNS rebinding included: the fixed internal ranges, the host's own interface addresses and their
+// on-link networks), connects to the address it checked, and reports every decision.
 #pragma once
 
 #include <sys/socket.h>
@@ -34,12 +35,17 @@ struct ProxyLimits {
 // `tnk doctor` asks it to learn that the proxy answers. `.invalid` names never resolve (RFC 6761).
 inline constexpr std::string_view kProxyHealthHost = "tnk-proxy.invalid";
 
+// The ports `open` lets through without network.open_ports: HTTP and HTTPS.
+inline constexpr uint16_t kOpenPorts[] = {80, 443};
+
 struct ProxyConfig {
-  std::vector<std::string> allow;  // entries as domain_match.h describes
-  bool allow_any = false;          // the `open` policy: every name (internal addresses stay refused)
-  std::string list_name;           // named in refusals: "... not in this sandbox's allow-list (<list_name>)"
-  NetEventSink on_event;           // may be empty; calls are serialized
-  // Defaults to internal_address_reason. Replacing it opens whatever it lets through: only tests do.
+  std::vector<std::string> allow;    // entries as domain_match.h describes
+  bool allow_any = false;            // the `open` policy: every name (internal addresses stay refused)...
+  std::vector<uint16_t> open_ports;  // ...on 80, 443 and these ports only (the manifest's network.open_ports)
+  std::string list_name;             // named in refusals: "... not in this sandbox's allow-list (<list_name>)"
+  NetEventSink on_event;             // may be empty; calls are serialized
+  // Defaults to host_address_reason (local_networks.h). Replacing it opens whatever it lets through:
+  // only tests do.
   AddressCheck address_check;
   ProxyLimits limits;
 };

@@ -3,7 +3,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <optional>
 
 #include "net/address_check.h"
@@ -52,6 +54,7 @@ class Session {
  private:
   std::optional<RequestHead> read_head();
   bool check_allow_list(const RequestHead& head);
+  bool check_open_port(const RequestHead& head);
   void answer_health();
   UniqueFd open_upstream(const RequestHead& head);
   void pass_through(const RequestHead& head, UniqueFd upstream);
@@ -90,11 +93,26 @@ std::optional<RequestHead> Session::read_head() {
   }
 }
 
-bool Session::check_allow_list(const RequestHead& head) {
-  if (shared_.config.allow_any) {
+// `open` lets every name through, on 80, 443 and the profile's network.open_ports only.
+bool Session::check_open_port(const RequestHead& head) {
+  const std::vector<uint16_t>& extra = shared_.config.open_ports;
+  if (std::ranges::find(kOpenPorts, head.port) != std::end(kOpenPorts) ||
+      std::ranges::find(extra, head.port) != extra.end()) {
     event_.rule = "open";
     return true;
   }
+  std::string ports;
+  for (uint16_t port : kOpenPorts) ports += std::to_string(port) + ", ";
+  for (uint16_t port : extra) ports += std::to_string(port) + ", ";
+  refuse(403,
+         "tnk: port " + std::to_string(head.port) + " is not open to this sandbox (open: " +
+             ports.substr(0, ports.size() - 2) + "; a profile adds ports with network.open_ports)",
+         "port not open");
+  return false;
+}
+
+bool Session::check_allow_list(const RequestHead& head) {
+  if (shared_.config.allow_any) return check_open_port(head);
   if (domain_allowed(shared_.config.allow, head.host, head.port, &event_.rule)) return true;
   bool port_only = host_listed(shared_.config.allow, head.host);
   std::string who = port_only ? host_port_text(head.host, head.port) : head.host;
@@ -123,7 +141,7 @@ UniqueFd Session::open_upstream(const RequestHead& head) {
   for (const Endpoint& endpoint : *endpoints) {
     if (auto kind = shared_.address_check(endpoint.address)) {
       event_.address = address_to_string(endpoint.address);
-      refuse(403, "tnk: " + head.host + " resolves to " + event_.address + ", a host-internal address",
+      refuse(403, "tnk: " + head.host + " resolves to " + event_.address + ", a host-internal address (" + *kind + ")",
              "host-internal address (" + *kind + ")");
       return {};
     }

@@ -155,6 +155,7 @@ class Parser {
   }
 
   Status network(const std::string& key, const YAML::Node& value) {
+    if (key == "network.open_ports") return open_ports(key, value);
     if (key != "network.provision") return allow(key, value, m_.allow_domains);
     const std::string hint = "use one of: allowlist (the default: @debian, @npm and provision.allow), open, none";
     if (value.IsNull()) return ok_status();
@@ -165,6 +166,20 @@ class Parser {
     }
     m_.provision_network = policy;
     return ok_status();
+  }
+
+  // Ports `open` lets through besides 80 and 443 (the egress proxy refuses the rest).
+  Status open_ports(const std::string& key, const YAML::Node& value) {
+    return list(value, key, "8080, 22", [&](const YAML::Node& item) -> Status {
+      std::optional<uint16_t> port = parse_port(item.Scalar());
+      if (!port) {
+        return error(item, key, "'" + item.Scalar() + "' is not a port", "write whole numbers from 1 to 65535");
+      }
+      if (std::find(m_.open_ports.begin(), m_.open_ports.end(), *port) == m_.open_ports.end()) {
+        m_.open_ports.push_back(*port);
+      }
+      return ok_status();
+    });
   }
 
   // The original's specs had `ports:` with no effect; here each entry is a forward from 127.0.0.1 on the host.
@@ -258,6 +273,12 @@ Result<Manifest> load_manifest(const fs::path& config_dir, std::string_view prof
   }
   if (!manifest.allow_domains.empty() && manifest.network != NetworkPolicy::kAllowlist) {
     warn(choice.path->string() + ": network.allow is only used with `security.network: allowlist`");
+  }
+  if (!manifest.open_ports.empty() && manifest.network != NetworkPolicy::kOpen &&
+      manifest.provision_network != NetworkPolicy::kOpen) {
+    warn(choice.path->string() +
+         ": network.open_ports is only used with `security.network: open` or "
+         "`network.provision: open`");
   }
   return manifest;
 }

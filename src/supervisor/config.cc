@@ -14,6 +14,7 @@ nlohmann::json to_json(const SupervisorConfig& config) {
       {"inference_port", config.inference_port},
       {"network", to_string(config.network)},
       {"allow", config.allow},
+      {"open_ports", config.open_ports},
       {"audit_log", config.audit_log.string()},
       {"vm_kernel", config.vm_kernel.string()},
       {"vm_base_disk", config.vm_base_disk.string()},
@@ -45,6 +46,7 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
     if (!network) return failed("invalid supervisor config: unknown network policy " + json.at("network").dump());
     config.network = *network;
     config.allow = json.at("allow").get<std::vector<std::string>>();
+    config.open_ports = json.value("open_ports", std::vector<uint16_t>());
     config.audit_log = json.at("audit_log").get<std::string>();
     for (const auto& f : json.value("forwards", nlohmann::json::array())) {
       config.forwards.push_back({f.at("host_port").get<uint16_t>(), f.at("guest_port").get<uint16_t>()});

@@ -30,6 +30,7 @@ struct SupervisorConfig {
   uint16_t inference_port = 0;                        // 0: no endpoint forwarder
   NetworkPolicy network = NetworkPolicy::kInference;  // in JSON by its name (net/policy.h)
   std::vector<std::string> allow;     // allowlist: the domains the proxy lets through (registries resolved)
+  std::vector<uint16_t> open_ports;   // open (and provisioning under open): ports besides 80 and 443
   std::vector<PortForward> forwards;  // set up at start (the manifest's `ports`)
   std::filesystem::path audit_log;    // where network records go besides the sessions' own logs; empty: none
   // vm only: what the guest boots (image/kernel_and_disk.h), the overlay's size, and the accelerator.

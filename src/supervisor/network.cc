@@ -100,6 +100,7 @@ Status Network::start_policy_proxy() {
   net::ProxyConfig proxy;
   proxy.allow = config_.allow;
   proxy.allow_any = config_.network == NetworkPolicy::kOpen;
+  proxy.open_ports = config_.open_ports;
   proxy.list_name = "network.allow";
   TNK_ASSIGN_OR_RETURN(proxy_,
                        start_proxy(std::move(listener), proxy, {events_write_.get(), to_string(config_.network)}));
@@ -152,6 +153,7 @@ Status Network::begin_provisioning(const std::vector<std::string>& allow, bool a
     net::ProxyConfig proxy;
     proxy.allow = allow;
     proxy.allow_any = any;
+    proxy.open_ports = config_.open_ports;
     proxy.list_name = "provisioning allow-list";
     TNK_ASSIGN_OR_RETURN(provision_proxy_, start_proxy(std::move(listener), proxy, {events_write_.get(), "provision"}));
   }

@@ -156,10 +156,11 @@ OPEN = """security:
 
 def test_open_reaches_the_mirror_but_not_host_loopback(any_tnk, tmp_path):
     other = serve(b"OTHER-SERVICE")
-    manifest(any_tnk, "wide", OPEN)
+    other_port = other.server_address[1]
+    # The service's port is opened (network.open_ports): what refuses it must be the address check.
+    manifest(any_tnk, "wide", OPEN + f"network:\n  open_ports: [{other_port}]\n")
     log = tmp_path / "audit.ndjson"
     try:
-        other_port = other.server_address[1]
         box = Sandbox(any_tnk, any_tnk.project("wide"))
         box.start("--profile", "wide", "--audit-log", str(log))
         mirror = debian_mirror_host()

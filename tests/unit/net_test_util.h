@@ -11,7 +11,10 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -23,6 +26,23 @@
 #include "net/net_event.h"
 
 namespace tnk::net::testing {
+
+// "192.0.2.1" or "2001:db8::1" as a socket address with port 0 (a test fails on anything else).
+inline sockaddr_storage address(const std::string& text) {
+  sockaddr_storage ss{};
+  if (text.find(':') != std::string::npos) {
+    sockaddr_in6 v6{};
+    v6.sin6_family = AF_INET6;
+    EXPECT_EQ(::inet_pton(AF_INET6, text.c_str(), &v6.sin6_addr), 1) << text;
+    std::memcpy(&ss, &v6, sizeof v6);
+  } else {
+    sockaddr_in v4{};
+    v4.sin_family = AF_INET;
+    EXPECT_EQ(::inet_pton(AF_INET, text.c_str(), &v4.sin_addr), 1) << text;
+    std::memcpy(&ss, &v4, sizeof v4);
+  }
+  return ss;
+}
 
 inline uint16_t port_of(int fd) {
   sockaddr_in a{};

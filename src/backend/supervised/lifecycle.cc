@@ -88,6 +88,7 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
     config.allow = *allow;
     if (config.allow.empty()) ctx.log.note("network policy allowlist with an empty network.allow: only the endpoint");
   }
+  config.open_ports = r.manifest.open_ports;
   config.forwards = r.manifest.ports;
   config.audit_log = audit_log;
   config.disk_bytes = r.manifest.disk_bytes;

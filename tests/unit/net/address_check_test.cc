@@ -8,25 +8,12 @@
 #include <string>
 
 #include "net/address_check.h"
+#include "net_test_util.h"
 
 namespace tnk::net {
 namespace {
 
-sockaddr_storage address(const std::string& text) {
-  sockaddr_storage ss{};
-  if (text.find(':') != std::string::npos) {
-    sockaddr_in6 v6{};
-    v6.sin6_family = AF_INET6;
-    EXPECT_EQ(::inet_pton(AF_INET6, text.c_str(), &v6.sin6_addr), 1) << text;
-    std::memcpy(&ss, &v6, sizeof v6);
-  } else {
-    sockaddr_in v4{};
-    v4.sin_family = AF_INET;
-    EXPECT_EQ(::inet_pton(AF_INET, text.c_str(), &v4.sin_addr), 1) << text;
-    std::memcpy(&ss, &v4, sizeof v4);
-  }
-  return ss;
-}
+using testing::address;
 
 std::string reason(const std::string& text) { return internal_address_reason(address(text)).value_or("public"); }
 

@@ -132,10 +132,10 @@ TEST(NetProxy, ListedNameResolvingToLoopbackIsRefused) {
                                 "GET http://LOCALHOST/ HTTP/1.1\r\nHost: localhost\r\n\r\n"}) {
     std::string answer = proxy.ask(request);
     EXPECT_EQ(status_line(answer), "HTTP/1.1 403 Forbidden") << request;
-    EXPECT_TRUE(body_of(answer) == "tnk: localhost resolves to 127.0.0.1, a host-internal address\n" ||
-                body_of(answer) == "tnk: localhost. resolves to ::1, a host-internal address\n" ||
-                body_of(answer) == "tnk: localhost resolves to ::1, a host-internal address\n" ||
-                body_of(answer) == "tnk: localhost. resolves to 127.0.0.1, a host-internal address\n")
+    EXPECT_TRUE(body_of(answer) == "tnk: localhost resolves to 127.0.0.1, a host-internal address (loopback)\n" ||
+                body_of(answer) == "tnk: localhost. resolves to ::1, a host-internal address (loopback)\n" ||
+                body_of(answer) == "tnk: localhost resolves to ::1, a host-internal address (loopback)\n" ||
+                body_of(answer) == "tnk: localhost. resolves to 127.0.0.1, a host-internal address (loopback)\n")
         << body_of(answer);
   }
   auto events = proxy.events(2);
@@ -193,12 +193,13 @@ TEST(NetProxy, ConnectTunnelRelaysAndCountsBytes) {
   EXPECT_EQ(events[0].bytes_down, 11u);
 }
 
-// `open`: any name and port is let through to the address check, which still refuses internal ranges.
+// `open`: any name is let through to the address check, which still refuses internal ranges.
 TEST(NetProxy, OpenAllowsAnyNameButStillChecksAddresses) {
   EchoServer echo;
   std::string port = std::to_string(echo.port());
   ProxyConfig config;
   config.allow_any = true;
+  config.open_ports = {echo.port()};
   config.address_check = allow_test_server(echo.port());
   ProxyUnderTest proxy(std::move(config));
   UniqueFd client = connect_loopback(proxy.port());
@@ -215,6 +216,37 @@ TEST(NetProxy, OpenAllowsAnyNameButStillChecksAddresses) {
   EXPECT_EQ(allowed.rule, "open");
   EXPECT_FALSE(denied.allowed);
   EXPECT_EQ(denied.reason, "host-internal address (private)");
+}
+
+// `open` means ports 80 and 443, plus network.open_ports: other ports are refused before any lookup.
+TEST(NetProxy, OpenLetsThroughOnlyHttpHttpsAndTheListedPorts) {
+  ProxyConfig config;
+  config.allow_any = true;
+  config.open_ports = {8080};
+  config.address_check = [](const sockaddr_storage&) -> std::optional<std::string> { return "checked"; };
+  ProxyUnderTest proxy(std::move(config));
+  std::string refused = proxy.ask("CONNECT 192.0.2.1:22 HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(status_line(refused), "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(body_of(refused),
+            "tnk: port 22 is not open to this sandbox (open: 80, 443, 8080; a profile adds ports with "
+            "network.open_ports)\n");
+  std::string plain = proxy.ask("GET http://192.0.2.1:25/ HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(status_line(plain), "HTTP/1.1 403 Forbidden");
+  // Past the port rule, each of these reaches the address check (which refuses all here).
+  for (const char* open :
+       {"CONNECT 192.0.2.1:443 HTTP/1.1\r\n\r\n", "GET http://192.0.2.1/ HTTP/1.1\r\nHost: x\r\n\r\n",
+        "CONNECT 192.0.2.1:8080 HTTP/1.1\r\n\r\n"}) {
+    EXPECT_NE(body_of(proxy.ask(open)).find("a host-internal address (checked)"), std::string::npos) << open;
+  }
+  auto events = proxy.events(5);
+  ASSERT_EQ(events.size(), 5u);
+  std::vector<std::pair<uint16_t, std::string>> decisions;
+  for (const NetEvent& e : events) decisions.emplace_back(e.port, e.reason);
+  EXPECT_EQ(decisions, (std::vector<std::pair<uint16_t, std::string>>{{22, "port not open"},
+                                                                      {25, "port not open"},
+                                                                      {443, "host-internal address (checked)"},
+                                                                      {80, "host-internal address (checked)"},
+                                                                      {8080, "host-internal address (checked)"}}));
 }
 
 TEST(NetProxy, HealthNameIsAnsweredByTheProxyAndIsNoDecision) {

@@ -62,6 +62,20 @@ TEST(SpecsManifestFields, ProvisionPolicyAndAllowEntriesWithPorts) {
   EXPECT_FALSE(parse("network:\n  allow:\n    - example.com:http\n").ok());
 }
 
+TEST(SpecsManifestFields, OpenPortsAreWholePortNumbers) {
+  EXPECT_EQ(parse("network:\n  open_ports: [8080, 22, 8080]\n")->open_ports, (std::vector<uint16_t>{8080, 22}));
+  EXPECT_TRUE(parse("security:\n  network: open\n")->open_ports.empty());
+  Result<Manifest> r = parse("network:\n  open_ports: [22, 70000]\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "/x/m.yaml:2:20: network.open_ports: '70000' is not a port");
+  r = parse("network:\n  open_ports: 8080\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "/x/m.yaml:2:15: network.open_ports: must be a list");
+  EXPECT_FALSE(parse("network:\n  open_ports: [ssh]\n").ok());
+  EXPECT_FALSE(parse("network:\n  open_ports: [0]\n").ok());
+  EXPECT_FALSE(parse("network:\n  open_ports: [[22]]\n").ok());
+}
+
 TEST(SpecsManifestFields, ReadonlyPathsAreNormalizedAndChecked) {
   Manifest m = *parse("mounts:\n  readonly:\n    - .git/hooks\n    - ./.git/config\n    - .git/hooks/\n    - .envrc\n");
   EXPECT_EQ(m.readonly_paths, (std::vector<std::string>{".git/hooks", ".git/config", ".envrc"}));
@@ -165,6 +179,21 @@ TEST_F(SpecsLoadManifestTest, AllowListWithoutAllowlistPolicyWarns) {
   ASSERT_TRUE(load_manifest(config_, "pi", &warnings).ok());
   EXPECT_EQ(warnings, std::vector<std::string>{(config_ / "sandbox.d/manifests/pi.yaml").string() +
                                                ": network.allow is only used with `security.network: allowlist`"});
+}
+
+TEST_F(SpecsLoadManifestTest, OpenPortsWithoutAnOpenPolicyWarn) {
+  std::string file = (config_ / "sandbox.d/manifests/pi.yaml").string();
+  write_manifest("pi.yaml", "security:\n  network: allowlist\nnetwork:\n  open_ports: [22]\n");
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(load_manifest(config_, "pi", &warnings).ok());
+  EXPECT_EQ(warnings, std::vector<std::string>{file + ": network.open_ports is only used with `security.network: "
+                                                      "open` or `network.provision: open`"});
+  for (const char* open : {"security:\n  network: open\nnetwork:\n", "network:\n  provision: open\n"}) {
+    write_manifest("pi.yaml", std::string(open) + "  open_ports: [22]\n");
+    warnings.clear();
+    ASSERT_TRUE(load_manifest(config_, "pi", &warnings).ok()) << open;
+    EXPECT_EQ(warnings, std::vector<std::string>{}) << open;
+  }
 }
 
 TEST_F(SpecsLoadManifestTest, ParseErrorIsAnErrorNotASilentFallback) {

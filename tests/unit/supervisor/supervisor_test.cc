@@ -25,6 +25,7 @@ TEST(SupervisorConfig, RoundTripsThroughJson) {
   config.inference_port = 8080;
   config.network = NetworkPolicy::kAllowlist;
   config.allow = {"docs.example.org", "*.example.net:8443"};
+  config.open_ports = {8080, 22};
   config.forwards = {{8080, 3000}, {5173, 5173}};
   config.audit_log = "/home/ann/audit.ndjson";
   auto back = config_from_json(to_json(config));
@@ -35,6 +36,7 @@ TEST(SupervisorConfig, RoundTripsThroughJson) {
   EXPECT_EQ(back->inference_port, 8080);
   EXPECT_EQ(back->network, NetworkPolicy::kAllowlist);
   EXPECT_EQ(back->allow, config.allow);
+  EXPECT_EQ(back->open_ports, config.open_ports);
   EXPECT_EQ(back->forwards, config.forwards);
   EXPECT_EQ(back->audit_log, config.audit_log);
 }
