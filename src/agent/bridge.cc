@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "core/terminal_text.h"
+
 namespace tnk::agent {
 namespace {
 
@@ -60,10 +62,10 @@ Status parse_bridge_reply(std::string_view line) {
     size_t space = line.find(' ');
     long err = 0;
     if (space != std::string_view::npos && parse_number(line.substr(0, space), 1, 4095, &err)) {
-      return sys_error(static_cast<int>(err), std::string(line.substr(space + 1)));
+      return sys_error(static_cast<int>(err), terminal_safe(line.substr(space + 1)));
     }
   }
-  return failed("the guest's connect bridge answered '" + std::string(line.substr(0, kBridgeMaxLine)) + "'");
+  return failed("the guest's connect bridge answered '" + terminal_safe(line.substr(0, kBridgeMaxLine)) + "'");
 }
 
 }  // namespace tnk::agent

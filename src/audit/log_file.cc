@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "audit/sha256.h"
+#include "core/nofollow_dir.h"
 
 namespace tnk::audit {
 namespace fs = std::filesystem;
@@ -105,16 +106,20 @@ Result<std::string> read_last_line(int fd, off_t size, const fs::path& path) {
 
 }  // namespace
 
-Result<OpenedLog> open_log_file(const fs::path& path) {
+Result<OpenedLog> open_log_file(const fs::path& path, bool create_parents) {
+  auto dir = open_dir_nofollow(path.parent_path(), create_parents ? std::optional<mode_t>(0700) : std::nullopt);
+  if (!dir.ok()) return dir.error().context("audit log " + path.string());
+  const fs::path name_path = path.filename();
+  const char* name = name_path.c_str();
   for (int attempt = 0; attempt < 3; ++attempt) {
-    UniqueFd fd(::open(path.c_str(), kOpenFlags | O_CREAT | O_EXCL, 0600));
+    UniqueFd fd(::openat(dir->get(), name, kOpenFlags | O_CREAT | O_EXCL, 0600));
     if (fd.valid()) {
       // The umask may have removed bits from 0600; the rule is exactly 0600.
       if (::fchmod(fd.get(), 0600) != 0) return sys_error(errno, "cannot chmod audit log " + path.string());
       return finish_open(std::move(fd), path);
     }
     if (errno != EEXIST) return open_error(errno, path);
-    fd = UniqueFd(::open(path.c_str(), kOpenFlags));
+    fd = UniqueFd(::openat(dir->get(), name, kOpenFlags));
     if (fd.valid()) return finish_open(std::move(fd), path);
     if (errno != ENOENT) return open_error(errno, path);
     // Removed between the two opens: try again.
@@ -126,7 +131,7 @@ Result<OpenedLog> open_log_file(const fs::path& path) {
 Result<OpenedLog> reopen_log_file(int fd, const fs::path& path, const struct stat& was) {
   std::string proc = "/proc/self/fd/" + std::to_string(fd);
   UniqueFd again(::open(proc.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOCTTY));
-  Result<OpenedLog> log = again.valid() ? finish_open(std::move(again), path) : open_log_file(path);
+  Result<OpenedLog> log = again.valid() ? finish_open(std::move(again), path) : open_log_file(path, false);
   if (!log.ok()) return std::move(log).error();
   if (log->st.st_dev != was.st_dev || log->st.st_ino != was.st_ino) {
     return failed("audit log " + path.string() + " was replaced after it was opened",

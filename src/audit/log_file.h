@@ -19,12 +19,15 @@ struct OpenedLog {
   struct stat st;
 };
 
-// Opens or creates (0600) the log at `path`; refuses symlinks, non-regular files and modes other
-// than 0600. Parent directories must already exist.
-Result<OpenedLog> open_log_file(const std::filesystem::path& path);
+// Opens or creates (0600) the log at the absolute, normalized `path`; refuses symlinks, non-regular
+// files and modes other than 0600. The parent is reached without following a symbolic link in any
+// component (open_dir_nofollow), so a link planted in a parent cannot redirect the log; with
+// `create_parents`, missing parents are created (0700) the same way, else they must exist.
+Result<OpenedLog> open_log_file(const std::filesystem::path& path, bool create_parents);
 
 // A new file descriptor for the same open file as `fd` (via /proc/self/fd), so that flock
-// treats it as a separate holder. Falls back to `path` and checks it is still the same inode.
+// treats it as a separate holder. Falls back to `path` (the same walk, nothing created) and checks
+// it is still the same inode.
 Result<OpenedLog> reopen_log_file(int fd, const std::filesystem::path& path, const struct stat& was);
 
 struct ChainHead {

@@ -7,7 +7,6 @@
 #include <ctime>
 
 #include "audit/log_file.h"
-#include "core/files.h"
 
 namespace tnk::audit {
 namespace fs = std::filesystem;
@@ -76,13 +75,12 @@ AuditWriter::AuditWriter(UniqueFd fd, fs::path path, Clock now, dev_t dev, ino_t
 
 Result<AuditWriter> AuditWriter::open(const fs::path& path, Clock now) {
   std::error_code ec;
-  fs::path abs = fs::absolute(path, ec);
+  fs::path abs = fs::absolute(path, ec).lexically_normal();
   if (ec) return failed("cannot resolve audit log path " + path.string() + ": " + ec.message());
-  if (abs.filename().empty()) {
+  if (abs.filename().empty() || abs.filename() == "..") {
     return usage_error("audit log path " + path.string() + " names a directory", "give a file name");
   }
-  TNK_RETURN_IF_ERROR(make_dirs(abs.parent_path(), 0700));
-  TNK_ASSIGN_OR_RETURN(OpenedLog log, open_log_file(abs));
+  TNK_ASSIGN_OR_RETURN(OpenedLog log, open_log_file(abs, true));
   {
     // Refuse a damaged log now rather than at the first event.
     ExclusiveFlock lock(log.fd.get());

@@ -42,7 +42,7 @@ Status start_and_provision(Context& ctx, sandbox::Backend& backend, sandbox::Res
 Result<int> enter(Context& ctx, const EnterRequest& request) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, request.resolve));
   TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
-  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, r.id));
+  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, r.id, r.project.dir));
   Status ready = start_and_provision(ctx, *backend, r, audit);
   bool fatal = request.start_verb || !request.session || r.state != state::SandboxState::kRunning;
   if (!ready.ok() && fatal) return ready.error();

@@ -1,5 +1,7 @@
 #include "doctor/doctor.h"
 
+#include "core/terminal_text.h"
+
 namespace tnk::doctor {
 
 std::string to_string(Status status) {
@@ -59,8 +61,9 @@ std::string render_text(const std::vector<CheckResult>& results, bool color) {
         break;
     }
     text += color ? std::string(paint) + mark + "\033[0m" : std::string(mark);
-    text += "  " + r.check.title + ": " + r.outcome.summary + "\n";
-    if (!r.outcome.fix.empty()) text += "      fix: " + r.outcome.fix + "\n";
+    // A check may quote a sandbox (the proxy's answer): its text is printed through terminal_safe.
+    text += "  " + terminal_safe(r.check.title + ": " + r.outcome.summary) + "\n";
+    if (!r.outcome.fix.empty()) text += "      fix: " + terminal_safe(r.outcome.fix) + "\n";
   }
   text += passed(results) ? "doctor: all required checks passed\n" : "doctor: some required checks failed\n";
   return text;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ostream>
 
+#include "core/terminal_text.h"
+
 namespace tnk {
 
 Result<OutputFormat> parse_output_format(std::string_view text) {
@@ -61,8 +63,8 @@ void Output::error(const Error& error) const {
   }
   const char* red = color_ ? "\033[31m" : "";
   const char* reset = color_ ? "\033[0m" : "";
-  *err_ << red << "error:" << reset << ' ' << error.message << '\n';
-  if (!error.hint.empty()) *err_ << "hint: " << error.hint << '\n';
+  *err_ << red << "error:" << reset << ' ' << terminal_safe(error.message) << '\n';
+  if (!error.hint.empty()) *err_ << "hint: " << terminal_safe(error.hint) << '\n';
   err_->flush();
 }
 

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "audit/events.h"
+#include "core/terminal_text.h"
 #include "sandbox/audit_target.h"
 #include "state/store.h"
 
@@ -21,7 +22,6 @@ Status save_fingerprint(Context& ctx, const std::string& id, const std::string& 
 }  // namespace
 
 void ProvisionOutput::add(int stream, std::string_view bytes) {
-  if (echo_) ctx_.log.stream() << bytes << std::flush;
   std::string& pending = pending_[stream];
   pending.append(bytes);
   for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
@@ -38,6 +38,7 @@ void ProvisionOutput::flush() {
 }
 
 void ProvisionOutput::line(int stream, const std::string& text) {
+  ctx_.log.stream() << terminal_safe(text) << '\n' << std::flush;
   if (text.starts_with("tnk: provisioning failed at ")) failure_ = text.substr(5);
   audit_append(ctx_, audit_, audit::provision_output(r_.id, r_.profile, stream == 2 ? "stderr" : "stdout", text));
 }

@@ -1,7 +1,8 @@
-// A provisioning run's output, line by line: each line in the audit log (provision_output), the
-// failure line of the runner kept for the error message, and, when asked, the bytes shown on stderr
-// as they come; then the run's end (provision_end, the error or the saved fingerprint). Shared by
-// every backend's provisioning.
+// A provisioning run's output, line by line: each line shown on stderr through terminal_safe (the
+// script runs in the sandbox, so its bytes may carry control sequences: security review L7) and
+// written to the audit log (provision_output), the failure line of the runner kept for the error
+// message; then the run's end (provision_end, the error or the saved fingerprint). Shared by every
+// backend's provisioning.
 #pragma once
 
 #include <chrono>
@@ -18,10 +19,9 @@ namespace tnk::sandbox {
 
 class ProvisionOutput {
  public:
-  // Made when the run starts (its duration counts from here). `echo`: also write the bytes to the log
-  // stream (when the session does not deliver them itself).
-  ProvisionOutput(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& r, bool echo)
-      : ctx_(ctx), audit_(audit), r_(r), echo_(echo), started_(std::chrono::steady_clock::now()) {}
+  // Made when the run starts (its duration counts from here).
+  ProvisionOutput(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& r)
+      : ctx_(ctx), audit_(audit), r_(r), started_(std::chrono::steady_clock::now()) {}
 
   void add(int stream, std::string_view bytes);  // stream: 1 stdout, 2 stderr
 
@@ -36,7 +36,6 @@ class ProvisionOutput {
   Context& ctx_;
   std::optional<audit::AuditWriter>& audit_;
   const Resolved& r_;
-  bool echo_;
   std::chrono::steady_clock::time_point started_;
   std::map<int, std::string> pending_;
   std::string failure_;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "core/terminal_text.h"
 #include "core/unique_fd.h"
 #include "net/policy.h"
 #include "supervisor/relays.h"
@@ -242,7 +243,7 @@ std::string Network::ask_proxy(uint16_t port, bool* answers) {
   size_t body = answer.find("\r\n\r\n");
   if (*answers && body != std::string::npos) answer.erase(0, body + 4);  // "tnk proxy: ok"
   answer = answer.substr(0, answer.find_first_of("\r\n"));
-  return answer;
+  return terminal_safe(answer);  // the guest's bytes, printed by doctor and inspect
 }
 
 nlohmann::json Network::describe(bool ask) {

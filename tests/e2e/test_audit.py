@@ -1,10 +1,12 @@
 """`tnk audit verify` on logs in tnk's chain format (docs/audit-format.md): an intact chain, and an
-edited, a deleted and a truncated record, each reported with its line number."""
+edited, a deleted and a truncated record, each reported with its line number. Then where an audit log
+may be (L6)."""
 import json
 
 import pytest
 
-from e2e_util import FAILED, GENESIS, OK, audit_lines, sha256
+from e2e_util import FAILED, GENESIS, OK, PERMISSION, USAGE, assert_error, audit_lines, sha256
+from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixture)
 
 EVENTS = [
     {"event": "sandbox_start", "backend": "vm", "profile": "pi", "project_dir": "/home/ann/code/demo"},
@@ -117,3 +119,33 @@ def test_duplicated_record(tnk, log):
     _, doc = verify(tnk, path)
     assert doc["bad_line"] == 4
     assert doc["problem"] == "record duplicated or out of order: seq goes from 3 to 3 at line 4"
+
+
+# Security review L6: the sandbox can write its project, so an audit log there could be rewritten or a
+# parent swapped for a symbolic link that sends the writes (root's, for a root supervisor) elsewhere.
+# Both are refused before the sandbox starts; the same log name outside the project is accepted.
+def test_l6_audit_log_inside_the_project_is_refused_and_outside_accepted(ns_tnk):
+    box = Sandbox(ns_tnk, ns_tnk.project("l6"))
+    inside = box.run("sandbox", "start", "--backend", box.backend, "--profile", "base",
+                     "--audit-log", "logs/audit.ndjson")
+    assert_error(inside, USAGE, f"refusing audit log {box.project}/logs/audit.ndjson: it is inside the project "
+                                f"directory {box.project}, which the sandbox can write")
+    assert not (box.project / "logs").exists()
+    outside = ns_tnk.home / "logs" / "audit.ndjson"
+    box.start("--audit-log", str(outside))
+    assert json.loads(outside.read_text().splitlines()[0])["event"] == "sandbox_start"
+    again = box.exec("true", audit=box.project / "logs" / "audit.ndjson")
+    assert_error(again, USAGE, "it is inside the project directory")
+    assert box.exec("true", audit=outside).returncode == OK
+
+
+def test_l6_audit_log_under_a_symlinked_parent_is_refused_and_nothing_is_created_behind_it(ns_tnk):
+    box = Sandbox(ns_tnk, ns_tnk.project("l6link"))
+    target = ns_tnk.home / "elsewhere"
+    target.mkdir()
+    link = ns_tnk.home / "logs"
+    link.symlink_to(target)  # what a sandbox could plant in a directory it can write
+    result = box.run("sandbox", "start", "--backend", box.backend, "--profile", "base",
+                     "--audit-log", str(link / "sub" / "audit.ndjson"))
+    assert_error(result, PERMISSION, f"refusing to follow {link}: it is a symbolic link")
+    assert list(target.iterdir()) == []

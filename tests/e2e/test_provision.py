@@ -146,3 +146,23 @@ def test_pi_profile_provisions_and_pi_runs(ns_tnk, tmp_path):
     assert any(r["port"] == 443 and r["bytes_down"] > 0 for r in provision), "no record of npm's registry"
     verify = ns_tnk.run("audit", "verify", str(log))
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+# Security review L7: provisioning runs in the sandbox and tnk echoes its output on stderr, so its
+# control sequences (OSC 52 sets the clipboard, OSC 0 the title) are shown as text, never sent raw.
+# Session output is the documented exception: `sandbox exec` passes the same bytes through, like ssh.
+TERMINAL_SEQUENCES = """#!/usr/bin/env bash
+printf 'clip \\033]52;c;cHduZWQ=\\a end\\n'
+printf 'title \\033]0;owned\\033\\\\ end\\n' >&2
+"""
+
+
+def test_l7_provisioning_output_is_echoed_without_control_sequences(ns_tnk):
+    add_profile(ns_tnk, "sequences", TERMINAL_SEQUENCES)
+    box = Sandbox(ns_tnk, ns_tnk.project("l7"))
+    started = box.start("--profile", "sequences")
+    assert "\x1b" not in started.stderr + started.stdout
+    assert "clip \\x1b]52;c;cHduZWQ=\\x07 end\n" in started.stderr
+    assert "title \\x1b]0;owned\\x1b\\ end\n" in started.stderr
+    raw = box.exec("printf", "\\033]52;c;cHduZWQ=\\a\\033]0;owned\\033\\\\")
+    assert raw.stdout == "\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x1b\\"

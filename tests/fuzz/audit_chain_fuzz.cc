@@ -6,6 +6,7 @@
 // Build and run: scripts/fuzz.sh SECONDS audit_chain (it reads the lines below).
 // fuzz-sources: src/audit/verify.cc src/audit/writer.cc src/audit/log_file.cc src/audit/sha256.cc
 // fuzz-sources: src/core/files.cc src/core/file_lock.cc src/core/unique_fd.cc src/core/error.cc
+// fuzz-sources: src/core/nofollow_dir.cc
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -3,7 +3,7 @@
 // before it continues a log). audit_chain_fuzz.cc writes logs with the real writer and edits them.
 // Build and run: scripts/fuzz.sh SECONDS audit_verify (it reads the lines below).
 // fuzz-sources: src/audit/verify.cc src/audit/log_file.cc src/audit/sha256.cc
-// fuzz-sources: src/core/files.cc src/core/unique_fd.cc src/core/error.cc
+// fuzz-sources: src/core/files.cc src/core/unique_fd.cc src/core/error.cc src/core/nofollow_dir.cc
 #include <sys/mman.h>
 #include <unistd.h>
 

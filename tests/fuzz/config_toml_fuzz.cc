@@ -4,7 +4,7 @@
 // fuzz-sources: src/config/config.cc src/config/config_file.cc src/config/config_values.cc
 // fuzz-sources: src/config/config_env.cc src/config/size.cc src/workspace/workspace.cc src/naming/backend_kind.cc
 // fuzz-sources: src/net/policy.cc src/core/error.cc src/core/log.cc src/core/files.cc src/core/env.cc
-// fuzz-sources: src/core/unique_fd.cc
+// fuzz-sources: src/core/unique_fd.cc src/core/terminal_text.cc
 // Two bugs of toml++ 3.3.0 (Debian 12), not of tnk, are kept out of the way so the fuzzer goes on past
 // them; both inputs are seeds (toml_unreachable.toml, toml_assert_key.toml), and in tnk's own builds
 // (NDEBUG) both end in a clean parse error:

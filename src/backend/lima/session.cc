@@ -52,7 +52,7 @@ Status run_provisioning(Context& ctx, const Resolved& r, const ProvisionFiles& f
   auto env = session_environment(ctx.env, r, {});
   std::string script = guest_path(r.provision_script->filename().string());
   auto argv = lima::shell_argv(r.id, r.guest_workdir, env, {"bash", "-c", kProvisionRunner, script}, false);
-  ProvisionOutput output(ctx, audit, r, true);
+  ProvisionOutput output(ctx, audit, r);
   auto code = limactl->stream(argv, [&](int stream, std::string_view bytes) { output.add(stream, bytes); });
   return output.finish(code, fingerprint);
 }

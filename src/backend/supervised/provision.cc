@@ -60,11 +60,15 @@ Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files, 
   spec.identity = session::Identity::kProvision;
   spec.egress_allow = allow;
   spec.egress_any = policy == NetworkPolicy::kOpen;
-  sandbox::ProvisionOutput tee(ctx, audit, r, false);
+  sandbox::ProvisionOutput tee(ctx, audit, r);
   UniqueFd no_input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  UniqueFd discard(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  if (!no_input.valid() || !discard.valid()) return sys_error(errno, "cannot open /dev/null");
   session::ClientOptions options;
   options.in_fd = no_input.get();
-  options.out_fd = STDERR_FILENO;  // progress, not the command's result: stdout stays clean
+  // The bytes reach the terminal only through the tee, as safe text on stderr; stdout stays clean.
+  options.out_fd = discard.get();
+  options.err_fd = discard.get();
   options.tee = [&](int stream, std::string_view bytes) { tee.add(stream, bytes); };
   auto code = run_session(ctx, r, spec, audit, options);
   return tee.finish(code, fingerprint);

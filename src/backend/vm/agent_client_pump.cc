@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "core/terminal_text.h"
+
 namespace tnk::agent {
 namespace {
 
@@ -247,7 +249,7 @@ void AgentClient::Pump::write_output(SessionId id, Session& s, int which) {
 void AgentClient::Pump::tell_why(const Session& s) {
   if (!s.exit || s.exit->error.empty()) return;
   const UniqueFd& fd = s.err.valid() ? s.err : s.out;
-  std::string line = "tnk: " + s.exit->error + (s.tty ? "\r\n" : "\n");
+  std::string line = "tnk: " + terminal_safe(s.exit->error) + (s.tty ? "\r\n" : "\n");  // the guest's words
   if (fd.valid()) (void)!::write(fd.get(), line.data(), line.size());
 }
 

@@ -110,6 +110,20 @@ TEST(AuditWriterTest, RefusesDanglingSymlinkWithoutCreatingItsTarget) {
   EXPECT_FALSE(fs::exists(tmp.path() / "elsewhere"));
 }
 
+// Security review L6: a link planted in a parent (here two levels up) is refused, not followed.
+TEST(AuditWriterTest, RefusesSymlinkedParentAndCreatesNothingBehindIt) {
+  TempDir tmp;
+  fs::create_directory(tmp.path() / "elsewhere");
+  fs::create_directory_symlink(tmp.path() / "elsewhere", tmp.path() / "logs");
+  auto w = AuditWriter::open(tmp.path() / "logs" / "sub" / "audit.ndjson");
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().kind, ErrorKind::kPermission);
+  EXPECT_EQ(w.error().message, "audit log " + (tmp.path() / "logs" / "sub" / "audit.ndjson").string() +
+                                   ": refusing to follow " + (tmp.path() / "logs").string() +
+                                   ": it is a symbolic link");
+  EXPECT_TRUE(fs::is_empty(tmp.path() / "elsewhere"));
+}
+
 TEST(AuditWriterTest, RefusesExistingLogWithWrongMode) {
   TempDir tmp;
   fs::path log = tmp.path() / "audit.ndjson";

@@ -56,6 +56,30 @@ TEST_F(SandboxTest, AuditTargetRelativeFlagIsBelowTheCwd) {
   EXPECT_EQ((*writer)->path(), project_dir() / "sub" / "logs" / "a.ndjson");
 }
 
+// Security review L6: the sandbox can write its project, so no audit log goes there; the same name
+// outside the project is accepted.
+TEST_F(SandboxTest, AuditTargetInsideTheProjectIsRefusedOutsideAccepted) {
+  ctx().cwd = project_dir() / "sub";
+  auto inside = open_audit(ctx(), "logs/a.ndjson", "tnk-demo", project_dir());
+  ASSERT_FALSE(inside.ok());
+  EXPECT_EQ(inside.error().kind, ErrorKind::kUsage);
+  EXPECT_EQ(inside.error().message, "refusing audit log " + (project_dir() / "sub" / "logs" / "a.ndjson").string() +
+                                        ": it is inside the project directory " + project_dir().string() +
+                                        ", which the sandbox can write");
+  EXPECT_FALSE(fs::exists(project_dir() / "sub" / "logs"));
+  auto outside = open_audit(ctx(), (home() / "logs" / "a.ndjson").string(), "tnk-demo", project_dir());
+  ASSERT_TRUE(outside.ok()) << outside.error().message;
+  EXPECT_TRUE(fs::is_regular_file(home() / "logs" / "a.ndjson"));
+}
+
+TEST_F(SandboxTest, AuditTargetAuditDirInsideTheProjectIsRefused) {
+  write_config("audit = true\naudit_dir = \"" + (project_dir() / "audit").string() + "\"\n");
+  auto writer = open_audit(ctx(), "", "tnk-demo", project_dir());
+  ASSERT_FALSE(writer.ok());
+  EXPECT_EQ(writer.error().kind, ErrorKind::kUsage);
+  EXPECT_FALSE(fs::exists(project_dir() / "audit"));
+}
+
 TEST_F(SandboxTest, AuditTargetBrokenConfigIsTheError) {
   write_config("audit = \"maybe\"\n");
   auto writer = open_audit(ctx(), "", "tnk-demo");

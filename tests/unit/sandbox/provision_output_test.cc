@@ -37,7 +37,7 @@ class SandboxProvisionOutputTest : public SandboxTest {
 };
 
 TEST_F(SandboxProvisionOutputTest, SuccessRecordsLinesAndSavesTheFingerprint) {
-  sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
+  sandbox::ProvisionOutput output(ctx(), writer_, r_);
   output.add(1, "first li");
   output.add(1, "ne\nsecond\nunfinished");
   output.add(2, "warning: x\n");
@@ -51,11 +51,11 @@ TEST_F(SandboxProvisionOutputTest, SuccessRecordsLinesAndSavesTheFingerprint) {
   EXPECT_EQ(records.back()["profile"], "dev");
   EXPECT_EQ(records.back()["exit_code"], 0);
   EXPECT_EQ(saved_fingerprint(), "new-fingerprint");
-  EXPECT_EQ(err(), "info: provisioned tnk-demo in 0 s\n");
+  EXPECT_EQ(err(), "first line\nsecond\nwarning: x\nunfinished\ninfo: provisioned tnk-demo in 0 s\n");
 }
 
 TEST_F(SandboxProvisionOutputTest, FailureNamesTheRunnersLineAndKeepsTheOldFingerprint) {
-  sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
+  sandbox::ProvisionOutput output(ctx(), writer_, r_);
   output.add(2, "tnk: provisioning failed at dev.sh line 7: false\n");
   Status st = output.finish(3, "new-fingerprint");
   ASSERT_FALSE(st.ok());
@@ -68,14 +68,14 @@ TEST_F(SandboxProvisionOutputTest, FailureNamesTheRunnersLineAndKeepsTheOldFinge
 }
 
 TEST_F(SandboxProvisionOutputTest, FailureWithoutARunnerLine) {
-  sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
+  sandbox::ProvisionOutput output(ctx(), writer_, r_);
   Status st = output.finish(1, "new-fingerprint");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().message, "provisioning tnk-demo with profile dev failed (exit 1)");
 }
 
 TEST_F(SandboxProvisionOutputTest, ARunThatCouldNotStartReturnsItsError) {
-  sandbox::ProvisionOutput output(ctx(), writer_, r_, false);
+  sandbox::ProvisionOutput output(ctx(), writer_, r_);
   Status st = output.finish(Result<int>(failed("cannot copy the script in")), "new-fingerprint");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().message, "cannot copy the script in");
@@ -83,14 +83,17 @@ TEST_F(SandboxProvisionOutputTest, ARunThatCouldNotStartReturnsItsError) {
   EXPECT_EQ(saved_fingerprint(), "old");
 }
 
-TEST_F(SandboxProvisionOutputTest, EchoWritesTheBytesToTheLogStream) {
-  sandbox::ProvisionOutput quiet(ctx(), writer_, r_, false);
-  quiet.add(1, "hidden\n");
-  EXPECT_EQ(err(), "");
-  sandbox::ProvisionOutput echoing(ctx(), writer_, r_, true);
-  echoing.add(1, "shown\n");
-  echoing.add(2, "partial");
-  EXPECT_EQ(err(), "shown\npartial");
+// Security review L7: the script runs in the sandbox, so its lines reach the terminal (the log stream)
+// only as safe text, each once it is complete; the audit log keeps the bytes as they were.
+TEST_F(SandboxProvisionOutputTest, EchoesCompleteLinesWithoutControlSequences) {
+  sandbox::ProvisionOutput output(ctx(), writer_, r_);
+  output.add(1, "shown\nclip \x1b]52;c;cHduZWQ=\x07 end\n");
+  output.add(2, "partial \x1b[2J");
+  EXPECT_EQ(err(), "shown\nclip \\x1b]52;c;cHduZWQ=\\x07 end\n");
+  ASSERT_TRUE(output.finish(Result<int>(0), "new-fingerprint").ok());
+  EXPECT_EQ(err().find('\x1b'), std::string::npos);
+  EXPECT_NE(err().find("partial \\x1b[2J\n"), std::string::npos) << err();
+  EXPECT_EQ(output_lines()[1], (std::pair<std::string, std::string>("stdout", "clip \x1b]52;c;cHduZWQ=\x07 end")));
 }
 
 }  // namespace
