@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "net/head_reader.h"
 #include "net/http_request.h"
 #include "net/inference_paths.h"
 #include "net/proxy_session.h"
@@ -48,28 +49,11 @@ class InferenceRequest {
   std::string buffered_;
 };
 
-// Reads until the head is complete; answers a malformed or late head itself. nullopt: the connection is over.
+// The head, or nullopt once the connection is over (a malformed or late head answered here).
 std::optional<RequestHead> InferenceRequest::read_head() {
-  auto deadline = Clock::now() + kInferenceHeadTimeout;
-  char chunk[8192];
-  for (;;) {
-    auto parsed = parse_request_head(buffered_, RequestForm::kOrigin);
-    if (!parsed.ok()) {
-      refuse(http_status_for(parsed.error()), "tnk: " + parsed.error().message, parsed.error().message);
-      return std::nullopt;
-    }
-    if (parsed->has_value()) return std::move(**parsed);
-    Ready r = wait_ready(client_.get(), POLLIN, deadline, stop_fd_);
-    if (r == Ready::kTimeout && !buffered_.empty()) {
-      std::string line = "no complete request head within " + duration_text(kInferenceHeadTimeout);
-      refuse(408, "tnk: " + line, line);
-    }
-    if (r != Ready::kYes) return std::nullopt;
-    ssize_t n = ::recv(client_.get(), chunk, sizeof chunk, 0);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (n <= 0) return std::nullopt;  // the client left before asking anything
-    buffered_.append(chunk, static_cast<size_t>(n));
-  }
+  HeadOutcome read = read_request_head(client_.get(), buffered_, RequestForm::kOrigin, kInferenceHeadTimeout, stop_fd_);
+  if (read.status != 0) refuse(read.status, "tnk: " + read.reason, read.reason);
+  return std::move(read.head);
 }
 
 // Sends the head (Host naming the endpoint, "Connection: close") and exactly the body, then the answer

@@ -11,6 +11,7 @@
 #include "net/address_check.h"
 #include "net/dial.h"
 #include "net/domain_match.h"
+#include "net/head_reader.h"
 #include "net/http_request.h"
 #include "net/relay.h"
 #include "net/socket_io.h"
@@ -69,28 +70,11 @@ class Session {
   NetEvent event_;
 };
 
-// Reads until the head is complete; answers 400/431/408 itself. nullopt: the connection is over.
+// The head, or nullopt once the connection is over (a malformed or late head answered here).
 std::optional<RequestHead> Session::read_head() {
-  auto deadline = Clock::now() + limits_.head_timeout;
-  char chunk[8192];
-  for (;;) {
-    auto parsed = parse_request_head(buffered_);
-    if (!parsed.ok()) {
-      refuse(http_status_for(parsed.error()), "tnk: " + parsed.error().message, parsed.error().message);
-      return std::nullopt;
-    }
-    if (parsed->has_value()) return std::move(**parsed);
-    Ready r = wait_ready(client_.get(), POLLIN, deadline, stop_fd_);
-    if (r == Ready::kTimeout) {
-      std::string line = "no complete request head within " + duration_text(limits_.head_timeout);
-      refuse(408, "tnk: " + line, line);
-    }
-    if (r != Ready::kYes) return std::nullopt;
-    ssize_t n = ::recv(client_.get(), chunk, sizeof chunk, 0);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (n <= 0) return std::nullopt;  // the client left before asking anything
-    buffered_.append(chunk, static_cast<size_t>(n));
-  }
+  HeadOutcome read = read_request_head(client_.get(), buffered_, RequestForm::kProxy, limits_.head_timeout, stop_fd_);
+  if (read.status != 0) refuse(read.status, "tnk: " + read.reason, read.reason);
+  return std::move(read.head);
 }
 
 // `open` lets every name through, on 80, 443 and the profile's network.open_ports only.
