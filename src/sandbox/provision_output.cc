@@ -28,6 +28,12 @@ void ProvisionOutput::add(int stream, std::string_view bytes) {
     line(stream, pending.substr(0, nl));
     pending.erase(0, nl + 1);
   }
+  // A script that prints without end of line (a progress bar, or on purpose) is cut into lines of
+  // kMaxLineBytes: what waits here for a newline stays bounded (security review M5).
+  while (pending.size() >= kMaxLineBytes) {
+    line(stream, pending.substr(0, kMaxLineBytes));
+    pending.erase(0, kMaxLineBytes);
+  }
 }
 
 void ProvisionOutput::flush() {

@@ -19,6 +19,9 @@ namespace tnk::sandbox {
 
 class ProvisionOutput {
  public:
+  // The longest line kept whole: longer output without a newline is recorded in pieces of this size.
+  static constexpr std::size_t kMaxLineBytes = 16 * 1024;
+
   // Made when the run starts (its duration counts from here).
   ProvisionOutput(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& r)
       : ctx_(ctx), audit_(audit), r_(r), started_(std::chrono::steady_clock::now()) {}

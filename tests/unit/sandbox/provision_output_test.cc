@@ -96,5 +96,19 @@ TEST_F(SandboxProvisionOutputTest, EchoesCompleteLinesWithoutControlSequences) {
   EXPECT_EQ(output_lines()[1], (std::pair<std::string, std::string>("stdout", "clip \x1b]52;c;cHduZWQ=\x07 end")));
 }
 
+// Security review M5: output that never ends its line is recorded in bounded pieces as it arrives, not
+// held until the run ends.
+TEST_F(SandboxProvisionOutputTest, OutputWithoutNewlinesIsRecordedInBoundedPieces) {
+  sandbox::ProvisionOutput output(ctx(), writer_, r_);
+  const std::size_t piece = sandbox::ProvisionOutput::kMaxLineBytes;
+  for (int i = 0; i < 40; ++i) output.add(1, std::string(piece / 4, 'x'));  // 10 pieces, no newline
+  output.add(1, "tail\n");
+  auto lines = output_lines();
+  ASSERT_EQ(lines.size(), 11u);
+  for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(lines[i].second, std::string(piece, 'x')) << i;
+  EXPECT_EQ(lines[10].second, "tail");
+  ASSERT_TRUE(output.finish(Result<int>(0), "new-fingerprint").ok());
+}
+
 }  // namespace
 }  // namespace tnk::testing_sandbox
