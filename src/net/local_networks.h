@@ -28,8 +28,8 @@ Result<std::vector<InterfaceAddress>> local_interface_addresses();
 std::optional<std::string> local_network_reason(const sockaddr_storage& address,
                                                 const std::vector<InterfaceAddress>& interfaces);
 
-// What the proxy refuses by default: the fixed internal ranges, then the host's current interfaces,
-// listed anew for every decision. When they cannot be listed, everything is refused.
+// What the `open` proxy refuses by default: the fixed internal ranges, then the host's current
+// interfaces, listed anew for every decision. When they cannot be listed, everything is refused.
 std::optional<std::string> host_address_reason(const sockaddr_storage& address);
 
 }  // namespace tnk::net

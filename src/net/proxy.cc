@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "net/dial.h"
+#include "net/address_check.h"
 #include "net/local_networks.h"
 #include "net/proxy_session.h"
 #include "net/serve_loop.h"
@@ -30,7 +31,10 @@ void refuse_overflow(int fd, ProxyShared& shared) {
 }  // namespace
 
 Status serve_proxy(int listener_fd, const ProxyConfig& config, int stop_fd) {
-  ProxyShared shared{config, config.address_check ? config.address_check : AddressCheck(host_address_reason), {}};
+  // `open` reaches any name, so also not the host's own addresses or its LAN; a name the allow-list
+  // names is the user's choice, even on the LAN (security review H2: "unless listed").
+  AddressCheck check = config.allow_any ? AddressCheck(host_address_reason) : AddressCheck(internal_address_reason);
+  ProxyShared shared{config, config.address_check ? config.address_check : check, {}};
   ConnectionHandler handle = [&shared](UniqueFd client, int inner_stop) {
     serve_proxy_connection(std::move(client), shared, inner_stop);
   };

@@ -44,8 +44,9 @@ struct ProxyConfig {
   std::vector<uint16_t> open_ports;  // ...on 80, 443 and these ports only (the manifest's network.open_ports)
   std::string list_name;             // named in refusals: "... not in this sandbox's allow-list (<list_name>)"
   NetEventSink on_event;             // may be empty; calls are serialized
-  // Defaults to host_address_reason (local_networks.h). Replacing it opens whatever it lets through:
-  // only tests do.
+  // Defaults to host_address_reason (local_networks.h: the fixed ranges and the host's own networks)
+  // under `open`, to internal_address_reason (address_check.h: the fixed ranges) for an allow-list,
+  // whose names may be on the host's LAN. Replacing it opens whatever it lets through: only tests do.
   AddressCheck address_check;
   ProxyLimits limits;
 };
