@@ -207,14 +207,18 @@ def test_the_agents_files_are_the_users_and_root_inside_cannot_write_the_project
                                                 (user_tnk.account.pw_uid, user_tnk.account.pw_gid), backend)
 
 
-def test_root_inside_a_sandbox_root_started_cannot_write_the_project_either(tnk):
+def run_root_started(tnk, check):
+    """`check(run, project, owner)` on a new project of the root-run `tnk` fixture; its sandbox is deleted after."""
     use_shared_cache(tnk)
     project = tnk.project()
     try:
-        check_root_inside_cannot_change_the_project(lambda *argv: tnk.run(*argv, cwd=project, timeout=600), project,
-                                                    (PROJECT_OWNER, PROJECT_OWNER))
+        check(lambda *argv: tnk.run(*argv, cwd=project, timeout=600), project, (PROJECT_OWNER, PROJECT_OWNER))
     finally:
         tnk.run("sandbox", "delete", "--yes", cwd=project, timeout=120)
+
+
+def test_root_inside_a_sandbox_root_started_cannot_write_the_project_either(tnk):
+    run_root_started(tnk, check_root_inside_cannot_change_the_project)
 
 
 def test_a_user_without_a_subordinate_range_is_refused_with_the_fix(bare_tnk, user_tnk):
@@ -303,10 +307,4 @@ def test_l9_the_sandbox_sees_the_projects_submounts_as_the_user_does(user_tnk, b
 
 
 def test_l9_a_sandbox_root_started_sees_the_projects_submounts_too(tnk):
-    use_shared_cache(tnk)
-    project = tnk.project()
-    try:
-        check_the_sandbox_sees_the_projects_submounts(lambda *argv: tnk.run(*argv, cwd=project, timeout=600), project,
-                                                      (PROJECT_OWNER, PROJECT_OWNER))
-    finally:
-        tnk.run("sandbox", "delete", "--yes", cwd=project, timeout=120)
+    run_root_started(tnk, check_the_sandbox_sees_the_projects_submounts)

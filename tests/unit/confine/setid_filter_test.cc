@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "child_calls.h"
 #include "temp_dir.h"
 
 namespace tnk::confine {
@@ -23,20 +24,12 @@ namespace {
 
 using testing_support::TempDir;
 
-// "name=ok|ERRNAME" lines from a child that makes each call in `dir`.
-std::map<std::string, std::string> calls_in_child(const std::string& dir, bool filtered) {
-  int fds[2];
-  if (pipe(fds) != 0) return {};
+// What each call came to in a child that makes it in `dir`, with or without the filter.
+std::map<std::string, std::string> calls_in(const std::string& dir, bool filtered) {
   const std::vector<sock_filter> filter = setid_mode_filter();
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
+  return testing_support::calls_in_child([&](const testing_support::ShowCall& show) {
     if (filtered && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || load_seccomp_program(filter) != 0)) _exit(2);
     umask(0);
-    std::string out;
-    auto show = [&](const char* name, long rc) {
-      out += std::string(name) + "=" + (rc < 0 ? strerrorname_np(errno) : "ok") + "\n";
-    };
     std::string file = dir + "/f", made = dir + "/made", node = dir + "/node", plain = dir + "/plain";
     int fd = open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
     show("chmod_plain", chmod(file.c_str(), 0755));
@@ -44,38 +37,18 @@ std::map<std::string, std::string> calls_in_child(const std::string& dir, bool f
     show("chmod_sgid", chmod(file.c_str(), 02755));
     show("fchmod_suid", fchmod(fd, 04755));
     show("fchmodat_sgid", fchmodat(AT_FDCWD, file.c_str(), 02755, 0));
-    long made_fd = syscall(SYS_openat, AT_FDCWD, made.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 04755);
-    show("openat_suid", made_fd);
-    long plain_fd = syscall(SYS_openat, AT_FDCWD, plain.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0755);
-    show("openat_plain", plain_fd);
+    show("openat_suid", syscall(SYS_openat, AT_FDCWD, made.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 04755));
+    show("openat_plain", syscall(SYS_openat, AT_FDCWD, plain.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0755));
     show("creat_suid", syscall(SYS_creat, (dir + "/creat").c_str(), 04755));
     show("mknodat_suid", mknodat(AT_FDCWD, node.c_str(), S_IFREG | 04644, 0));
     show("io_uring_setup", syscall(SYS_io_uring_setup, 1, nullptr));
-    (void)!write(fds[1], out.data(), out.size());
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string text;
-  char buf[512];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  std::map<std::string, std::string> calls;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    auto eq = line.find('=');
-    calls[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return calls;
+  });
 }
 
 TEST(SetidFilterTest, RefusesSetIdModesThatSucceedWithoutIt) {
   TempDir open_dir("tnk-setid-open"), filtered_dir("tnk-setid-filtered");
-  auto open = calls_in_child(open_dir.path().string(), false);
-  auto filtered = calls_in_child(filtered_dir.path().string(), true);
+  auto open = calls_in(open_dir.path().string(), false);
+  auto filtered = calls_in(filtered_dir.path().string(), true);
   for (const char* call :
        {"chmod_suid", "chmod_sgid", "fchmod_suid", "fchmodat_sgid", "openat_suid", "creat_suid", "mknodat_suid"}) {
     EXPECT_EQ(open[call], "ok") << call;

@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "backend/ns/seccomp.h"
+#include "child_calls.h"
 #include "confine/setid_filter.h"
 #include "core/files.h"
 #include "core/subprocess.h"
@@ -131,19 +132,12 @@ TEST(NsSeccompTest, CallsNewerThanTheFilterAnswerEnosysAndKnownOnesAreJudgedAsBe
 }
 
 // Runs a few calls in a forked child, with or without the filter; returns "name=errno-name|ok" lines.
-std::map<std::string, std::string> calls_in_child(bool filtered) {
+std::map<std::string, std::string> calls_in(bool filtered) {
   auto filter = build_seccomp_filter();
-  int fds[2];
-  if (!filter.ok() || pipe(fds) != 0) return {};
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
+  if (!filter.ok()) return {};
+  return testing_support::calls_in_child([&](const testing_support::ShowCall& show) {
     if (filtered && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || confine::load_seccomp_program(*filter) != 0))
       _exit(2);
-    std::string out;
-    auto show = [&](const char* name, long rc) {
-      out += std::string(name) + "=" + (rc < 0 ? strerrorname_np(errno) : "ok") + "\n";
-    };
     char c = 'x';
     show("keyctl", syscall(SYS_keyctl, 0, -3, 0));
     show("personality_bad", syscall(SYS_personality, READ_IMPLIES_EXEC));
@@ -160,26 +154,12 @@ std::map<std::string, std::string> calls_in_child(bool filtered) {
     if (child > 0) waitpid(static_cast<pid_t>(child), nullptr, 0);
     show("clone_newuser", child);
     show("unshare", syscall(SYS_unshare, CLONE_NEWUSER));  // last: it moves this process
-    (void)!write(fds[1], out.data(), out.size());
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string text;
-  char buf[512];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  waitpid(pid, nullptr, 0);
-  std::map<std::string, std::string> results;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) results[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
-  return results;
+  });
 }
 
 TEST(NsSeccompTest, FilterRefusesWhatItShouldAndOnlyThat) {
-  auto filtered = calls_in_child(true);
-  auto plain = calls_in_child(false);
+  auto filtered = calls_in(true);
+  auto plain = calls_in(false);
   ASSERT_FALSE(filtered.empty());
   ASSERT_FALSE(plain.empty());
   EXPECT_EQ(filtered["keyctl"], "EPERM");
