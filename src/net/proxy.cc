@@ -5,8 +5,8 @@
 
 #include <cerrno>
 
-#include "net/dial.h"
 #include "net/address_check.h"
+#include "net/dial.h"
 #include "net/local_networks.h"
 #include "net/proxy_session.h"
 #include "net/serve_loop.h"

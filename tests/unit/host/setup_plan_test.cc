@@ -64,7 +64,7 @@ TEST(PlanRootSetup, ReservesAFreeRangeForRootAndNothingElse) {
   ASSERT_TRUE(steps.ok()) << steps.error().message;
   ASSERT_EQ(steps->size(), 1u);  // no kvm group, AppArmor profile or cgroup subtree for root
   EXPECT_EQ(steps->front().ops[0].argv, (std::vector<std::string>{"usermod", "--add-subuids", "165536-231071",
-                                                                   "--add-subgids", "165536-231071", "root"}));
+                                                                  "--add-subgids", "165536-231071", "root"}));
   f.subuid += "root:165536:65536\n";
   f.subgid += "root:165536:65536\n";
   auto again = plan_root_setup(f);
