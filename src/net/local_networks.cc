@@ -49,7 +49,7 @@ Bytes bytes_of(const sockaddr_storage& address) {
 bool same_prefix(const Bytes& a, const Bytes& b, int prefix) {
   for (int bit = 0; bit < prefix && bit < a.bits; bit += 8) {
     int left = prefix - bit;
-    uint8_t mask = left >= 8 ? 0xff : static_cast<uint8_t>(0xff << (8 - left));
+    auto mask = static_cast<uint8_t>(left >= 8 ? 0xff : 0xff << (8 - left));
     auto i = static_cast<size_t>(bit / 8);
     if ((a.b[i] & mask) != (b.b[i] & mask)) return false;
   }
