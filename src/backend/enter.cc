@@ -20,8 +20,8 @@ Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOpt
 
 // Starts the sandbox when it is not running and provisions it when its profile's inputs changed.
 // Writes sandbox_start to `audit` when it started it.
-Status start_and_provision(Context& ctx, sandbox::Backend& backend, sandbox::Resolved& r,
-                           std::optional<audit::AuditWriter>& audit) {
+Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::Backend& backend,
+                           sandbox::Resolved& r, std::optional<audit::AuditWriter>& audit) {
   auto began = std::chrono::steady_clock::now();
   std::filesystem::path audit_log = audit ? audit->path() : std::filesystem::path();
   TNK_ASSIGN_OR_RETURN(auto outcome, backend.ensure_running(ctx, r, audit_log));
@@ -34,7 +34,11 @@ Status start_and_provision(Context& ctx, sandbox::Backend& backend, sandbox::Res
   }
   r.record = outcome.record;
   r.state = state::SandboxState::kRunning;
-  return backend.provision_if_needed(ctx, r, audit);
+  sandbox::ProvisionRequest provision;
+  provision.sandbox_was_running = outcome.already_running;
+  provision.reprovision = request.reprovision;
+  provision.check_guest_token = request.start_verb;
+  return backend.provision_if_needed(ctx, r, provision, audit);
 }
 
 }  // namespace
@@ -43,7 +47,7 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, request.resolve));
   TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
   TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, r.id, r.project.dir));
-  Status ready = start_and_provision(ctx, *backend, r, audit);
+  Status ready = start_and_provision(ctx, request, *backend, r, audit);
   bool fatal = request.start_verb || !request.session || r.state != state::SandboxState::kRunning;
   if (!ready.ok() && fatal) return ready.error();
   if (!ready.ok()) ctx.log.warn(ready.error().message + " (" + ready.error().hint + ")");

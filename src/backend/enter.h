@@ -20,6 +20,7 @@ struct EnterRequest {
   std::string audit_log;                        // --audit-log; empty: the config's `audit` setting
   std::optional<sandbox::SessionSpec> session;  // nullopt: start (and provision) only
   bool start_verb = false;                      // `start` (even with --shell) fails when provisioning fails
+  bool reprovision = false;                     // start --reprovision
 };
 
 // Returns the session's exit status, or 0 after a start without one. A failed provisioning run

@@ -17,6 +17,7 @@ struct SessionFlags {
   bool enter_shell = false;       // start --shell
   bool dry_run = false;           // start -n
   bool root = false;              // shell/exec --root
+  bool reprovision = false;       // start --reprovision
   std::vector<std::string> argv;  // exec -- ARGV
 };
 
@@ -52,7 +53,8 @@ sandbox::SessionSpec session_spec(const SessionFlags& flags, Verb verb) {
 
 // start: create, start and provision; shell and exec do the same first (a stopped sandbox starts).
 Result<int> enter(Context& ctx, const SessionFlags& flags, Verb verb) {
-  backend::EnterRequest request{flags.sandbox.resolve_options(), flags.audit_log, std::nullopt, verb == Verb::kStart};
+  backend::EnterRequest request{flags.sandbox.resolve_options(), flags.audit_log, std::nullopt, verb == Verb::kStart,
+                                flags.reprovision};
   if (verb != Verb::kStart || flags.enter_shell) request.session = session_spec(flags, verb);
   return backend::enter(ctx, request);
 }
@@ -70,12 +72,17 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
   auto* start = sandbox.add_subcommand("start", "Create (on first use), start and provision the sandbox");
   describe(*start,
            "Create the current project's sandbox on first use, start it, and provision its profile when the "
-           "profile or runtime values changed.",
+           "profile or runtime values changed, when asked (--reprovision), or when the token the last run left "
+           "inside (~/.local/state/tnk/provision.lock) was deleted. A running sandbox is never re-provisioned "
+           "because the endpoint reports another model; --reprovision applies it.",
            "tnk sandbox start --profile pi");
   auto start_flags = std::make_shared<SessionFlags>();
   add_sandbox_flags(*start, start_flags->sandbox, true);
   start->add_option("--audit-log", start_flags->audit_log, "Append NDJSON audit records to this file");
   start->add_flag("--shell,--enter", start_flags->enter_shell, "Open an interactive shell once it is ready");
+  start->add_flag("--reprovision", start_flags->reprovision,
+                  "Run the profile's provisioning again even when its inputs are unchanged (ends the agent's "
+                  "processes in a running sandbox first)");
   start->add_flag("-n,--dry-run", start_flags->dry_run,
                   "Show what start would do (lima: its YAML and limactl commands)");
   table.add(start, [start_flags](Context& ctx) -> Result<int> {

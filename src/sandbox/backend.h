@@ -14,6 +14,7 @@
 #include "context/context.h"
 #include "core/result.h"
 #include "naming/backend_kind.h"
+#include "sandbox/provision.h"
 #include "sandbox/resolve.h"
 #include "sandbox/session_spec.h"
 #include "sandbox/start.h"
@@ -46,8 +47,8 @@ class Backend {
   // empty) gets the sandbox's network records for as long as it runs.
   virtual Result<StartOutcome> ensure_running(Context& ctx, const Resolved& resolved,
                                               const std::filesystem::path& audit_log) = 0;
-  // Runs the profile's provisioning when its fingerprint differs from the record's.
-  virtual Status provision_if_needed(Context& ctx, const Resolved& resolved,
+  // Runs the profile's provisioning when it is needed (sandbox/provision.h says when).
+  virtual Status provision_if_needed(Context& ctx, const Resolved& resolved, const ProvisionRequest& request,
                                      std::optional<audit::AuditWriter>& audit) = 0;
   // One session; returns the command's own exit status.
   virtual Result<int> run_session(Context& ctx, const Resolved& resolved, const SessionSpec& spec,

@@ -10,12 +10,13 @@
 namespace tnk::sandbox {
 namespace {
 
-Status save_fingerprint(Context& ctx, const std::string& id, const std::string& fingerprint) {
+Status save_fingerprint(Context& ctx, const std::string& id, const ProvisionFingerprint& fingerprint) {
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, ctx.log));
   TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
   if (!record) return not_found("sandbox " + id + " was deleted while it was being provisioned");
-  record->provision_fingerprint = fingerprint;
+  record->provision_fingerprint = fingerprint.full;
+  record->provision_inputs_fingerprint = fingerprint.inputs;
   return store.save(*record);
 }
 
@@ -49,7 +50,7 @@ void ProvisionOutput::line(int stream, const std::string& text) {
   audit_append(ctx_, audit_, audit::provision_output(r_.id, r_.profile, stream == 2 ? "stderr" : "stdout", text));
 }
 
-Status ProvisionOutput::finish(const Result<int>& code, const std::string& fingerprint) {
+Status ProvisionOutput::finish(const Result<int>& code, const ProvisionFingerprint& fingerprint) {
   flush();
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
   audit_append(ctx_, audit_, audit::provision_end(r_.id, r_.profile, code ? *code : -1, ms.count()));

@@ -13,6 +13,7 @@
 
 #include "audit/writer.h"
 #include "context/context.h"
+#include "sandbox/provision.h"
 #include "sandbox/resolve.h"
 
 namespace tnk::sandbox {
@@ -30,7 +31,7 @@ class ProvisionOutput {
 
   // The run ended with `code` (or could not run): the last lines, provision_end, and either the error
   // naming the failing line or the fingerprint saved in the sandbox's record.
-  Status finish(const Result<int>& code, const std::string& fingerprint);
+  Status finish(const Result<int>& code, const ProvisionFingerprint& fingerprint);
 
  private:
   void flush();  // the last lines without a newline

@@ -26,6 +26,8 @@ nlohmann::json record_to_json(const SandboxRecord& r) {
           {"mount_point", r.mount_point},
           {"image_id", r.image_id},
           {"provision_fingerprint", r.provision_fingerprint},
+          {"provision_inputs_fingerprint", r.provision_inputs_fingerprint},
+          {"provision_token", r.provision_token},
           {"created_at", r.created_at},
           {"started_at", optional_int(r.started_at)},
           {"stopped_at", optional_int(r.stopped_at)}};
@@ -53,6 +55,8 @@ Result<SandboxRecord> record_from_json_text(const std::string& text, const std::
   TNK_ASSIGN_OR_RETURN(r.mount_point, f.string("mount_point"));
   TNK_ASSIGN_OR_RETURN(r.image_id, f.optional_string("image_id"));
   TNK_ASSIGN_OR_RETURN(r.provision_fingerprint, f.optional_string("provision_fingerprint"));
+  TNK_ASSIGN_OR_RETURN(r.provision_inputs_fingerprint, f.optional_string("provision_inputs_fingerprint"));
+  TNK_ASSIGN_OR_RETURN(r.provision_token, f.optional_boolean("provision_token", false));
   TNK_ASSIGN_OR_RETURN(r.created_at, f.integer("created_at"));
   if (f.has("started_at")) {
     TNK_ASSIGN_OR_RETURN(r.started_at, f.integer("started_at"));

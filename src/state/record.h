@@ -22,6 +22,9 @@ struct SandboxRecord {
   std::string mount_point;            // guest path of the project
   std::string image_id;               // the base image it was created from
   std::string provision_fingerprint;  // empty until a provisioning run succeeded
+  // The same without what the endpoint reports (sandbox/provision.h): empty in records of older tnk.
+  std::string provision_inputs_fingerprint;
+  bool provision_token = false;  // the last run left provision-lib's token inside (kGuestProvisionToken)
   int64_t created_at = 0;             // Unix seconds
   std::optional<int64_t> started_at;
   std::optional<int64_t> stopped_at;

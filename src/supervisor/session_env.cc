@@ -6,13 +6,16 @@ namespace tnk::supervisor {
 
 std::vector<std::string> session_env(const session::ExecRequest& request, const std::vector<std::string>& extra) {
   bool root = request.identity == session::Identity::kRoot;
+  // Provisioning may sudo: nothing it runs by name may come from a directory the agent can write
+  // (security review M3: a planted ~/.local/bin/sh ran as the provisioning identity).
+  bool provisioning = request.identity == session::Identity::kProvision;
   std::map<std::string, std::string> env = {
       {"HOME", root ? "/root" : "/home/agent"},
       {"USER", root ? "root" : "agent"},
       {"LOGNAME", root ? "root" : "agent"},
       {"SHELL", "/bin/bash"},
-      {"PATH", root ? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-                    : "/home/agent/.local/bin:/usr/local/bin:/usr/bin:/bin"},
+      {"PATH", root || provisioning ? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+                                    : "/home/agent/.local/bin:/usr/local/bin:/usr/bin:/bin"},
       {"LANG", "C.UTF-8"},
       // Node keeps its own CA list; point it at the system's, which holds the host's local CAs too.
       {"NODE_EXTRA_CA_CERTS", "/etc/ssl/certs/ca-certificates.crt"},

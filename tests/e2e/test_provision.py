@@ -166,3 +166,93 @@ def test_l7_provisioning_output_is_echoed_without_control_sequences(ns_tnk):
     assert "title \\x1b]0;owned\\x1b\\ end\n" in started.stderr
     raw = box.exec("printf", "\\033]52;c;cHduZWQ=\\a\\033]0;owned\\033\\\\")
     assert raw.stdout == "\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x1b\\"
+
+
+# Security review M3: an agent session must not be able to take over provisioning, which may sudo and
+# has egress of its own. The agent plants `sh` and `bash` in its PATH (they would run `sudo` and leave
+# a mark), leaves a process in the background (which could ptrace the run or use its proxy) and tries
+# to change the staged script; then the profile changes, so the running sandbox is provisioned again.
+TOKENED = """#!/usr/bin/env bash
+set -Eeuo pipefail
+source "$(dirname "$0")/lib/provision-lib.sh"
+_lib_init_provision_state m3 "{rev}"
+echo "provisioning {rev} as $(id -un) from $0"
+_lib_finalize_provision_state
+"""
+
+PLANT = """set -e
+mkdir -p ~/.local/bin
+for name in sh bash; do
+  printf '#!/bin/dash\\nsudo -n touch /planted-ran-as-root-$(basename "$0") 2>/dev/null\\ntouch /tmp/planted-ran\\nexec /bin/$(basename "$0") "$@"\\n' > ~/.local/bin/$name
+  chmod 755 ~/.local/bin/$name
+done
+setsid /bin/bash -c 'exec -a tnk-m3-sleeper sleep 7777' </dev/null >/dev/null 2>&1 &
+"""
+
+COUNT_SLEEPERS = "grep -al 'tnk-m3-sleepe[r]' /proc/[0-9]*/cmdline 2>/dev/null | grep -c . || true"
+
+
+def plain_sh(box, script, **kwargs):
+    """A shell by its path: not what the agent planted in its PATH."""
+    return box.exec("/bin/sh", "-c", script, **kwargs)
+
+
+def test_m3_an_agent_session_cannot_take_over_provisioning(any_tnk):
+    add_profile(any_tnk, "m3", TOKENED.format(rev="one"))
+    box = Sandbox(any_tnk, any_tnk.project("m3"))
+    first = box.start("--profile", "m3")
+    assert "provisioning one as agent from /var/lib/tnk/provision/m3.sh" in first.stderr
+    assert plain_sh(box, PLANT).returncode == 0
+    # Positive controls: the planted programs are what the agent's own sessions run by name, and
+    # the background process outlives the session that started it.
+    assert box.exec("sh", "-c", "true").returncode == 0
+    assert box.exec("test", "-e", "/tmp/planted-ran").returncode == 0
+    assert box.exec("rm", "/tmp/planted-ran").returncode == 0
+    assert plain_sh(box, COUNT_SLEEPERS).stdout.strip() == "1"
+    # The staging directory is root's: the agent cannot change what the next run sources.
+    staged = plain_sh(box, "touch /var/lib/tnk/provision/m3.sh || echo REFUSED; touch /tmp/mine && echo ALLOWED")
+    assert staged.stdout.split() == ["REFUSED", "ALLOWED"], staged.stdout + staged.stderr
+
+    add_profile(any_tnk, "m3", TOKENED.format(rev="two"))
+    again = box.start("--profile", "m3")
+    assert "provisioning two as agent" in again.stderr
+    assert "ending the agent's processes" in again.stderr
+    marks = plain_sh(box, "ls -d /planted-ran-as-root-* /tmp/planted-ran 2>/dev/null || true", root=True)
+    assert marks.stdout == "", "provisioning ran the agent's planted programs: " + marks.stdout
+    assert plain_sh(box, COUNT_SLEEPERS).stdout.strip() == "0", "the agent's background process survived"
+
+
+# ns only: the decision is the host's, the same for every backend (tested above on both).
+def test_m3_start_reprovisions_on_request_and_when_the_token_inside_is_deleted(ns_tnk):
+    add_profile(ns_tnk, "m3", TOKENED.format(rev="one"))
+    box = Sandbox(ns_tnk, ns_tnk.project("m3tok"))
+    assert "provisioning one" in box.start("--profile", "m3").stderr
+    assert "provisioning one" not in box.start("--profile", "m3").stderr  # unchanged: skipped
+    assert "provisioning one" in box.start("--profile", "m3", "--reprovision").stderr
+    # The original's documented way: delete the token inside, then `start`. shell and exec do not look.
+    assert box.exec("rm", "/home/agent/.local/state/tnk/provision.lock").returncode == 0
+    assert "provisioning one" not in box.exec("true").stderr
+    assert "provisioning one" in box.start("--profile", "m3").stderr
+    assert "provisioning one" not in box.start("--profile", "m3").stderr
+
+
+# The sandbox can change the model the endpoint lists first (Ollama's /api/copy makes a new newest
+# one), so that alone never re-provisions a running sandbox; a restart, or --reprovision, applies it.
+def test_m3_the_endpoints_model_alone_does_not_reprovision_a_running_sandbox(ns_tnk):
+    models = serve(json.dumps({"data": [{"id": "first-model"}]}).encode())
+    try:
+        port = models.server_address[1]
+        (ns_tnk.config_dir / "tnk.toml").write_text(f'inference_url = "http://127.0.0.1:{port}/v1"\n')
+        add_profile(ns_tnk, "hello", HELLO.format(marker="m"))
+        box = Sandbox(ns_tnk, ns_tnk.project("m3model"))
+        assert "model=first-model" in box.start("--profile", "hello").stderr
+        models.answer = json.dumps({"data": [{"id": "planted-model"}]}).encode()
+        for cache in ns_tnk.home.rglob("inference.json"):
+            cache.unlink()
+        running = box.exec("printenv", "TNK_MODEL_NAME")
+        assert running.stdout == "planted-model\n"  # sessions get the new value
+        assert "provisioning as" not in running.stderr
+        assert "tnk sandbox start --reprovision" in running.stderr
+        assert "model=planted-model" in box.start("--profile", "hello", "--reprovision").stderr
+    finally:
+        models.shutdown()

@@ -18,7 +18,7 @@ umask 077
 # shellcheck source=lib/provision-lib.sh
 source "$(dirname "$0")/lib/provision-lib.sh"
 
-PROFILE_REV="2026-11-29.1"
+PROFILE_REV="2026-12-02.1"
 PI_PACKAGE="@earendil-works/pi-coding-agent"
 PI_VERSION="1.6.0"
 PI_ENTRY="dist/bundle/cli.js"
@@ -217,14 +217,20 @@ link_helpers() {
 	local path_line='export PATH="$HOME/.local/bin:$PATH"'
 	_lib_append_once "$HOME/.bashrc" "$path_line"
 	_lib_append_once "$HOME/.profile" "$path_line"
+}
+
+# --- run ------------------------------------------------------------------------------------------------
+# The root part comes first and runs nothing from $HOME; then the script runs again without sudo
+# (_lib_drop_root), because node, npm's tree and pi's wrapper live in the agent's home.
+if [[ -z ${_LIB_DROPPED_ROOT:-} ]]; then
+	echo "[PROC] Pi coding agent environment provisioning..."
+	_lib_apt_install ca-certificates nodejs npm fd-find ripgrep
 	# Best effort: `pi` in the default PATH of every shell, as the original specs did.
 	if ! _lib_as_root ln -sfn -- "$PI_WRAPPER" /usr/local/bin/pi 2>/dev/null; then
 		_lib_warn "could not link /usr/local/bin/pi; use ${PI_WRAPPER} or a login shell"
 	fi
-}
-
-# --- run ------------------------------------------------------------------------------------------------
-echo "[PROC] Pi coding agent environment provisioning..."
+	_lib_drop_root
+fi
 write_pi_config
 
 if ! pi_installed; then
@@ -232,7 +238,6 @@ if ! pi_installed; then
 fi
 _lib_init_provision_state "pi" "$PROFILE_REV" "${PI_PACKAGE}@${PI_VERSION}" "node>=${NODE_MIN_VERSION}"
 
-_lib_apt_install ca-certificates nodejs npm fd-find ripgrep
 ensure_node
 install_pi
 write_wrapper

@@ -17,8 +17,8 @@ void add_start_commands(StartPlan& plan, const Resolved& r, const std::filesyste
 }
 
 Status add_provision_commands(Context& ctx, StartPlan& plan, const Resolved& r) {
-  TNK_ASSIGN_OR_RETURN(std::string fingerprint, provision_fingerprint(ctx, r));
-  if (fingerprint.empty() || (r.record && r.record->provision_fingerprint == fingerprint)) return ok_status();
+  TNK_ASSIGN_OR_RETURN(ProvisionFingerprint fingerprint, provision_fingerprint(ctx, r));
+  if (fingerprint.full.empty() || (r.record && r.record->provision_fingerprint == fingerprint.full)) return ok_status();
   // The same commands provision_lima_if_needed runs (lima_session.cc), for showing.
   plan.commands.push_back(lima::shell_argv(
       r.id, "/", {}, {"sh", "-c", "rm -rf -- \"$1\" && mkdir -p -- \"$1/lib\"", "sh", lima::kGuestProvisionDir},

@@ -52,7 +52,8 @@ Result<int> run_lima_session(Context& ctx, const Resolved& resolved, const Sessi
 
 // Provisioning through `limactl copy` and `limactl shell`, skipped when the fingerprint (the same
 // as the ns backend's) matches the record's.
-Status provision_lima_if_needed(Context& ctx, const Resolved& resolved, std::optional<audit::AuditWriter>& audit);
+Status provision_lima_if_needed(Context& ctx, const Resolved& resolved, const ProvisionRequest& request,
+                                std::optional<audit::AuditWriter>& audit);
 
 // `tnk sandbox start -n`: the instance YAML and every limactl command a start would run.
 Result<StartPlan> lima_start_plan(Context& ctx, const Resolved& resolved);

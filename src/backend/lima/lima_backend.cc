@@ -20,8 +20,9 @@ class LimaBackend final : public Backend {
     states_.reset();
     return ensure_running_lima(ctx, r);
   }
-  Status provision_if_needed(Context& ctx, const Resolved& r, std::optional<audit::AuditWriter>& audit) override {
-    return provision_lima_if_needed(ctx, r, audit);
+  Status provision_if_needed(Context& ctx, const Resolved& r, const ProvisionRequest& request,
+                             std::optional<audit::AuditWriter>& audit) override {
+    return provision_lima_if_needed(ctx, r, request, audit);
   }
   Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec,
                           std::optional<audit::AuditWriter>& audit) override {

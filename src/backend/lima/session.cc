@@ -43,12 +43,12 @@ Status copy_files(Context& ctx, lima::Limactl& limactl, const Resolved& r, const
   return ok_status();
 }
 
-Status run_provisioning(Context& ctx, const Resolved& r, const ProvisionFiles& files, const std::string& fingerprint,
-                        std::optional<audit::AuditWriter>& audit) {
+Status run_provisioning(Context& ctx, const Resolved& r, const ProvisionFiles& files,
+                        const ProvisionFingerprint& fingerprint, std::optional<audit::AuditWriter>& audit) {
   auto limactl = lima::system_limactl();
   TNK_RETURN_IF_ERROR(copy_files(ctx, *limactl, r, files));
   ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
-  audit_append(ctx, audit, audit::provision_start(r.id, r.profile, fingerprint));
+  audit_append(ctx, audit, audit::provision_start(r.id, r.profile, fingerprint.full));
   auto env = session_environment(ctx.env, r, {});
   std::string script = guest_path(r.provision_script->filename().string());
   auto argv = lima::shell_argv(r.id, r.guest_workdir, env, {"bash", "-c", kProvisionRunner, script}, false);
@@ -74,10 +74,15 @@ Result<int> run_lima_session(Context& ctx, const Resolved& r, const SessionSpec&
   return code;
 }
 
-Status provision_lima_if_needed(Context& ctx, const Resolved& r, std::optional<audit::AuditWriter>& audit) {
-  return provision_if_needed(ctx, r, [&](const ProvisionFiles& files, const std::string& fingerprint) {
+// Lima's default user has passwordless sudo in every session (Lima's own default), so ending its
+// processes before a run would protect nothing; the token check is left to the script, as in the original.
+Status provision_lima_if_needed(Context& ctx, const Resolved& r, const ProvisionRequest& request,
+                                std::optional<audit::AuditWriter>& audit) {
+  Provisioner provisioner;
+  provisioner.run = [&](const ProvisionFiles& files, const ProvisionFingerprint& fingerprint, const ProvisionRun&) {
     return run_provisioning(ctx, r, files, fingerprint, audit);
-  });
+  };
+  return provision_if_needed(ctx, r, request, provisioner);
 }
 
 }  // namespace tnk::sandbox

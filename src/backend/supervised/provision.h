@@ -7,10 +7,12 @@
 #include "audit/writer.h"
 #include "context/context.h"
 #include "core/result.h"
+#include "sandbox/provision.h"
 #include "sandbox/resolve.h"
 
 namespace tnk::supervised {
 
-Status provision_if_needed(Context& ctx, const sandbox::Resolved& resolved, std::optional<audit::AuditWriter>& audit);
+Status provision_if_needed(Context& ctx, const sandbox::Resolved& resolved, const sandbox::ProvisionRequest& request,
+                           std::optional<audit::AuditWriter>& audit);
 
 }  // namespace tnk::supervised

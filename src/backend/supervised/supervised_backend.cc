@@ -26,8 +26,9 @@ class SupervisedBackend final : public sandbox::Backend {
                                                const std::filesystem::path& audit_log) override {
     return supervised::ensure_running(ctx, r, audit_log);
   }
-  Status provision_if_needed(Context& ctx, const Resolved& r, std::optional<audit::AuditWriter>& audit) override {
-    return supervised::provision_if_needed(ctx, r, audit);
+  Status provision_if_needed(Context& ctx, const Resolved& r, const sandbox::ProvisionRequest& request,
+                             std::optional<audit::AuditWriter>& audit) override {
+    return supervised::provision_if_needed(ctx, r, request, audit);
   }
   Result<int> run_session(Context& ctx, const Resolved& r, const sandbox::SessionSpec& spec,
                           std::optional<audit::AuditWriter>& audit) override {

@@ -41,7 +41,7 @@ TEST_F(SandboxProvisionOutputTest, SuccessRecordsLinesAndSavesTheFingerprint) {
   output.add(1, "first li");
   output.add(1, "ne\nsecond\nunfinished");
   output.add(2, "warning: x\n");
-  ASSERT_TRUE(output.finish(0, "new-fingerprint").ok());
+  ASSERT_TRUE(output.finish(0, {"new-fingerprint", "new-inputs"}).ok());
   EXPECT_EQ(output_lines(),
             (std::vector<std::pair<std::string, std::string>>{
                 {"stdout", "first line"}, {"stdout", "second"}, {"stderr", "warning: x"}, {"stdout", "unfinished"}}));
@@ -57,7 +57,7 @@ TEST_F(SandboxProvisionOutputTest, SuccessRecordsLinesAndSavesTheFingerprint) {
 TEST_F(SandboxProvisionOutputTest, FailureNamesTheRunnersLineAndKeepsTheOldFingerprint) {
   sandbox::ProvisionOutput output(ctx(), writer_, r_);
   output.add(2, "tnk: provisioning failed at dev.sh line 7: false\n");
-  Status st = output.finish(3, "new-fingerprint");
+  Status st = output.finish(3, {"new-fingerprint", "new-inputs"});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().message,
             "provisioning tnk-demo with profile dev failed (exit 3): provisioning failed at dev.sh line 7: false");
@@ -69,14 +69,14 @@ TEST_F(SandboxProvisionOutputTest, FailureNamesTheRunnersLineAndKeepsTheOldFinge
 
 TEST_F(SandboxProvisionOutputTest, FailureWithoutARunnerLine) {
   sandbox::ProvisionOutput output(ctx(), writer_, r_);
-  Status st = output.finish(1, "new-fingerprint");
+  Status st = output.finish(1, {"new-fingerprint", "new-inputs"});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().message, "provisioning tnk-demo with profile dev failed (exit 1)");
 }
 
 TEST_F(SandboxProvisionOutputTest, ARunThatCouldNotStartReturnsItsError) {
   sandbox::ProvisionOutput output(ctx(), writer_, r_);
-  Status st = output.finish(Result<int>(failed("cannot copy the script in")), "new-fingerprint");
+  Status st = output.finish(Result<int>(failed("cannot copy the script in")), {"new-fingerprint", "new-inputs"});
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().message, "cannot copy the script in");
   EXPECT_EQ(audit_records(log_path()).back()["exit_code"], -1);
@@ -90,7 +90,7 @@ TEST_F(SandboxProvisionOutputTest, EchoesCompleteLinesWithoutControlSequences) {
   output.add(1, "shown\nclip \x1b]52;c;cHduZWQ=\x07 end\n");
   output.add(2, "partial \x1b[2J");
   EXPECT_EQ(err(), "shown\nclip \\x1b]52;c;cHduZWQ=\\x07 end\n");
-  ASSERT_TRUE(output.finish(Result<int>(0), "new-fingerprint").ok());
+  ASSERT_TRUE(output.finish(Result<int>(0), {"new-fingerprint", "new-inputs"}).ok());
   EXPECT_EQ(err().find('\x1b'), std::string::npos);
   EXPECT_NE(err().find("partial \\x1b[2J\n"), std::string::npos) << err();
   EXPECT_EQ(output_lines()[1], (std::pair<std::string, std::string>("stdout", "clip \x1b]52;c;cHduZWQ=\x07 end")));
@@ -107,7 +107,7 @@ TEST_F(SandboxProvisionOutputTest, OutputWithoutNewlinesIsRecordedInBoundedPiece
   ASSERT_EQ(lines.size(), 11u);
   for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(lines[i].second, std::string(piece, 'x')) << i;
   EXPECT_EQ(lines[10].second, "tail");
-  ASSERT_TRUE(output.finish(Result<int>(0), "new-fingerprint").ok());
+  ASSERT_TRUE(output.finish(Result<int>(0), {"new-fingerprint", "new-inputs"}).ok());
 }
 
 }  // namespace

@@ -88,6 +88,16 @@ TEST(SupervisorConfig, MissingFieldIsAnError) {
   EXPECT_NE(back.error().message.find("project_dir"), std::string::npos);
 }
 
+// Security review M3: provisioning may sudo, so nothing it runs by name comes from the agent's home.
+TEST(SessionEnv, ProvisioningIsTheAgentWithAPathTheAgentCannotWrite) {
+  session::ExecRequest agent, provision;
+  provision.identity = session::Identity::kProvision;
+  EXPECT_TRUE(has(session_env(agent, {}), "PATH=/home/agent/.local/bin:/usr/local/bin:/usr/bin:/bin"));
+  auto env = session_env(provision, {});
+  EXPECT_TRUE(has(env, "HOME=/home/agent"));
+  EXPECT_TRUE(has(env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
+}
+
 TEST(SessionEnv, AgentDefaultsUnderTheRequest) {
   session::ExecRequest request;
   request.env = {"TNK_MODEL_NAME=m", "PATH=/custom"};

@@ -152,6 +152,19 @@ _lib_as_root() {
 	fi
 }
 
+# _lib_drop_root: runs the calling script again from the top, through the same runner, without the
+# means to become root (no_new_privs: sudo stops working). Call it once the root work is done and
+# before anything under $HOME runs: an agent session can change those files, and provisioning's sudo
+# must not reach what it planted (tnk's security review, M3). The second run sees _LIB_DROPPED_ROOT.
+_lib_drop_root() {
+	if [[ -n ${_LIB_DROPPED_ROOT:-} ]]; then
+		return 0
+	fi
+	export _LIB_DROPPED_ROOT=1
+	trap - EXIT
+	exec setpriv --no-new-privs -- /bin/bash -c "$BASH_EXECUTION_STRING" "$0"
+}
+
 _lib_apt_installed() {
 	[[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
 }
