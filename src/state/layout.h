@@ -9,7 +9,7 @@ inline constexpr const char* kRecordFile = "sandbox.json";  // the record (atomi
 inline constexpr const char* kLockFile = "lock";            // flock, held only while state changes
 inline constexpr const char* kSupervisorPidFile = "supervisor.pid";
 inline constexpr const char* kControlSocket = "ctl.sock";        // supervisor control socket, 0600
-inline constexpr const char* kSupervisorLog = "supervisor.log";  // the supervisor's stdout and stderr
+inline constexpr const char* kSupervisorLog = "supervisor.log";  // its stdout and stderr, capped and rotated
 // Why the sandbox ended without a stop (QEMU or virtiofsd died, ...): it is broken until the next start.
 inline constexpr const char* kFailureFile = "failure.txt";
 inline constexpr const char* kDiskFile = "disk.qcow2";  // vm: overlay of the shared base image
@@ -19,7 +19,9 @@ inline constexpr const char* kBaseDiskLink = "base.img";
 inline constexpr const char* kQmpSocket = "qmp.sock";
 inline constexpr const char* kVirtiofsdSocket = "virtiofsd.sock";
 inline constexpr const char* kAgentSocket = "agent.sock";
+// vm: the guest's console, capped and rotated (serial.log.1 the part before; core/capped_log.h)
 inline constexpr const char* kSerialLog = "serial.log";
+inline constexpr const char* kSerialSocket = "serial.sock";    // vm: QEMU connects its console here
 inline constexpr const char* kQemuLog = "qemu.log";            // vm: QEMU's stdout and stderr, rewritten at start
 inline constexpr const char* kVirtiofsdLog = "virtiofsd.log";  // vm: virtiofsd's stdout and stderr
 // vm: fwd-<port>.sock, where QEMU's guestfwd forwarder for guest port <port> connects (at most 14 bytes)

@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/capped_log.h"
 #include "core/files.h"
+#include "core/log_drain.h"
 #include "session/protocol.h"
 #include "state/layout.h"
 #include "state/liveness.h"
@@ -26,6 +28,19 @@ Result<SupervisorConfig> read_config() {
   auto json = nlohmann::json::parse(text, nullptr, false);
   if (json.is_discarded()) return failed("the supervisor config is not JSON");
   return config_from_json(json);
+}
+
+// The supervisor's stdout and stderr, which the relays it forks and the processes it starts share: a
+// pipe that a thread drains into supervisor.log, capped and rotated, so that nothing a sandbox makes them
+// write can fill the disk (security review M5). What the launcher wrote there (it truncated the file)
+// counts against the cap.
+Result<std::unique_ptr<LogDrain>> capture_output(const SupervisorConfig& config) {
+  TNK_ASSIGN_OR_RETURN(CappedLog log, CappedLog::open(config.state_dir / state::kSupervisorLog, kLogCapBytes, false));
+  TNK_ASSIGN_OR_RETURN(Pipe pipe, make_pipe());
+  if (::dup2(pipe.write_end.get(), STDOUT_FILENO) < 0 || ::dup2(pipe.write_end.get(), STDERR_FILENO) < 0) {
+    return sys_error(errno, "redirecting the supervisor's output");
+  }
+  return LogDrain::start(std::move(pipe.read_end), std::move(log));
 }
 
 // SIGCHLD and the termination signals arrive as reads on a signalfd, in the poll loop.
@@ -106,6 +121,12 @@ int supervisor_main(const EngineFactory& make_engine) {
   auto config = read_config();
   if (!config) {
     report_error(config.error());
+    return 1;
+  }
+  // Alive until this returns: its end copies what the pipe still holds.
+  auto output = capture_output(*config);
+  if (!output) {
+    report_error(output.error());
     return 1;
   }
   Status served = serve(*config, make_engine);

@@ -1,5 +1,6 @@
 """Regression tests of findings of the outside security review (named by finding: test_h2_... is H2),
 through the built binary. Each refusal is paired with an allowed control in the same run."""
+import os
 import shutil
 import subprocess
 import time
@@ -8,7 +9,7 @@ import pytest
 
 from conftest import TNK_BIN, require
 from net_harness import audit_records, wait_for_records
-from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixture)
+from sandbox_harness import Sandbox, ns_tnk, sandbox, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
 
 H2_NETNS = "tnk-e2e-h2"
 H2_IFACE = "tnkh2"
@@ -110,3 +111,49 @@ def test_h2_open_refuses_the_hosts_own_addresses_on_link_neighbours_and_other_po
     assert all(r["policy"] == "open" for r in audit_records(log, "net_deny"))
     verify = ns_tnk.run("audit", "verify", str(log))
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+M5_CAP = 4 << 20  # core/capped_log.h: kLogCapBytes
+
+
+def wait_for_text(path, text, timeout=30):
+    """True once `path` holds `text` (the supervisor copies the console as it comes, a moment later)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and text in path.read_bytes():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_m5_serial_log_is_capped(vm_sandbox):
+    """Security review M5: guest root writing the console without end (/dev/ttyS0, QEMU's serial port)
+    must not fill the host's disk: serial.log is rotated at 4 MiB into serial.log.1, and the two hold at
+    most 8 MiB. The control: what the guest writes on its console does reach serial.log, before the flood
+    and after it."""
+    (state,) = sorted((vm_sandbox.tnk.state_dir / "sandboxes").iterdir())
+    serial, rotated = state / "serial.log", state / "serial.log.1"
+    wrote = vm_sandbox.sh("echo M5-CONSOLE-BEFORE > /dev/ttyS0", root=True)
+    assert wrote.returncode == 0, wrote.stderr
+    assert wait_for_text(serial, b"M5-CONSOLE-BEFORE"), "the console's text never reached serial.log"
+    flood = vm_sandbox.sh("head -c 12M /dev/zero | tr '\\0' x > /dev/ttyS0 && echo M5-CONSOLE-AFTER > /dev/ttyS0",
+                          root=True, timeout=900)
+    assert flood.returncode == 0, flood.stderr
+    assert wait_for_text(serial, b"M5-CONSOLE-AFTER"), "the console's last text never reached serial.log"
+    sizes = {p.name: p.stat().st_size for p in (serial, rotated) if p.exists()}
+    assert serial.stat().st_size <= M5_CAP, sizes
+    assert rotated.exists() and rotated.stat().st_size <= M5_CAP, sizes
+    assert b"M5-CONSOLE-BEFORE" not in rotated.read_bytes() + serial.read_bytes()  # the oldest part was dropped
+    assert vm_sandbox.exec("true").returncode == 0  # the guest still answers
+
+
+def test_m5_the_supervisors_output_goes_through_its_capped_log(sandbox):
+    """Security review M5, supervisor.log: the supervisor's stderr (shared by the relays it forks, whose
+    lines a sandbox can trigger) is a pipe its own thread copies into supervisor.log with the cap that
+    capped_log_test.cc checks; never the file itself, which anyone holding it could grow without bound.
+    The control: the supervisor's lines still arrive in supervisor.log."""
+    (state,) = sorted((sandbox.tnk.state_dir / "sandboxes").iterdir())
+    supervisor = (state / "supervisor.pid").read_text().split()[0]
+    for fd in (1, 2):
+        assert os.readlink(f"/proc/{supervisor}/fd/{fd}").startswith("pipe:"), fd
+    assert wait_for_text(state / "supervisor.log", f"tnk-supervisor: sandbox {state.name} is running".encode())

@@ -22,10 +22,13 @@
 #include "backend/vm/boot/boot_files.h"
 #include "backend/vm/boot/disk.h"
 #include "backend/vm/host_kvm.h"
+#include "backend/vm/processes.h"
 #include "backend/vm/qemu_argv.h"
 #include "backend/vm/virtiofsd_argv.h"
+#include "core/capped_log.h"
 #include "core/env.h"
 #include "core/files.h"
+#include "core/log_drain.h"
 #include "core/subprocess.h"
 #include "host/host_probe.h"
 #include "image/tree.h"
@@ -134,7 +137,14 @@ TEST(VmBootSmoke, TcgBootMountsTheRootRunsInitAndQemuExits) {
   config.root_disk = overlay;
   config.qmp_socket = dir.path() / "qmp.sock";
   config.agent_socket = dir.path() / "agent.sock";
-  config.serial_log = dir.path() / "serial.log";
+  config.serial_socket = dir.path() / "serial.sock";  // the console, drained as the supervisor does
+  const fs::path serial_log = dir.path() / "serial.log";
+  auto serial_listener = supervisor::listen_unix(config.serial_socket);
+  ASSERT_TRUE(serial_listener.ok()) << serial_listener.error().message;
+  auto console_log = CappedLog::open(serial_log, kLogCapBytes, true);
+  ASSERT_TRUE(console_log.ok()) << console_log.error().message;
+  auto console_drain = LogDrain::accept_one(std::move(*serial_listener), std::move(*console_log));
+  ASSERT_TRUE(console_drain.ok()) << console_drain.error().message;
   config.quiet = false;
   config.agent.token = "smoke";
   config.network = true;
@@ -172,7 +182,8 @@ TEST(VmBootSmoke, TcgBootMountsTheRootRunsInitAndQemuExits) {
     ::waitpid(virtiofsd, nullptr, 0);
   }
   ASSERT_TRUE(qemu.ok()) << qemu.error().message;
-  auto console = read_file(config.serial_log);
+  console_drain->reset();  // QEMU has exited: the console is all in serial_log
+  auto console = read_file(serial_log);
   ASSERT_TRUE(console.ok());
   EXPECT_EQ(qemu->exit_code, 0) << qemu->err;
   EXPECT_NE(console->find("VFS: Mounted root (ext4 filesystem)"), std::string::npos) << *console;

@@ -31,7 +31,9 @@
 #include "backend/vm/host_kvm.h"
 #include "backend/vm/plan.h"
 #include "backend/vm/processes.h"
+#include "core/capped_log.h"
 #include "core/files.h"
+#include "core/log_drain.h"
 #include "idmap/root_ranges.h"
 #include "idmap/userns.h"
 #include "state/layout.h"
@@ -239,6 +241,7 @@ class VmEngine : public Engine {
       wait_child(qemu_, std::chrono::seconds(5));
       qemu_ = 0;
     }
+    console_.reset();  // QEMU has gone: what it wrote is all in serial.log once this returns
     qemu_netns_.reset();
     client_.reset();  // the sessions still running end as lost
     if (virtiofsd_ > 0 && !wait_child(virtiofsd_, std::chrono::seconds(1))) {
@@ -254,7 +257,7 @@ class VmEngine : public Engine {
   // The sockets QEMU and virtiofsd served, and the forwarders' (the next start makes its own).
   void remove_sockets() const {
     std::error_code ec;
-    for (const auto& socket : {files_.agent_socket, files_.qmp_socket, files_.virtiofsd_socket}) {
+    for (const auto& socket : {files_.agent_socket, files_.qmp_socket, files_.virtiofsd_socket, files_.serial_socket}) {
       std::filesystem::remove(socket, ec);
     }
     for (const auto& entry : std::filesystem::directory_iterator(config_.state_dir, ec)) {
@@ -312,6 +315,7 @@ class VmEngine : public Engine {
     std::error_code ec;
     std::filesystem::remove(plan.files.agent_socket, ec);  // QEMU creates both
     std::filesystem::remove(plan.files.qmp_socket, ec);
+    TNK_RETURN_IF_ERROR(drain_console(plan.files));
     TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(plan.files.qemu_log));
     TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(plan.qemu_argv, log.get()));
     for (auto [name, fd] : {std::pair{"net", &qemu_netns_}, std::pair{"user", &qemu_userns_}}) {
@@ -322,11 +326,21 @@ class VmEngine : public Engine {
     return ok_status();
   }
 
+  // The guest's console: QEMU connects to the socket as it starts, and a thread copies what it writes into
+  // serial.log, capped and rotated (security review M5: guest root could write /dev/ttyS0 without end).
+  Status drain_console(const vm::VmFiles& files) {
+    TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(files.serial_socket));
+    TNK_ASSIGN_OR_RETURN(CappedLog log, CappedLog::open(files.serial_log, kLogCapBytes, true));
+    TNK_ASSIGN_OR_RETURN(console_, LogDrain::accept_one(std::move(listener), std::move(log)));
+    return ok_status();
+  }
+
   SupervisorConfig config_;
   vm::VmFiles files_;  // in config_.state_dir
   pid_t qemu_ = 0, virtiofsd_ = 0;
   UniqueFd qemu_netns_;   // QEMU's network namespace, for enter_network()
   UniqueFd qemu_userns_;  // and the user namespace it belongs to (rootless: QEMU's own; as root: the host's)
+  std::unique_ptr<LogDrain> console_;  // while QEMU runs
   std::unique_ptr<agent::AgentClient> client_;
   UniqueFd events_;
   std::mutex mutex_;  // guards ended_ (written on the client's pump thread)

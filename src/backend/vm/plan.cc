@@ -49,7 +49,7 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
   q.qmp_socket = files.qmp_socket;
   q.agent_socket = files.agent_socket;
   q.virtiofs_socket = files.virtiofsd_socket;
-  q.serial_log = files.serial_log;
+  q.serial_socket = files.serial_socket;
   q.agent.token = token;
   q.agent.mount = config.mount_point;
   q.agent.hostname = config.id;
@@ -71,6 +71,7 @@ VmFiles vm_files(const std::filesystem::path& state_dir) {
   f.qmp_socket = state_dir / state::kQmpSocket;
   f.agent_socket = state_dir / state::kAgentSocket;
   f.virtiofsd_socket = state_dir / state::kVirtiofsdSocket;
+  f.serial_socket = state_dir / state::kSerialSocket;
   f.serial_log = state_dir / state::kSerialLog;
   f.qemu_log = state_dir / state::kQemuLog;
   f.virtiofsd_log = state_dir / state::kVirtiofsdLog;

@@ -111,8 +111,8 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
   if (c.cpus < 1 || c.cpus > 255) return usage_error("a vm needs 1 to 255 cpus, not " + std::to_string(c.cpus));
   if (c.memory_mib < 64) return usage_error("a vm needs at least 64 MiB of memory");
   if (c.kernel.empty() || c.root_disk.empty() || c.qmp_socket.empty() || c.agent_socket.empty() ||
-      c.serial_log.empty()) {
-    return usage_error("the QEMU configuration lacks a kernel, disk, socket or serial log path");
+      c.serial_socket.empty()) {
+    return usage_error("the QEMU configuration lacks a kernel, disk or socket path");
   }
   if ((!c.forwards.empty() || !c.host_forwards.empty()) && !c.network) {
     return usage_error("guest and host forwards need the network");
@@ -144,7 +144,8 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
   // execs, so the guest's connections get an empty reply: it stays allowed until QEMU runs unprivileged.
   add(argv, {"-sandbox", "on,obsolete=deny,elevateprivileges=allow,resourcecontrol=deny"});
   add(argv, {"-kernel", c.kernel.string(), "-append", cmdline});
-  add(argv, {"-chardev", "file,id=serial0,path=" + qemu_escape(c.serial_log.string()), "-serial", "chardev:serial0"});
+  add(argv,
+      {"-chardev", "socket,id=serial0,path=" + qemu_escape(c.serial_socket.string()), "-serial", "chardev:serial0"});
   add(argv, {"-chardev", "socket,id=qmp,path=" + qemu_escape(c.qmp_socket.string()) + ",server=on,wait=off", "-mon",
              "chardev=qmp,mode=control"});
   add(argv, {"-device", "virtio-serial-device", "-chardev",

@@ -1,8 +1,8 @@
 // The QEMU command line of a vm sandbox as a pure function of its configuration (golden-tested; the
 // supervisor only runs it): a microvm with modern virtio-mmio, guest RAM in a shared memfd (virtiofs
 // needs it), direct boot of tnk's vmlinux, no default devices, QMP and the agent's virtio-serial port
-// on unix sockets, the serial console into a file, the root disk as a qcow2 overlay, the workspace
-// over vhost-user-fs, and (optionally) a user network restricted to guestfwd forwarders.
+// on unix sockets, the serial console to a socket of the supervisor's, the root disk as a qcow2 overlay,
+// the workspace over vhost-user-fs, and (optionally) a user network restricted to guestfwd forwarders.
 #pragma once
 
 #include <cstdint>
@@ -45,8 +45,10 @@ struct QemuConfig {
   std::filesystem::path qmp_socket;       // created by QEMU (server)
   std::filesystem::path agent_socket;     // created by QEMU (server); the supervisor connects
   std::filesystem::path virtiofs_socket;  // virtiofsd's socket; empty: no workspace device
-  std::filesystem::path serial_log;       // the guest console
-  std::string init = "/sbin/tnk-agent";   // init= on the kernel command line
+  // The guest console: QEMU connects to this socket as it starts (the supervisor listens, then caps what
+  // it reads into serial.log). A file chardev would let the guest fill the host's disk.
+  std::filesystem::path serial_socket;
+  std::string init = "/sbin/tnk-agent";  // init= on the kernel command line
   // tnk-agent's tnk.* kernel parameters (agent/boot_params.h); agent.port also names the virtio-serial
   // port, and the workspace device carries agent::kWorkspaceTag.
   agent::BootParams agent;

@@ -23,7 +23,7 @@ QemuConfig sample_config() {
   c.qmp_socket = "/state/sb/qmp.sock";
   c.agent_socket = "/state/sb/agent.sock";
   c.virtiofs_socket = "/state/sb/virtiofsd.sock";
-  c.serial_log = "/state/sb/serial.log";
+  c.serial_socket = "/state/sb/serial.sock";
   c.agent.token = "tok123";
   c.agent.mount = "/workspace";
   c.agent.hostname = "sandbox";
@@ -57,7 +57,7 @@ TEST(QemuArgv, GoldenTcgWithRestrictedNetwork) {
             "-append\nquiet rw console=ttyS0 reboot=t panic=-1 root=/dev/vda rootfstype=ext4 tsc_early_khz=2596140 "
             "tsc=reliable no_timer_check pty.legacy_count=0 init=/sbin/tnk-agent tnk.token=tok123 tnk.port=tnk.agent "
             "tnk.host=10.0.2.100 tnk.mount=/workspace tnk.hostname=sandbox tnk.ip=10.0.2.15/24\n"
-            "-chardev\nfile,id=serial0,path=/state/sb/serial.log\n-serial\nchardev:serial0\n"
+            "-chardev\nsocket,id=serial0,path=/state/sb/serial.sock\n-serial\nchardev:serial0\n"
             "-chardev\nsocket,id=qmp,path=/state/sb/qmp.sock,server=on,wait=off\n-mon\nchardev=qmp,mode=control\n"
             "-device\nvirtio-serial-device\n"
             "-chardev\nsocket,id=agent,path=/state/sb/agent.sock,server=on,wait=off\n"
@@ -119,11 +119,26 @@ TEST(QemuArgv, NeverPlainUserNetworking) {
 
 TEST(QemuArgv, EscapesCommasInPaths) {
   QemuConfig c = sample_config();
-  c.serial_log = "/state/a,b/serial.log";
+  c.serial_socket = "/state/a,b/serial.sock";
   auto argv = qemu_argv(c);
   ASSERT_TRUE(argv.ok());
-  EXPECT_NE(joined(*argv).find("file,id=serial0,path=/state/a,,b/serial.log\n"), std::string::npos);
+  EXPECT_NE(joined(*argv).find("socket,id=serial0,path=/state/a,,b/serial.sock\n"), std::string::npos);
   EXPECT_EQ(qemu_escape("a,b,,c"), "a,,b,,,,c");
+}
+
+// Security review M5: a file chardev would let guest root fill the host's disk through /dev/ttyS0. QEMU
+// connects to the supervisor's socket instead (a client: no server=on, unlike QMP's and the agent's).
+TEST(QemuArgv, TheConsoleGoesToTheSupervisorsSocketNeverToAFile) {
+  auto argv = qemu_argv(sample_config());
+  ASSERT_TRUE(argv.ok());
+  std::string text = joined(*argv);
+  EXPECT_EQ(text.find("file,"), std::string::npos);
+  EXPECT_NE(text.find("-chardev\nsocket,id=serial0,path=/state/sb/serial.sock\n-serial\nchardev:serial0\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("socket,id=qmp,path=/state/sb/qmp.sock,server=on"), std::string::npos);
+  QemuConfig c = sample_config();
+  c.serial_socket.clear();
+  EXPECT_EQ(qemu_argv(c).error().kind, ErrorKind::kUsage);
 }
 
 TEST(QemuArgv, RefusesWhatTheCommandLinesCannotCarry) {
