@@ -1,8 +1,9 @@
 // The egress proxy: a minimal HTTP/1.1 forward proxy on a listener inside the sandbox's network
-// namespace. It serves CONNECT tunnels and plain-http absolute-form requests to hosts on the
-// allow-list, resolves names itself, refuses any destination that resolves to a host-internal address
-// (DNS rebinding included: the fixed internal ranges, the host's own interface addresses and their
-// on-link networks), connects to the address it checked, and reports every decision.
+// namespace. It serves CONNECT tunnels (to a name: TLS for that name only, tls_sni.h) and plain-http
+// absolute-form requests (one per connection) to hosts on the allow-list, resolves names itself,
+// refuses any destination that resolves to a host-internal address (DNS rebinding included: the fixed
+// internal ranges, the host's own interface addresses and their on-link networks), connects to the
+// address it checked, and reports every decision.
 #pragma once
 
 #include <sys/socket.h>
@@ -26,7 +27,8 @@ using AddressCheck = std::function<std::optional<std::string>(const sockaddr_sto
 
 struct ProxyLimits {
   std::size_t max_connections = 256;                  // more get 503
-  std::chrono::milliseconds head_timeout{10'000};     // to receive the request head, else 408
+  std::chrono::milliseconds head_timeout{10'000};     // to receive the request head (else 408), and a
+                                                      // tunnel's TLS ClientHello (else it is refused)
   std::chrono::milliseconds connect_timeout{10'000};  // resolve + connect, else 504
   std::chrono::milliseconds idle_timeout{120'000};    // a tunnel without traffic is closed
 };
