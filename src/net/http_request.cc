@@ -261,9 +261,25 @@ std::string origin_form_head(const RequestHead& head) {
 }
 
 Error bad_request(const std::string& what) {
-  Error e = failed("bad request: " + what);
+  Error e = failed("bad request: " + printable_ascii(what));
   e.sys_errno = EBADMSG;
   return e;
+}
+
+std::string printable_ascii(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f && c != '\\') {
+      out += c;
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+    out += hex;
+  }
+  return out;
 }
 
 std::string ascii_lower(std::string_view text) {

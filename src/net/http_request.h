@@ -50,8 +50,13 @@ int http_status_for(const Error& parse_error);
 // request to the host that the policy checked.
 std::string origin_form_head(const RequestHead& head);
 
-// "bad request: <what>", with EBADMSG (http_status_for: 400).
+// "bad request: <what>", with EBADMSG (http_status_for: 400). `what` may quote the client's bytes: they
+// are escaped (printable_ascii), so the message is safe in the 400 answer, a log line and JSON.
 Error bad_request(const std::string& what);
+
+// `text` with every byte outside printable ASCII (controls, DEL, >= 0x80) and the backslash written as
+// "\xNN": the escaped text reads back unambiguously.
+std::string printable_ascii(std::string_view text);
 
 // `text` with ASCII letters in lower case (header names compare this way).
 std::string ascii_lower(std::string_view text);

@@ -72,15 +72,14 @@ void InferenceRequest::pass(RequestHead head, RequestBody& body) {
     }
     return;
   }
-  std::string_view rest = std::string_view(buffered_).substr(head.head_bytes);
-  auto taken = body.take(rest);
-  if (!taken.ok()) return refuse(400, "tnk: " + taken.error().message, taken.error().message);
   head.host = events_.target().host;
   head.port = events_.target().port;
-  std::string first_up = origin_form_head(head) + std::string(rest.substr(0, *taken));
+  auto first_up = first_request_bytes(head, std::string_view(buffered_).substr(head.head_bytes), body);
+  if (!first_up.ok()) return refuse(400, "tnk: " + first_up.error().message, first_up.error().message);
   UpstreamBound bound = [&body](std::string_view data) { return body.take(data); };
   set_nodelay(client_.get());
-  RelayStats stats = relay(client_.get(), upstream->get(), kInferenceIdleTimeout, stop_fd_, std::move(first_up), bound);
+  RelayStats stats =
+      relay(client_.get(), upstream->get(), kInferenceIdleTimeout, stop_fd_, std::move(*first_up), bound);
   event.bytes_up = stats.bytes_up;
   event.bytes_down = stats.bytes_down;
   event.reason = stats.end;

@@ -7,7 +7,14 @@ namespace {
 
 constexpr size_t kMaxTextField = 600;  // 3 such fields and the rest stay well under PIPE_BUF (4096)
 
-std::string cut(const std::string& text) { return text.size() <= kMaxTextField ? text : text.substr(0, kMaxTextField); }
+// At most kMaxTextField bytes, cut before a UTF-8 sequence rather than inside it (a split sequence is
+// invalid UTF-8, which JSON cannot carry).
+std::string cut(const std::string& text) {
+  if (text.size() <= kMaxTextField) return text;
+  size_t end = kMaxTextField;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) --end;
+  return text.substr(0, end);
+}
 
 // Typed reads: a field of another type (or out of range) is as if absent. json::value() would throw,
 // and the supervisor that reads these lines catches nothing (found by tests/fuzz/net_event).

@@ -1,8 +1,9 @@
 // The egress proxy: a minimal HTTP/1.1 forward proxy on a listener inside the sandbox's network
-// namespace. It serves CONNECT tunnels and plain-http absolute-form requests to hosts on the
-// allow-list, resolves names itself, refuses any destination that resolves to a host-internal address
-// (DNS rebinding included: the fixed internal ranges, the host's own interface addresses and their
-// on-link networks), connects to the address it checked, and reports every decision.
+// namespace. It serves CONNECT tunnels (to a name: TLS for that name only, tls_sni.h) and plain-http
+// absolute-form requests (one per connection) to hosts on the allow-list, resolves names itself,
+// refuses any destination that resolves to a host-internal address (DNS rebinding included: the fixed
+// internal ranges, the host's own interface addresses and their on-link networks), connects to the
+// address it checked, and reports every decision.
 #pragma once
 
 #include <sys/socket.h>
@@ -26,7 +27,8 @@ using AddressCheck = std::function<std::optional<std::string>(const sockaddr_sto
 
 struct ProxyLimits {
   std::size_t max_connections = 256;                  // more get 503
-  std::chrono::milliseconds head_timeout{10'000};     // to receive the request head, else 408
+  std::chrono::milliseconds head_timeout{10'000};     // to receive the request head (else 408), and a
+                                                      // tunnel's TLS ClientHello (else it is refused)
   std::chrono::milliseconds connect_timeout{10'000};  // resolve + connect, else 504
   std::chrono::milliseconds idle_timeout{120'000};    // a tunnel without traffic is closed
 };
@@ -49,6 +51,9 @@ struct ProxyConfig {
   // whose names may be on the host's LAN. Replacing it opens whatever it lets through: only tests do.
   AddressCheck address_check;
   ProxyLimits limits;
+  // A CONNECT to a name on one of these ports must open with a TLS ClientHello for that name (security
+  // review L3): shared front ends route by name there. Elsewhere a tunnel carries any protocol.
+  std::vector<uint16_t> server_name_ports{std::begin(kOpenPorts), std::end(kOpenPorts)};
 };
 
 // Serves until `stop_fd` becomes readable (forever when -1), then ends every connection and returns.

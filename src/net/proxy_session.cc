@@ -1,10 +1,13 @@
 #include "net/proxy_session.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <iterator>
 #include <optional>
 
@@ -14,7 +17,9 @@
 #include "net/head_reader.h"
 #include "net/http_request.h"
 #include "net/relay.h"
+#include "net/request_body.h"
 #include "net/socket_io.h"
+#include "net/tls_sni.h"
 
 namespace tnk::net {
 namespace {
@@ -36,6 +41,20 @@ const char* status_text(int status) {
   }
 }
 
+// "192.0.2.7", "127.1", "2001:db8::1": what the resolver takes as an address rather than a name.
+bool is_ip_literal(const std::string& host) {
+  in_addr v4;
+  in6_addr v6;
+  return ::inet_aton(host.c_str(), &v4) != 0 || ::inet_pton(AF_INET6, host.c_str(), &v6) == 1;
+}
+
+// How the first bytes of a CONNECT tunnel were judged: relayed, refused (net_deny), or the tunnel
+// ended before they were complete (reported as the end of an allowed connection).
+struct HelloCheck {
+  enum class Verdict { kPass, kRefuse, kEnded } verdict = Verdict::kPass;
+  std::string reason;
+};
+
 class Session {
  public:
   Session(UniqueFd client, ProxyShared& shared, int stop_fd)
@@ -48,8 +67,15 @@ class Session {
     event_.host = head->host;
     event_.port = head->port;
     if (!check_allow_list(*head)) return;
+    if (head->is_connect) {
+      UniqueFd upstream = open_upstream(*head);
+      if (upstream.valid()) tunnel(*head, std::move(upstream));
+      return;
+    }
+    auto body = RequestBody::of(*head);
+    if (!body.ok()) return refuse(400, "tnk: " + body.error().message, body.error().message);
     UniqueFd upstream = open_upstream(*head);
-    if (upstream.valid()) pass_through(*head, std::move(upstream));
+    if (upstream.valid()) pass_request(*head, *body, std::move(upstream));
   }
 
  private:
@@ -58,7 +84,10 @@ class Session {
   bool check_open_port(const RequestHead& head);
   void answer_health();
   UniqueFd open_upstream(const RequestHead& head);
-  void pass_through(const RequestHead& head, UniqueFd upstream);
+  void tunnel(const RequestHead& head, UniqueFd upstream);
+  HelloCheck check_client_hello(const RequestHead& head);
+  void pass_request(const RequestHead& head, RequestBody& body, UniqueFd upstream);
+  void relay_and_report(int upstream, std::string first_up, const UpstreamBound& bound = {});
   void fail_upstream(const Error& error, const RequestHead& head);
   void refuse(int status, const std::string& line, std::string reason);
 
@@ -152,18 +181,82 @@ void Session::fail_upstream(const Error& error, const RequestHead& head) {
   }
 }
 
-void Session::pass_through(const RequestHead& head, UniqueFd upstream) {
-  std::string first_up = head.is_connect ? std::string() : origin_form_head(head);
-  first_up += buffered_.substr(head.head_bytes);
-  set_nodelay(client_.get());
-  set_nodelay(upstream.get());
+// A CONNECT tunnel: after the 200, the client's first bytes must be a TLS ClientHello for the CONNECT
+// name before anything reaches the upstream (security review L3: an allowed name on a shared front end
+// must not carry a handshake for another of its tenants).
+void Session::tunnel(const RequestHead& head, UniqueFd upstream) {
   static constexpr std::string_view kEstablished = "HTTP/1.1 200 Connection established\r\n\r\n";
-  if (head.is_connect && !send_all(client_.get(), kEstablished, Clock::now() + kAnswerTimeout, stop_fd_)) {
+  if (!send_all(client_.get(), kEstablished, Clock::now() + kAnswerTimeout, stop_fd_)) {
     event_.reason = "error: the client left before the tunnel opened";
     shared_.report(event_);
     return;
   }
-  RelayStats stats = relay(client_.get(), upstream.get(), limits_.idle_timeout, stop_fd_, std::move(first_up));
+  HelloCheck hello = check_client_hello(head);
+  if (hello.verdict != HelloCheck::Verdict::kPass) {
+    // A refusal after the 200 can only close the tunnel: the client sees its end of stream.
+    if (hello.verdict == HelloCheck::Verdict::kRefuse) event_.allowed = false;
+    event_.reason = hello.reason;
+    shared_.report(event_);
+    return;
+  }
+  relay_and_report(upstream.get(), buffered_.substr(head.head_bytes));
+}
+
+// Reads the tunnel's first bytes (at most kMaxClientHelloBytes, for at most the head timeout) until
+// client_hello_sni judges them. Not checked: a CONNECT to an IP literal (the policy judged that
+// address itself, whatever name a hello to it carries), and one to a port other than 80 and 443, the
+// ports shared front ends route by name on; there the protocol may be anything (ssh, a database) and
+// the server may speak first, so waiting for a hello would break it.
+HelloCheck Session::check_client_hello(const RequestHead& head) {
+  using Verdict = HelloCheck::Verdict;
+  const std::vector<uint16_t>& checked = shared_.config.server_name_ports;
+  if (is_ip_literal(head.host) || std::ranges::find(checked, head.port) == checked.end()) return {};
+  auto deadline = Clock::now() + limits_.head_timeout;
+  for (;;) {
+    SniResult hello = client_hello_sni(std::string_view(buffered_).substr(head.head_bytes));
+    switch (hello.status) {
+      case SniStatus::kFound:
+        if (hello.name == head.host || hello.name + "." == head.host) return {};  // "example.org." is that name
+        return {Verdict::kRefuse, "TLS server name " + hello.name + " is not the CONNECT name"};
+      case SniStatus::kNoSni: return {Verdict::kRefuse, "a TLS ClientHello without a server name"};
+      case SniStatus::kNotTls: return {Verdict::kRefuse, "not TLS (a tunnel to a name carries TLS only)"};
+      case SniStatus::kMalformed: return {Verdict::kRefuse, "malformed TLS ClientHello: " + hello.reason};
+      case SniStatus::kNeedMore: break;
+    }
+    Ready ready = wait_ready(client_.get(), POLLIN, deadline, stop_fd_);
+    if (ready == Ready::kStopped) return {Verdict::kEnded, "stopped"};
+    if (ready == Ready::kTimeout) {
+      return {Verdict::kRefuse, "no TLS ClientHello within " + duration_text(limits_.head_timeout)};
+    }
+    if (ready == Ready::kError) return {Verdict::kEnded, std::string("error: ") + std::strerror(errno)};
+    // The parser has a verdict by kMaxClientHelloBytes: what is read stays below that plus one chunk.
+    char chunk[4096];
+    ssize_t n = ::recv(client_.get(), chunk, sizeof chunk, 0);
+    if (n == 0) return {Verdict::kEnded, "closed"};
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      return {Verdict::kEnded, std::string("error: ") + std::strerror(errno)};
+    }
+    if (n > 0) buffered_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+// Plain http: exactly one request (its head in origin form, with "Connection: close", and its body)
+// goes upstream, then its answer comes back; a request pipelined behind it is never passed (security
+// review L3: it could name another Host on the same server).
+void Session::pass_request(const RequestHead& head, RequestBody& body, UniqueFd upstream) {
+  auto first_up = first_request_bytes(head, std::string_view(buffered_).substr(head.head_bytes), body);
+  if (!first_up.ok()) {
+    event_.allowed = false;  // malformed body framing: a refusal, although the destination was allowed
+    return refuse(400, "tnk: " + first_up.error().message, first_up.error().message);
+  }
+  UpstreamBound bound = [&body](std::string_view data) { return body.take(data); };
+  relay_and_report(upstream.get(), std::move(*first_up), bound);
+}
+
+void Session::relay_and_report(int upstream, std::string first_up, const UpstreamBound& bound) {
+  set_nodelay(client_.get());
+  set_nodelay(upstream);
+  RelayStats stats = relay(client_.get(), upstream, limits_.idle_timeout, stop_fd_, std::move(first_up), bound);
   event_.bytes_up = stats.bytes_up;
   event_.bytes_down = stats.bytes_down;
   event_.reason = stats.end;

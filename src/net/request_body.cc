@@ -97,4 +97,9 @@ Status RequestBody::end_of_line() {
   }
 }
 
+Result<std::string> first_request_bytes(const RequestHead& head, std::string_view after_head, RequestBody& body) {
+  TNK_ASSIGN_OR_RETURN(std::size_t taken, body.take(after_head));
+  return origin_form_head(head) + std::string(after_head.substr(0, taken));
+}
+
 }  // namespace tnk::net

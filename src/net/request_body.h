@@ -37,4 +37,9 @@ class RequestBody {
   std::string line_;   // the chunk-size or trailer line read so far, without its CRLF
 };
 
+// What goes upstream first for one request: `head` in origin form ("Connection: close") and the part
+// of `after_head` (the client's bytes that followed the head) that `body` takes; what follows the body
+// stays behind. Fails as RequestBody::take does.
+Result<std::string> first_request_bytes(const RequestHead& head, std::string_view after_head, RequestBody& body);
+
 }  // namespace tnk::net

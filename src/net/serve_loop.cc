@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -42,11 +44,15 @@ class ThreadCount {
   std::size_t active_ = 0;
 };
 
+// A handler that throws (bad_alloc) loses its connection, never the process (UniqueFd closed it); the
+// loss is written to the relay's stderr (supervisor.log), since it may have cost a decision's record.
 void run_connection(const ConnectionHandler& handle, ThreadCount& count, int fd, int stop_fd) {
   try {
     handle(UniqueFd(fd), stop_fd);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tnk: a connection was dropped: %s\n", e.what());
   } catch (...) {
-    // A handler that throws (bad_alloc) loses its connection, never the process; UniqueFd closed it.
+    std::fprintf(stderr, "tnk: a connection was dropped: unknown exception\n");
   }
   count.remove();
 }

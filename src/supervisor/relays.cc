@@ -7,8 +7,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <memory>
 
 #include "core/files.h"
+#include "supervisor/line_rate.h"
 #include "supervisor/relay_drops.h"
 
 namespace tnk::supervisor {
@@ -36,13 +38,20 @@ Result<pid_t> fork_relay(const char* what, const char* comm, const std::function
   ::_exit(served.ok() ? 0 : 1);
 }
 
-// One line per decision, to the supervisor's log and its event pipe (one write: lines stay whole).
+// One line per decision to the supervisor's event pipe (one write: lines stay whole), which the
+// supervisor turns into the audit record, and one to its log, rate-limited (line_rate.h). Text that
+// is not valid UTF-8 is replaced, as the audit writer does: the strict encoder would throw and lose
+// the decision (security review L1).
 net::NetEventSink event_sink(const RelayEvents& events) {
-  return [events](const net::NetEvent& event) {
+  auto rate = std::make_shared<LineRate>();
+  return [events, rate](const net::NetEvent& event) {
     nlohmann::json line = net::to_json(event);
     line["policy"] = events.policy;
-    std::string text = line.dump() + "\n";
+    std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (events.fd >= 0) (void)write_all(events.fd, text, "the supervisor's event pipe");
+    std::string note;
+    if (!rate->admit(LineRate::Clock::now(), note)) return;
+    if (!note.empty()) std::fprintf(stderr, "%s: %s\n", events.policy.c_str(), note.c_str());
     std::fprintf(stderr, "%s: %s %s port %u: %s\n", events.policy.c_str(), event.allowed ? "allowed" : "denied",
                  event.host.c_str(), event.port, event.allowed ? event.rule.c_str() : event.reason.c_str());
   };

@@ -2,13 +2,15 @@
 through the built binary. Each refusal is paired with an allowed control in the same run."""
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 import time
 
 import pytest
 
 from conftest import TNK_BIN, require
-from net_harness import audit_records, wait_for_records
+from net_harness import NETNS, audit_records, start_with_hosts, test_host, wait_for_records  # noqa: F401 (fixture)
 from sandbox_harness import Sandbox, ns_tnk, sandbox, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
 
 H2_NETNS = "tnk-e2e-h2"
@@ -157,3 +159,192 @@ def test_m5_the_supervisors_output_goes_through_its_capped_log(sandbox):
     for fd in (1, 2):
         assert os.readlink(f"/proc/{supervisor}/fd/{fd}").startswith("pipe:"), fd
     assert wait_for_text(state / "supervisor.log", f"tnk-supervisor: sandbox {state.name} is running".encode())
+
+
+# L1 and L3: a listener on the test host (net_harness.test_host, 198.51.100.2) that records every byte it
+# receives per port (443: TLS, 8080: plain http) and answers "REACHED" to whatever arrives first.
+RECORDER = (
+    "import socket,sys,threading\n"
+    "def handle(c,port):\n"
+    "  c.settimeout(1.5);got=b''\n"
+    "  try:\n"
+    "    got=c.recv(65536)\n"
+    "    c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 8\\r\\nConnection: close\\r\\n\\r\\nREACHED\\n')\n"
+    "    while True:\n"
+    "      more=c.recv(65536)\n"
+    "      if not more: break\n"
+    "      got+=more\n"
+    "  except OSError: pass\n"
+    "  if got:\n"
+    "    with open(f'{sys.argv[1]}/{port}.log','ab') as f: f.write(got+b'\\n--\\n')\n"
+    "  c.close()\n"
+    "def serve(port):\n"
+    "  s=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+    "  s.bind((sys.argv[2],port));s.listen(16)\n"
+    "  while True:\n"
+    "    c,_=s.accept();threading.Thread(target=handle,args=(c,port),daemon=True).start()\n"
+    "for p in (443,8080): threading.Thread(target=serve,args=(p,),daemon=True).start()\n"
+    "threading.Event().wait()\n"
+)
+# Runs in the sandbox (bash only: the image has no python): sends $1 (printf %b escapes) to the sandbox's
+# proxy; when $2 is not empty, reads the proxy's answer head and then sends $2. Prints what came back.
+# With $3 = N, asks N times, then once more a second later, and prints the last answer.
+CLIENT = r"""
+hp=${http_proxy#*://}; hp=${hp%%/*}
+ask() {
+  exec 3<>"/dev/tcp/${hp%:*}/${hp##*:}" || exit 1
+  printf '%b' "$1" >&3
+  if [ -n "$2" ]; then
+    while IFS= read -r line <&3; do printf '%s\n' "$line"; [ "$line" = $'\r' ] && break; done
+    printf '%b' "$2" >&3
+  fi
+  timeout 10 cat <&3
+  exec 3<&-
+}
+if [ "$3" -gt 1 ]; then
+  for i in $(seq "$3"); do ask "$1" "$2" >/dev/null; done
+  sleep 1.2
+fi
+ask "$1" "$2"
+"""
+
+
+def escaped(data):
+    return "".join(f"\\x{b:02x}" for b in data)
+
+
+def client_hello(server_name):
+    """The first flight of a real TLS client (Python's ssl, OpenSSL) naming `server_name` (None: no SNI)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    outgoing = ssl.MemoryBIO()
+    tls = context.wrap_bio(ssl.MemoryBIO(), outgoing, server_hostname=server_name)
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+FRONT, HIDDEN = "front.tnk-test.example", "hidden.tnk-test.example"
+FRONTED = f"""profile: fronted
+security:
+  network: allowlist
+network:
+  allow:
+    - {FRONT}
+    - {FRONT}:8080
+"""
+
+
+@pytest.fixture
+def recorder(test_host, tmp_path):
+    """The test host, with RECORDER on its 443 and 8080; yields the directory of its <port>.log files."""
+    logs = tmp_path / "recorder"
+    logs.mkdir()
+    server = subprocess.Popen(["ip", "netns", "exec", NETNS, "/usr/bin/python3", "-c", RECORDER, str(logs), test_host])
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection((test_host, 8080), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield logs
+    finally:
+        server.kill()
+        server.wait()
+
+
+def fronted_sandbox(tnk, test_host, log):
+    (tnk.config_dir / "sandbox.d" / "manifests" / "fronted.yaml").write_text(FRONTED)
+    box = Sandbox(tnk, tnk.project("fronted"))
+    start_with_hosts(box, {FRONT: test_host, HIDDEN: test_host}, "--profile", "fronted", "--audit-log", str(log))
+    return box
+
+
+def through_proxy(box, request, then=b"", log=None, count=1):
+    """What the proxy (and what is behind it) sent back, with line ends as "\\n" (text mode)."""
+    result = box.exec("bash", "-c", CLIENT, "client", escaped(request), escaped(then), str(count), audit=log,
+                      timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def recorded(logs, port):
+    path = logs / f"{port}.log"
+    return path.read_bytes() if path.exists() else b""
+
+
+@pytest.mark.needs_root
+def test_l1_malformed_request_with_non_ascii_bytes_gets_400_and_a_net_deny_record(ns_tnk, tmp_path, test_host):
+    """Security review L1: a refused head with bytes >= 0x80 is answered (400) and recorded (net_deny),
+    its bytes escaped; the pair is the same refusal in plain ASCII."""
+    log = tmp_path / "audit.ndjson"
+    box = fronted_sandbox(ns_tnk, test_host, log)
+    for name, shown in ((b"a b", 'invalid header name "a b"'), (b"\xff\xc3", 'invalid header name "\\xff\\xc3"')):
+        answer = through_proxy(box, b"GET http://x/ HTTP/1.1\r\n" + name + b": a\r\n\r\n", log=log)
+        assert answer.startswith("HTTP/1.1 400 Bad Request\n"), (name, answer)
+        assert answer.endswith(f"tnk: bad request: {shown}\n"), answer
+        denied = wait_for_records(log, "net_deny", lambda rs: any(shown in r["reason"] for r in rs), timeout=5)
+        assert any(r["reason"] == f"bad request: {shown}" for r in denied), (name, denied)
+    verify = ns_tnk.run("audit", "verify", str(log))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+@pytest.mark.needs_root
+def test_l1_refusal_loop_is_rate_limited_in_supervisor_log_but_not_in_the_audit_log(ns_tnk, tmp_path, test_host):
+    """Security review L1/M5: 200 refused requests in a row leave 200 net_deny records, but only a few
+    lines and one "similar lines suppressed" note in supervisor.log; a single refusal is logged as is."""
+    log = tmp_path / "audit.ndjson"
+    box = fronted_sandbox(ns_tnk, test_host, log)
+    sandbox_id = ns_tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)["id"]
+    supervisor_log = ns_tnk.state_dir / "sandboxes" / sandbox_id / "supervisor.log"
+    one = through_proxy(box, f"GET http://{HIDDEN}/ HTTP/1.1\r\nHost: x\r\n\r\n".encode(), log=log)
+    assert "is not in this sandbox's allow-list" in one
+    assert f"denied {HIDDEN} port 80: not in allow-list" in supervisor_log.read_text()
+    through_proxy(box, b"GET http://x/ HTTP/1.1\r\n\xff: a\r\n\r\n", log=log, count=200)
+    flood = lambda rs: [r for r in rs if r["reason"].startswith("bad request")]  # noqa: E731
+    denied = flood(wait_for_records(log, "net_deny", lambda rs: len(flood(rs)) >= 201))
+    assert len(denied) == 201, len(denied)
+    lines = supervisor_log.read_text().splitlines()
+    logged = [line for line in lines if "bad request" in line]
+    assert len(logged) < 100, len(logged)
+    assert any(line.endswith("similar lines suppressed") for line in lines), lines[-20:]
+
+
+@pytest.mark.needs_root
+def test_l3_connect_carries_only_a_tls_hello_for_its_own_name(ns_tnk, tmp_path, recorder, test_host):
+    """Security review L3 (domain fronting): through a CONNECT to an allowed name, a ClientHello for
+    that name reaches the server (the pair); one for another name, or with no name, is refused (the
+    tunnel closes, net_deny) and never reaches it."""
+    log = tmp_path / "audit.ndjson"
+    box = fronted_sandbox(ns_tnk, test_host, log)
+    connect = f"CONNECT {FRONT}:443 HTTP/1.1\r\nHost: {FRONT}:443\r\n\r\n".encode()
+    allowed = through_proxy(box, connect, client_hello(FRONT.upper()), log=log)
+    assert allowed.startswith("HTTP/1.1 200 Connection established\n\n") and "REACHED" in allowed, allowed
+    for sni in (HIDDEN, None):
+        refused = through_proxy(box, connect, client_hello(sni), log=log)
+        assert refused == "HTTP/1.1 200 Connection established\n\n", (sni, refused)
+    seen = recorded(recorder, 443)
+    assert FRONT.encode() in seen.lower() and HIDDEN.encode() not in seen and seen.count(b"\n--\n") == 1, seen
+    reasons = {f"TLS server name {HIDDEN} is not the CONNECT name", "a TLS ClientHello without a server name"}
+    denied = wait_for_records(log, "net_deny", lambda rs: reasons <= {r["reason"] for r in rs})
+    assert reasons <= {r["reason"] for r in denied if r["destination"] == FRONT and r["port"] == 443}, denied
+    assert any(r["destination"] == FRONT and r["port"] == 443 for r in audit_records(log, "net_allow"))
+
+
+@pytest.mark.needs_root
+def test_l3_plain_http_passes_the_first_request_only(ns_tnk, tmp_path, recorder, test_host):
+    """Security review L3 (pipelining): the first request of a plain-http connection reaches the allowed
+    server (the pair); a second one pipelined behind it, for another Host, does not."""
+    log = tmp_path / "audit.ndjson"
+    box = fronted_sandbox(ns_tnk, test_host, log)
+    first = f"POST http://{FRONT}:8080/first HTTP/1.1\r\nHost: {FRONT}:8080\r\nContent-Length: 4\r\n\r\nbody"
+    second = f"GET /second HTTP/1.1\r\nHost: {HIDDEN}\r\n\r\n"
+    answer = through_proxy(box, (first + second).encode(), log=log)
+    assert answer.startswith("HTTP/1.1 200 OK") and answer.endswith("REACHED\n"), answer
+    seen = recorded(recorder, 8080)
+    assert HIDDEN.encode() not in seen and b"/second" not in seen, seen
+    assert seen.startswith(b"POST /first HTTP/1.1\r\n") and seen.endswith(b"\r\n\r\nbody\n--\n"), seen
+    allowed = wait_for_records(log, "net_allow", lambda rs: any(r["port"] == 8080 for r in rs))
+    assert any(r["destination"] == FRONT and r["port"] == 8080 and r["end"] == "closed" for r in allowed), allowed

@@ -13,6 +13,7 @@
 #include "net/address_check.h"
 #include "net/proxy.h"
 #include "net_test_util.h"
+#include "tls_test_util.h"
 
 namespace tnk::net {
 namespace {
@@ -29,16 +30,23 @@ using testing::send_text;
 using testing::Serving;
 
 uint16_t port_in(const sockaddr_storage& ss) {
+  if (ss.ss_family == AF_INET6) {
+    sockaddr_in6 v6;
+    std::memcpy(&v6, &ss, sizeof v6);
+    return ntohs(v6.sin6_port);
+  }
   if (ss.ss_family != AF_INET) return 0;
   sockaddr_in v4;
   std::memcpy(&v4, &ss, sizeof v4);
   return ntohs(v4.sin_port);
 }
 
-// Lets exactly 127.0.0.1:<port> through (one test server); everything else gets the real check.
+// Lets exactly 127.0.0.1:<port> (and [::1]:<port>, where `localhost` has both) through (one test
+// server); everything else gets the real check.
 AddressCheck allow_test_server(uint16_t port) {
   return [port](const sockaddr_storage& ss) -> std::optional<std::string> {
-    if (address_to_string(ss) == "127.0.0.1" && port_in(ss) == port) return std::nullopt;
+    std::string address = address_to_string(ss);
+    if ((address == "127.0.0.1" || address == "::1") && port_in(ss) == port) return std::nullopt;
     return internal_address_reason(ss);
   };
 }
@@ -47,6 +55,13 @@ ProxyConfig allowing(std::vector<std::string> allow, std::string list_name = "te
   ProxyConfig config;
   config.allow = std::move(allow);
   config.list_name = std::move(list_name);
+  return config;
+}
+
+// Allows `host` on the echo server's port, and lets that port through the address check.
+ProxyConfig allowing_echo(const EchoServer& echo, const std::string& host) {
+  ProxyConfig config = allowing({host + ":" + std::to_string(echo.port())});
+  config.address_check = allow_test_server(echo.port());
   return config;
 }
 
@@ -280,6 +295,115 @@ TEST(NetProxy, PlainHttpIsRewrittenToOriginForm) {
   EXPECT_TRUE(events[0].allowed);
   EXPECT_EQ(events[0].bytes_up, expected.size());
   EXPECT_EQ(events[0].bytes_down, expected.size());
+}
+
+// Security review L3 (pipelining): one request per connection; what the client pipelines behind it, for
+// whatever Host, never reaches the upstream (the echo server answers with exactly what it received).
+TEST(NetProxy, PlainHttpPassesTheFirstRequestOnly) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  ProxyConfig config = allowing_echo(echo, "127.0.0.1");
+  config.limits.idle_timeout = 500ms;  // the echo never closes: the request's end is not passed on
+  ProxyUnderTest proxy(std::move(config));
+  std::string first = "POST http://127.0.0.1:" + port + "/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string body = "3\r\nabc\r\n0\r\n\r\n";
+  std::string second = "GET /b HTTP/1.1\r\nHost: other.example\r\n\r\n";
+  UniqueFd client = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(client.get(), first + body + second));
+  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(send_text(client.get(), second));  // and one sent later
+  std::string upstream = read_until_eof(client.get());
+  EXPECT_EQ(upstream, "POST /a HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+                          "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + body);
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].bytes_up, upstream.size());
+}
+
+// Security review L3 (domain fronting): through a CONNECT to a name, a ClientHello for that name is
+// relayed (the pair; the name compares case-insensitively, and the hello may come in pieces), one for
+// another name, without a name, or something that is not TLS, is refused: the tunnel closes after the
+// 200 and nothing reaches the upstream.
+// The echo stands for a server on 443.
+ProxyConfig checking_server_names(const EchoServer& echo) {
+  ProxyConfig config = allowing_echo(echo, "localhost");
+  config.server_name_ports = {echo.port()};
+  return config;
+}
+
+TEST(NetProxy, ConnectToANameCarriesOnlyAHelloForThatName) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  ProxyUnderTest proxy(checking_server_names(echo));
+  std::string connect = "CONNECT LocalHost:" + port + " HTTP/1.1\r\n\r\n";
+  std::string established = "HTTP/1.1 200 Connection established\r\n\r\n";
+  std::string good = testing::tls::client_hello("LOCALHOST", 50);
+  UniqueFd client = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(client.get(), connect + good.substr(0, 30)));
+  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(send_text(client.get(), good.substr(30)));
+  ::shutdown(client.get(), SHUT_WR);
+  EXPECT_EQ(read_until_eof(client.get()), established + good);
+  struct Case {
+    std::string first_bytes, reason;
+  };
+  for (const Case& c : std::vector<Case>{
+           {testing::tls::client_hello("other.example"), "TLS server name other.example is not the CONNECT name"},
+           {testing::tls::client_hello(std::nullopt), "a TLS ClientHello without a server name"},
+           {"GET / HTTP/1.1\r\nHost: other.example\r\n\r\n", "not TLS (a tunnel to a name carries TLS only)"},
+           {"\x16\x03\x01\x40\x01", "malformed TLS ClientHello: a handshake record of 16385 bytes"}}) {
+    EXPECT_EQ(proxy.ask(connect + c.first_bytes, true), established) << c.reason;
+  }
+  auto events = proxy.events(5);
+  ASSERT_EQ(events.size(), 5u);
+  EXPECT_TRUE(events[0].allowed);
+  EXPECT_EQ(events[0].bytes_up, good.size());
+  for (size_t i = 1; i < 5; ++i) {
+    EXPECT_FALSE(events[i].allowed);
+    EXPECT_EQ(events[i].host, "localhost");
+    EXPECT_EQ(events[i].bytes_up, 0u);
+  }
+  EXPECT_EQ(events[1].reason, "TLS server name other.example is not the CONNECT name");
+  EXPECT_EQ(events[4].reason, "malformed TLS ClientHello: a handshake record of 16385 bytes");
+}
+
+// On a port where no front end routes by name (an allow-list's name:port, network.open_ports), the
+// tunnel carries any protocol: ssh, a database, a server that speaks first.
+TEST(NetProxy, ConnectToANameOnAnotherPortCarriesAnyProtocol) {
+  EchoServer echo;
+  ProxyUnderTest proxy(allowing_echo(echo, "localhost"));
+  std::string bytes = "SSH-2.0-OpenSSH_9.2\r\n";
+  EXPECT_EQ(proxy.ask("CONNECT localhost:" + std::to_string(echo.port()) + " HTTP/1.1\r\n\r\n" + bytes, true),
+            "HTTP/1.1 200 Connection established\r\n\r\n" + bytes);
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].allowed);
+}
+
+TEST(NetProxy, ConnectWithoutAHelloInTimeIsRefused) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  ProxyConfig config = checking_server_names(echo);
+  config.limits.head_timeout = 200ms;
+  ProxyUnderTest proxy(std::move(config));
+  EXPECT_EQ(proxy.ask("CONNECT localhost:" + port + " HTTP/1.1\r\n\r\n\x16\x03"),
+            "HTTP/1.1 200 Connection established\r\n\r\n");
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_FALSE(events[0].allowed);
+  EXPECT_EQ(events[0].reason, "no TLS ClientHello within 200 ms");
+}
+
+// Security review L1: a refusal quoting bytes >= 0x80 is answered and reported, the bytes escaped.
+TEST(NetProxy, MalformedRequestWithNonAsciiBytesIs400WithEscapedBytes) {
+  ProxyUnderTest proxy(allowing({"example.org"}));
+  std::string answer = proxy.ask("GET http://x/ HTTP/1.1\r\n\xff\xc3\\: a\r\n\r\n");
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 400 Bad Request");
+  EXPECT_EQ(body_of(answer), "tnk: bad request: invalid header name \"\\xff\\xc3\\x5c\"\n");
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "bad request: invalid header name \"\\xff\\xc3\\x5c\"");
+  EXPECT_NO_THROW((void)to_json(events[0]).dump());  // the strict encoder: nothing left to replace
 }
 
 TEST(NetProxy, MalformedRequestIs400) {
