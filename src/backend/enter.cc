@@ -20,8 +20,8 @@ Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOpt
 
 // Starts the sandbox when it is not running and provisions it when its profile's inputs changed.
 // Writes sandbox_start to `audit` when it started it.
-Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::Backend& backend,
-                           sandbox::Resolved& r, std::optional<audit::AuditWriter>& audit) {
+Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::Backend& backend, sandbox::Resolved& r,
+                           std::optional<audit::AuditWriter>& audit) {
   auto began = std::chrono::steady_clock::now();
   std::filesystem::path audit_log = audit ? audit->path() : std::filesystem::path();
   TNK_ASSIGN_OR_RETURN(auto outcome, backend.ensure_running(ctx, r, audit_log));

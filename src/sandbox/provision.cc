@@ -48,8 +48,8 @@ struct Reason {
 };
 
 Result<Reason> reason_to_run(Context& ctx, const Resolved& r, const std::optional<state::SandboxRecord>& record,
-                                  const ProvisionFingerprint& fingerprint, const ProvisionRequest& request,
-                                  const Provisioner& provisioner) {
+                             const ProvisionFingerprint& fingerprint, const ProvisionRequest& request,
+                             const Provisioner& provisioner) {
   if (request.reprovision) return Reason{"--reprovision", true};
   if (!record || record->provision_fingerprint.empty()) return Reason{"first run"};
   if (record->provision_fingerprint != fingerprint.full) {

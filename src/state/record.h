@@ -25,7 +25,7 @@ struct SandboxRecord {
   // The same without what the endpoint reports (sandbox/provision.h): empty in records of older tnk.
   std::string provision_inputs_fingerprint;
   bool provision_token = false;  // the last run left provision-lib's token inside (kGuestProvisionToken)
-  int64_t created_at = 0;             // Unix seconds
+  int64_t created_at = 0;        // Unix seconds
   std::optional<int64_t> started_at;
   std::optional<int64_t> stopped_at;
 };

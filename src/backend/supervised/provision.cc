@@ -86,8 +86,9 @@ Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files,
     TNK_RETURN_IF_ERROR(run_helper(ctx, r, session::Identity::kAgent, {"/bin/bash", "-c", kEndAgentProcesses}));
   }
   if (run.forget_guest_tokens) {
-    TNK_RETURN_IF_ERROR(run_helper(ctx, r, session::Identity::kAgent,
-                                   {"/bin/sh", "-c", sandbox::kForgetGuestTokens, "sh", sandbox::kGuestProvisionToken}));
+    TNK_RETURN_IF_ERROR(
+        run_helper(ctx, r, session::Identity::kAgent,
+                   {"/bin/sh", "-c", sandbox::kForgetGuestTokens, "sh", sandbox::kGuestProvisionToken}));
   }
   TNK_RETURN_IF_ERROR(copy_in(ctx, r, files));
   ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
@@ -117,7 +118,9 @@ Status provision_if_needed(Context& ctx, const Resolved& r, const sandbox::Provi
                            std::optional<audit::AuditWriter>& audit) {
   sandbox::Provisioner provisioner;
   provisioner.run = [&](const ProvisionFiles& files, const sandbox::ProvisionFingerprint& fingerprint,
-                         const sandbox::ProvisionRun& run) { return run_script(ctx, r, files, fingerprint, run, audit); };
+                        const sandbox::ProvisionRun& run) {
+    return run_script(ctx, r, files, fingerprint, run, audit);
+  };
   provisioner.guest_token_present = [&] { return guest_token_present(ctx, r); };
   return sandbox::provision_if_needed(ctx, r, request, provisioner);
 }
