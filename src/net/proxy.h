@@ -54,6 +54,8 @@ struct ProxyConfig {
   // A CONNECT to a name on one of these ports must open with a TLS ClientHello for that name (security
   // review L3): shared front ends route by name there. Elsewhere a tunnel carries any protocol.
   std::vector<uint16_t> server_name_ports{std::begin(kOpenPorts), std::end(kOpenPorts)};
+  // When set, the Proxy-Authorization value every request must carry (proxy_credential.h), else 407.
+  std::string credential;
 };
 
 // Serves until `stop_fd` becomes readable (forever when -1), then ends every connection and returns.

@@ -16,6 +16,7 @@
 #include "net/domain_match.h"
 #include "net/head_reader.h"
 #include "net/http_request.h"
+#include "net/proxy_credential.h"
 #include "net/relay.h"
 #include "net/request_body.h"
 #include "net/socket_io.h"
@@ -32,6 +33,7 @@ const char* status_text(int status) {
     case 200: return "OK";
     case 400: return "Bad Request";
     case 403: return "Forbidden";
+    case 407: return "Proxy Authentication Required";
     case 408: return "Request Timeout";
     case 431: return "Request Header Fields Too Large";
     case 502: return "Bad Gateway";
@@ -66,6 +68,10 @@ class Session {
     if (head->host == kProxyHealthHost) return answer_health();
     event_.host = head->host;
     event_.port = head->port;
+    if (!shared_.config.credential.empty() && !carries_credential(*head, shared_.config.credential)) {
+      return refuse(407, "tnk: this proxy serves only the process it was made for (a per-run credential)",
+                    "no valid proxy credential");
+    }
     if (!check_allow_list(*head)) return;
     if (head->is_connect) {
       UniqueFd upstream = open_upstream(*head);

@@ -15,9 +15,11 @@
 #include <thread>
 
 #include "core/files.h"
+#include "core/random_token.h"
 #include "core/terminal_text.h"
 #include "core/unique_fd.h"
 #include "net/policy.h"
+#include "net/proxy_credential.h"
 #include "supervisor/relays.h"
 
 namespace tnk::supervisor {
@@ -156,6 +158,9 @@ Status Network::begin_provisioning(const std::vector<std::string>& allow, bool a
     proxy.allow_any = any;
     proxy.open_ports = config_.open_ports;
     proxy.list_name = "provisioning allow-list";
+    // Only the run's own processes are given it: nothing else in the sandbox can use this proxy.
+    TNK_ASSIGN_OR_RETURN(provision_token_, random_token());
+    proxy.credential = net::basic_credential("tnk", provision_token_);
     TNK_ASSIGN_OR_RETURN(provision_proxy_, start_proxy(std::move(listener), proxy, {events_write_.get(), "provision"}));
   }
   ++provisioning_sessions_;
@@ -173,7 +178,10 @@ void Network::end_provisioning() {
 
 std::vector<std::string> Network::session_env(bool provisioning) const {
   std::string host = engine_.relay_host();
-  if (provisioning) return provision_proxy_ != 0 ? proxy_env(kProvisionProxyPort, host) : std::vector<std::string>{};
+  if (provisioning) {
+    if (provision_proxy_ == 0) return {};
+    return proxy_env(kProvisionProxyPort, host, "tnk:" + provision_token_ + "@");
+  }
   return has_egress_proxy(config_.network) ? proxy_env(kProxyPort, host) : std::vector<std::string>{};
 }
 

@@ -69,6 +69,7 @@ class Network {
   pid_t forwarder_ = 0;
   pid_t proxy_ = 0;
   pid_t provision_proxy_ = 0;
+  std::string provision_token_;  // the running provisioning proxy's credential (password of user "tnk")
   int provisioning_sessions_ = 0;
   std::map<uint16_t, std::pair<PortForward, pid_t>> forwards_;  // by host port
   bool stopping_ = false;

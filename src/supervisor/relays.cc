@@ -87,8 +87,8 @@ Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const Rela
   });
 }
 
-std::vector<std::string> proxy_env(uint16_t port, const std::string& host) {
-  std::string url = "http://" + host + ":" + std::to_string(port);
+std::vector<std::string> proxy_env(uint16_t port, const std::string& host, const std::string& userinfo) {
+  std::string url = "http://" + userinfo + host + ":" + std::to_string(port);
   std::string no_proxy = "localhost,127.0.0.1,host.lima.internal,host.tnk.internal";
   return {"http_proxy=" + url,  "https_proxy=" + url,   "HTTP_PROXY=" + url,
           "HTTPS_PROXY=" + url, "no_proxy=" + no_proxy, "NO_PROXY=" + no_proxy};

@@ -46,6 +46,8 @@ Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const Rela
 
 // The variables that point a session at the proxy on `port` inside the sandbox, at `host` (where the
 // sandbox reaches the supervisor's relays: Engine::relay_host).
-std::vector<std::string> proxy_env(uint16_t port, const std::string& host = "127.0.0.1");
+// `userinfo`: "user:password@", or empty.
+std::vector<std::string> proxy_env(uint16_t port, const std::string& host = "127.0.0.1",
+                                   const std::string& userinfo = "");
 
 }  // namespace tnk::supervisor

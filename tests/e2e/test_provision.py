@@ -107,6 +107,8 @@ FETCH = """#!/usr/bin/env bash
 set -Eeuo pipefail
 code=$(curl -sS -o /dev/null -w '%{{http_code}}' {release})
 echo "mirror answered $code"
+bare=$(curl -sS -o /dev/null -w '%{{http_code}}' --proxy "http://${{http_proxy##*@}}" {release} || true)
+echo "without the run's proxy credential: $bare"
 if curl -sS --max-time 5 http://127.0.0.1:{port}/ || curl -sS --max-time 5 http://host.lima.internal:{port}/; then
   echo "REACHED-HOST-LOOPBACK"
 fi
@@ -122,6 +124,8 @@ def test_provisioning_reaches_the_mirror_but_not_host_loopback(any_tnk, tmp_path
         box = Sandbox(any_tnk, any_tnk.project("fetch"))
         started = box.start("--profile", "fetch", "--audit-log", str(log))
         assert "mirror answered 200" in started.stderr + started.stdout
+        # Security review M3: the same proxy, without the credential only this run was given.
+        assert "without the run's proxy credential: 407" in started.stderr
         assert "REACHED-HOST-LOOPBACK" not in started.stderr + started.stdout
         records = wait_for_records(log, "net_allow", lambda rs: rs != [])
         assert {r["destination"] for r in records if r["policy"] == "provision"} == {debian_mirror_host()}

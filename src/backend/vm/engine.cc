@@ -15,7 +15,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -34,6 +33,7 @@
 #include "core/capped_log.h"
 #include "core/files.h"
 #include "core/log_drain.h"
+#include "core/random_token.h"
 #include "idmap/root_ranges.h"
 #include "idmap/userns.h"
 #include "state/layout.h"
@@ -45,15 +45,6 @@ namespace {
 
 constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;  // the image's `agent` and `sudo`
 constexpr SessionKey kFirstKey = SessionKey(1) << 32;  // above any pid: keys never collide with a reaped pid
-
-Result<std::string> random_token() {
-  unsigned char bytes[16];
-  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return sys_error(errno, "getrandom");
-  static const char* hex = "0123456789abcdef";
-  std::string token;
-  for (unsigned char b : bytes) token += {hex[b >> 4], hex[b & 15]};
-  return token;
-}
 
 Result<UniqueFd> open_log(const std::filesystem::path& path) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));

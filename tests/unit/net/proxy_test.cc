@@ -12,6 +12,7 @@
 
 #include "net/address_check.h"
 #include "net/proxy.h"
+#include "net/proxy_credential.h"
 #include "net_test_util.h"
 #include "tls_test_util.h"
 
@@ -295,6 +296,28 @@ TEST(NetProxy, PlainHttpIsRewrittenToOriginForm) {
   EXPECT_TRUE(events[0].allowed);
   EXPECT_EQ(events[0].bytes_up, expected.size());
   EXPECT_EQ(events[0].bytes_down, expected.size());
+}
+
+// Security review M3: the provisioning proxy serves only requests that carry its per-run credential,
+// which reaches the run's own processes only; the credential itself never goes upstream.
+TEST(NetProxy, ACredentialProxyAnswers407WithoutItAndPassesWithIt) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  ProxyConfig config = allowing_echo(echo, "127.0.0.1");
+  config.credential = basic_credential("tnk", "secret");
+  config.limits.idle_timeout = 500ms;
+  ProxyUnderTest proxy(std::move(config));
+  std::string request = "GET http://127.0.0.1:" + port + "/a HTTP/1.1\r\nHost: x\r\n";
+  EXPECT_TRUE(proxy.ask(request + "\r\n").starts_with("HTTP/1.1 407 Proxy Authentication Required\r\n"));
+  EXPECT_TRUE(proxy.ask("CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 407 "));
+  std::string passed = proxy.ask(request + "Proxy-Authorization: Basic dG5rOnNlY3JldA==\r\n\r\n");
+  EXPECT_EQ(passed, "GET /a HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nConnection: close\r\n\r\n");
+  auto events = proxy.events(3);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_FALSE(events[0].allowed);
+  EXPECT_EQ(events[0].reason, "no valid proxy credential");
+  EXPECT_FALSE(events[1].allowed);
+  EXPECT_TRUE(events[2].allowed);
 }
 
 // Security review L3 (pipelining): one request per connection; what the client pipelines behind it, for
