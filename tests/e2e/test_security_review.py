@@ -11,7 +11,7 @@ import pytest
 
 from conftest import TNK_BIN, require
 from net_harness import NETNS, audit_records, start_with_hosts, test_host, wait_for_records  # noqa: F401 (fixture)
-from sandbox_harness import Sandbox, ns_tnk, sandbox, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, any_tnk, ns_tnk, sandbox, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
 
 H2_NETNS = "tnk-e2e-h2"
 H2_IFACE = "tnkh2"
@@ -78,14 +78,14 @@ def tunnel(box, host, port, log):
 
 
 @pytest.mark.needs_root
-def test_h2_open_refuses_the_hosts_own_addresses_on_link_neighbours_and_other_ports(host_netns, ns_tnk, tmp_path):
+def test_h2_open_refuses_the_hosts_own_addresses_on_link_neighbours_and_other_ports(host_netns, any_tnk, tmp_path):
     """Security review H2: under `open`, a CONNECT to an address of the host's own interface (a service
     on 0.0.0.0/[::]) or to an on-link neighbour is refused, and `open` means ports 80 and 443 only."""
-    (ns_tnk.config_dir / "sandbox.d" / "manifests" / "wide.yaml").write_text(f"profile: wide\n{OPEN}")
+    (any_tnk.config_dir / "sandbox.d" / "manifests" / "wide.yaml").write_text(f"profile: wide\n{OPEN}")
     log = tmp_path / "audit.ndjson"
-    box = Sandbox(ns_tnk, ns_tnk.project("wide"))
-    started = in_netns(TNK_BIN, "sandbox", "start", "--backend", "ns", "--profile", "wide", "--audit-log", str(log),
-                       cwd=str(box.project), env=ns_tnk.env, timeout=900)
+    box = Sandbox(any_tnk, any_tnk.project("wide"))
+    started = in_netns(TNK_BIN, "sandbox", "start", "--backend", box.backend, "--profile", "wide", "--audit-log", str(log),
+                       cwd=str(box.project), env=any_tnk.env, timeout=900)
     assert started.returncode == 0, started.stderr
     # Positive control: the host side reaches its own listener on both addresses.
     for host in (HOST4, f"[{HOST6}]"):
@@ -111,7 +111,7 @@ def test_h2_open_refuses_the_hosts_own_addresses_on_link_neighbours_and_other_po
     assert any(r["destination"] == OFF_LINK and r["port"] == 443 and r["rule"] == "open"
                and "unreachable" in r["end"] for r in allowed), allowed
     assert all(r["policy"] == "open" for r in audit_records(log, "net_deny"))
-    verify = ns_tnk.run("audit", "verify", str(log))
+    verify = any_tnk.run("audit", "verify", str(log))
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -276,18 +276,18 @@ def recorded(logs, port):
 
 
 @pytest.mark.needs_root
-def test_l1_malformed_request_with_non_ascii_bytes_gets_400_and_a_net_deny_record(ns_tnk, tmp_path, test_host):
+def test_l1_malformed_request_with_non_ascii_bytes_gets_400_and_a_net_deny_record(any_tnk, tmp_path, test_host):
     """Security review L1: a refused head with bytes >= 0x80 is answered (400) and recorded (net_deny),
     its bytes escaped; the pair is the same refusal in plain ASCII."""
     log = tmp_path / "audit.ndjson"
-    box = fronted_sandbox(ns_tnk, test_host, log)
+    box = fronted_sandbox(any_tnk, test_host, log)
     for name, shown in ((b"a b", 'invalid header name "a b"'), (b"\xff\xc3", 'invalid header name "\\xff\\xc3"')):
         answer = through_proxy(box, b"GET http://x/ HTTP/1.1\r\n" + name + b": a\r\n\r\n", log=log)
         assert answer.startswith("HTTP/1.1 400 Bad Request\n"), (name, answer)
         assert answer.endswith(f"tnk: bad request: {shown}\n"), answer
         denied = wait_for_records(log, "net_deny", lambda rs: any(shown in r["reason"] for r in rs), timeout=5)
         assert any(r["reason"] == f"bad request: {shown}" for r in denied), (name, denied)
-    verify = ns_tnk.run("audit", "verify", str(log))
+    verify = any_tnk.run("audit", "verify", str(log))
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
@@ -313,12 +313,12 @@ def test_l1_refusal_loop_is_rate_limited_in_supervisor_log_but_not_in_the_audit_
 
 
 @pytest.mark.needs_root
-def test_l3_connect_carries_only_a_tls_hello_for_its_own_name(ns_tnk, tmp_path, recorder, test_host):
+def test_l3_connect_carries_only_a_tls_hello_for_its_own_name(any_tnk, tmp_path, recorder, test_host):
     """Security review L3 (domain fronting): through a CONNECT to an allowed name, a ClientHello for
     that name reaches the server (the pair); one for another name, or with no name, is refused (the
     tunnel closes, net_deny) and never reaches it."""
     log = tmp_path / "audit.ndjson"
-    box = fronted_sandbox(ns_tnk, test_host, log)
+    box = fronted_sandbox(any_tnk, test_host, log)
     connect = f"CONNECT {FRONT}:443 HTTP/1.1\r\nHost: {FRONT}:443\r\n\r\n".encode()
     allowed = through_proxy(box, connect, client_hello(FRONT.upper()), log=log)
     assert allowed.startswith("HTTP/1.1 200 Connection established\n\n") and "REACHED" in allowed, allowed
@@ -334,11 +334,11 @@ def test_l3_connect_carries_only_a_tls_hello_for_its_own_name(ns_tnk, tmp_path, 
 
 
 @pytest.mark.needs_root
-def test_l3_plain_http_passes_the_first_request_only(ns_tnk, tmp_path, recorder, test_host):
+def test_l3_plain_http_passes_the_first_request_only(any_tnk, tmp_path, recorder, test_host):
     """Security review L3 (pipelining): the first request of a plain-http connection reaches the allowed
     server (the pair); a second one pipelined behind it, for another Host, does not."""
     log = tmp_path / "audit.ndjson"
-    box = fronted_sandbox(ns_tnk, test_host, log)
+    box = fronted_sandbox(any_tnk, test_host, log)
     first = f"POST http://{FRONT}:8080/first HTTP/1.1\r\nHost: {FRONT}:8080\r\nContent-Length: 4\r\n\r\nbody"
     second = f"GET /second HTTP/1.1\r\nHost: {HIDDEN}\r\n\r\n"
     answer = through_proxy(box, (first + second).encode(), log=log)
