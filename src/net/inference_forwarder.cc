@@ -23,8 +23,8 @@ constexpr std::chrono::milliseconds kLinger{2'000};         // to read what foll
 
 class InferenceRequest {
  public:
-  InferenceRequest(UniqueFd client, ForwardEvents& events, int stop_fd)
-      : client_(std::move(client)), events_(events), stop_fd_(stop_fd) {}
+  InferenceRequest(UniqueFd client, ForwardEvents& events, const InferenceLimits& limits, int stop_fd)
+      : client_(std::move(client)), events_(events), limits_(limits), stop_fd_(stop_fd) {}
 
   void run() {
     std::optional<RequestHead> head = read_head();
@@ -45,13 +45,14 @@ class InferenceRequest {
 
   UniqueFd client_;
   ForwardEvents& events_;
+  const InferenceLimits& limits_;
   int stop_fd_;
   std::string buffered_;
 };
 
 // The head, or nullopt once the connection is over (a malformed or late head answered here).
 std::optional<RequestHead> InferenceRequest::read_head() {
-  HeadOutcome read = read_request_head(client_.get(), buffered_, RequestForm::kOrigin, kInferenceHeadTimeout, stop_fd_);
+  HeadOutcome read = read_request_head(client_.get(), buffered_, RequestForm::kOrigin, limits_.head_timeout, stop_fd_);
   if (read.status != 0) refuse(read.status, "tnk: " + read.reason, read.reason);
   return std::move(read.head);
 }
@@ -78,8 +79,7 @@ void InferenceRequest::pass(RequestHead head, RequestBody& body) {
   if (!first_up.ok()) return refuse(400, "tnk: " + first_up.error().message, first_up.error().message);
   UpstreamBound bound = [&body](std::string_view data) { return body.take(data); };
   set_nodelay(client_.get());
-  RelayStats stats =
-      relay(client_.get(), upstream->get(), kInferenceIdleTimeout, stop_fd_, std::move(*first_up), bound);
+  RelayStats stats = relay(client_.get(), upstream->get(), limits_.idle_timeout, stop_fd_, std::move(*first_up), bound);
   event.bytes_up = stats.bytes_up;
   event.bytes_down = stats.bytes_down;
   event.reason = stats.end;
@@ -98,15 +98,15 @@ void InferenceRequest::refuse(int status, const std::string& line, const std::st
 
 }  // namespace
 
-Status serve_inference_forward(int listener_fd, const ForwardTarget& target, int stop_fd,
-                               const NetEventSink& on_event) {
+Status serve_inference_forward(int listener_fd, const ForwardTarget& target, int stop_fd, const NetEventSink& on_event,
+                               const InferenceLimits& limits) {
   TNK_RETURN_IF_ERROR(check_forward_target(target));
   ForwardEvents events(target, on_event);
-  ConnectionHandler handle = [&events](UniqueFd client, int inner_stop) {
-    InferenceRequest(std::move(client), events, inner_stop).run();
+  ConnectionHandler handle = [&events, &limits](UniqueFd client, int inner_stop) {
+    InferenceRequest(std::move(client), events, limits, inner_stop).run();
   };
   OverflowHandler overflow = [](int) {};
-  return serve_connections(listener_fd, stop_fd, kInferenceMaxConnections, handle, overflow,
+  return serve_connections(listener_fd, stop_fd, limits.max_connections, handle, overflow,
                            "the inference forwarder's listener");
 }
 

@@ -29,11 +29,18 @@ inline constexpr std::chrono::minutes kInferenceIdleTimeout{10};
 // The request head must arrive within this (the endpoint is not connected before it has).
 inline constexpr std::chrono::seconds kInferenceHeadTimeout{60};
 
+// The limits above, as one value (tests shorten them).
+struct InferenceLimits {
+  std::size_t max_connections = kInferenceMaxConnections;
+  std::chrono::milliseconds head_timeout = kInferenceHeadTimeout;
+  std::chrono::milliseconds idle_timeout = kInferenceIdleTimeout;
+};
+
 // Serves until `stop_fd` becomes readable (forever when -1), like serve_forward. A request the list
 // refuses is answered 403 with a one-line body naming the path and why, and reported as a refusal
 // (a net_deny record); a malformed head or body framing is a 400 (431 for an oversized head), also
 // reported. An allowed request is one event when its connection ends, with its bytes.
 Status serve_inference_forward(int listener_fd, const ForwardTarget& target, int stop_fd = -1,
-                               const NetEventSink& on_event = {});
+                               const NetEventSink& on_event = {}, const InferenceLimits& limits = {});
 
 }  // namespace tnk::net

@@ -283,6 +283,33 @@ TEST(InferenceForwarder, StreamsTheAnswerAsItArrives) {
 
 // One sandbox cannot hold every slot of a shared endpoint: beyond the cap a connection is closed at once,
 // while those within it stay open (waiting for their request heads).
+// Security review L8: a connection with no byte either way for the idle timeout is closed, so a
+// forgotten one frees its slot; the pair is StreamsTheAnswerAsItArrives, where the same held answer
+// keeps its connection under the default (ten minutes).
+TEST(InferenceForwarder, AConnectionIdleForTheTimeoutIsClosed) {
+  RecordingEndpoint endpoint("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: first\n\n");
+  endpoint.hold();
+  UniqueFd listener = listen_loopback();
+  ForwardTarget target{"127.0.0.1", endpoint.port()};
+  EventLog events;
+  NetEventSink sink = events.sink();
+  InferenceLimits limits;
+  limits.idle_timeout = std::chrono::milliseconds(1000);  // the endpoint answers after 0.3 s of quiet
+  Serving serving([&](int stop) { return serve_inference_forward(listener.get(), target, stop, sink, limits); });
+  UniqueFd client = connect_loopback(port_of(listener.get()));
+  ASSERT_TRUE(send_text(client.get(), "POST /v1/completions HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"));
+  auto began = std::chrono::steady_clock::now();
+  std::string answer = read_until_eof(client.get());  // the endpoint still holds its end open
+  auto waited = std::chrono::steady_clock::now() - began;
+  EXPECT_NE(answer.find("data: first"), std::string::npos);
+  EXPECT_LT(waited, std::chrono::seconds(3));  // read_until_eof would give up at 5 s
+  endpoint.release();
+  client.reset();
+  EXPECT_TRUE(serving.stop().ok());
+  ASSERT_EQ(events.events.size(), 1u);
+  EXPECT_EQ(events.events[0].reason, "idle timeout");
+}
+
 TEST(InferenceForwarder, AtMostTheCapOfConnectionsAtATime) {
   UniqueFd listener = listen_loopback();
   ForwardTarget target{"127.0.0.1", 9};
