@@ -229,20 +229,16 @@ HelloCheck Session::check_client_hello(const RequestHead& head) {
       case SniStatus::kMalformed: return {Verdict::kRefuse, "malformed TLS ClientHello: " + hello.reason};
       case SniStatus::kNeedMore: break;
     }
-    Ready ready = wait_ready(client_.get(), POLLIN, deadline, stop_fd_);
-    if (ready == Ready::kStopped) return {Verdict::kEnded, "stopped"};
-    if (ready == Ready::kTimeout) {
-      return {Verdict::kRefuse, "no TLS ClientHello within " + duration_text(limits_.head_timeout)};
-    }
-    if (ready == Ready::kError) return {Verdict::kEnded, std::string("error: ") + std::strerror(errno)};
     // The parser has a verdict by kMaxClientHelloBytes: what is read stays below that plus one chunk.
-    char chunk[4096];
-    ssize_t n = ::recv(client_.get(), chunk, sizeof chunk, 0);
-    if (n == 0) return {Verdict::kEnded, "closed"};
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      return {Verdict::kEnded, std::string("error: ") + std::strerror(errno)};
+    switch (receive_more(client_.get(), buffered_, 4096, deadline, stop_fd_)) {
+      case Received::kMore:
+      case Received::kNothingYet: break;
+      case Received::kTimeout:
+        return {Verdict::kRefuse, "no TLS ClientHello within " + duration_text(limits_.head_timeout)};
+      case Received::kStopped: return {Verdict::kEnded, "stopped"};
+      case Received::kClosed: return {Verdict::kEnded, "closed"};
+      case Received::kError: return {Verdict::kEnded, std::string("error: ") + std::strerror(errno)};
     }
-    if (n > 0) buffered_.append(chunk, static_cast<std::size_t>(n));
   }
 }
 

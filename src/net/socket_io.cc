@@ -30,6 +30,24 @@ Ready wait_ready(int fd, short events, Clock::time_point deadline, int stop_fd) 
   }
 }
 
+Received receive_more(int fd, std::string& buffered, std::size_t chunk, Clock::time_point deadline, int stop_fd) {
+  switch (wait_ready(fd, POLLIN, deadline, stop_fd)) {
+    case Ready::kYes: break;
+    case Ready::kTimeout: return Received::kTimeout;
+    case Ready::kStopped: return Received::kStopped;
+    case Ready::kError: return Received::kError;
+  }
+  std::size_t before = buffered.size();
+  buffered.resize(before + chunk);
+  ssize_t n = ::recv(fd, buffered.data() + before, chunk, 0);
+  int err = errno;
+  buffered.resize(before + (n > 0 ? static_cast<std::size_t>(n) : 0));
+  if (n > 0) return Received::kMore;
+  if (n == 0) return Received::kClosed;
+  errno = err;
+  return err == EAGAIN || err == EWOULDBLOCK || err == EINTR ? Received::kNothingYet : Received::kError;
+}
+
 bool send_all(int fd, std::string_view data, Clock::time_point deadline, int stop_fd) {
   while (!data.empty()) {
     ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);

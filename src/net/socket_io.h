@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace tnk::net {
@@ -14,6 +16,14 @@ enum class Ready { kYes, kTimeout, kStopped, kError };
 
 // Waits until `fd` reports `events` (or HUP/ERR), the deadline passes, or `stop_fd` (-1: none) is readable.
 Ready wait_ready(int fd, short events, Clock::time_point deadline, int stop_fd);
+
+// What receive_more saw: bytes appended (kMore), none yet (EAGAIN, EINTR: ask again), or why no more
+// will come; after kError, errno says what failed.
+enum class Received { kMore, kNothingYet, kTimeout, kStopped, kClosed, kError };
+
+// Waits as wait_ready does for input on `fd`, then appends at most `chunk` bytes of it to `buffered`.
+// The one read loop of the proxy's and the forwarder's head and hello readers.
+Received receive_more(int fd, std::string& buffered, std::size_t chunk, Clock::time_point deadline, int stop_fd);
 
 // Milliseconds left until `deadline` for poll(): -1 for kNoDeadline, at least 0.
 int poll_timeout_ms(Clock::time_point deadline);
