@@ -107,7 +107,8 @@ FETCH = """#!/usr/bin/env bash
 set -Eeuo pipefail
 code=$(curl -sS -o /dev/null -w '%{{http_code}}' {release})
 echo "mirror answered $code"
-bare=$(curl -sS -o /dev/null -w '%{{http_code}}' --proxy "http://${{http_proxy##*@}}" {release} || true)
+bare_proxy=$(printf '%s' "$http_proxy" | sed 's|//[^@/]*@|//|')
+bare=$(curl -sS -o /dev/null -w '%{{http_code}}' --proxy "$bare_proxy" {release} || true)
 echo "without the run's proxy credential: $bare"
 if curl -sS --max-time 5 http://127.0.0.1:{port}/ || curl -sS --max-time 5 http://host.lima.internal:{port}/; then
   echo "REACHED-HOST-LOOPBACK"
