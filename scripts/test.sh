@@ -35,19 +35,14 @@ count_pytest() {  # parses "12 passed, 1 skipped in 3.2s" (with or without pytes
 }
 
 logs=$(mktemp -d)
-# Two trees, each with only what it is used for: build/ holds the binaries the end-to-end tests run
-# (tnk and tnk-agent), build-asan/ the unit and integration tests under ASan/UBSan at -O1 (the
-# sanitizers' usual level) with line tables only (-g1: what their reports need, cheaper to build
-# than full debug information). The ASan tree is most of the suite's time (docs/architecture.md).
-step "build tnk and tnk-agent (-O1, no debug info: the end-to-end tests check behaviour, not speed) into build/"
+# Three trees, each with only what it is used for: build/ holds the binaries the end-to-end tests run
+# (tnk and tnk-agent), build-asan/ the unit and integration tests and the fuzz targets under
+# ASan/UBSan (scripts/build-sanitized.sh), build-nolinux/ the stand-in for macOS. The end-to-end tests
+# spend most of their time waiting (on npm, on a booting guest), so each pass runs beside a build
+# (docs/architecture.md has the figures): its output is printed when it ends.
+step "build tnk and tnk-agent (-O1, no debug info, file by file: the end-to-end tests check behaviour, not speed) into build/"
 if ! TNK_BUILD_TARGETS="tnk tnk-agent" bash scripts/build.sh build -DTNK_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug \
-     -DCMAKE_CXX_FLAGS_DEBUG=-O1; then
-  echo "tests: 0 passed, 1 failed"; exit 1
-fi
-
-step "build the unit and integration tests with ASan/UBSan (-O1) into build-asan/"
-if ! TNK_BUILD_TARGETS="tnk_unit_tests tnk_integration_tests" bash scripts/build.sh build-asan -DTNK_SANITIZE=ON \
-     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"; then
+     -DCMAKE_CXX_FLAGS_DEBUG=-O1 -DTNK_UNITY_BUILD=OFF; then
   echo "tests: 0 passed, 1 failed"; exit 1
 fi
 
@@ -60,22 +55,32 @@ else
   echo "the image build failed: the tests that need a sandbox will fail or skip"
 fi
 
-step "vm boot files: guest kernel (compiled once per machine, ~10 min) and base disk, into the same cache"
+step "vm boot files: guest kernel (compiled once per machine, ~6 min) and base disk, into the same cache"
 XDG_CACHE_HOME="$TNK_TEST_CACHE" build/tnk image build --vm ||
   echo "the vm boot files did not build: the tests that boot a VM will fail or skip"
+
+step "end-to-end tests as an ordinary user (the normal way to run tnk: isolation, sessions, network, provisioning, faults, vm), beside the next build"
+bash scripts/e2e-as-user.sh >"$logs/e2e-user.log" 2>&1 &
+e2e_user=$!
+
+step "build the unit and integration tests and the fuzz targets (clang, ASan/UBSan, -O1) into build-asan/"
+if ! bash scripts/build-sanitized.sh; then
+  wait "$e2e_user"; echo "tests: 0 passed, 1 failed"; exit 1
+fi
+
+step "(the end-to-end tests as an ordinary user, started above)"
+wait "$e2e_user"
+cat "$logs/e2e-user.log"
+count_pytest "$logs/e2e-user.log"
 
 step "unit, integration and layering tests (ASan/UBSan)"
 (cd build-asan && ctest --output-on-failure -j2) 2>&1 | tee "$logs/unit.log"
 count_ctest "$logs/unit.log"
 
-step "end-to-end tests as an ordinary user (the normal way to run tnk): isolation, sessions, network, provisioning, faults, vm"
-bash scripts/e2e-as-user.sh 2>&1 | tee "$logs/e2e-user.log"
-count_pytest "$logs/e2e-user.log"
-
-step "end-to-end tests as root: the rest, the rootless refusals and the tests only root can run"
-TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rs -m "not rootless_suite or needs_root" tests/e2e 2>&1 |
-  tee "$logs/e2e.log"
-count_pytest "$logs/e2e.log"
+step "end-to-end tests as root (the rest, the rootless refusals and the tests only root can run), beside the next two steps"
+TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rs -m "not rootless_suite or needs_root" tests/e2e \
+  >"$logs/e2e.log" 2>&1 &
+e2e_root=$!
 
 step "build without the Linux backends (TNK_LINUX_BACKENDS=OFF: the stand-in for macOS) and its unit tests"
 # -O0 without debug info: this step proves the configuration builds and its tests pass, quickly.
@@ -90,10 +95,15 @@ else
   failed=$((failed + 1))
 fi
 
-step "fuzz targets (tests/fuzz, ${TNK_FUZZ_SECONDS:-10} s each; scripts/fuzz.sh --long runs each for 10 million)"
+step "fuzz targets (tests/fuzz, ${TNK_FUZZ_SECONDS:-10} s each, two at a time; scripts/fuzz.sh --long runs each for 10 million)"
 bash scripts/fuzz.sh "${TNK_FUZZ_SECONDS:-10}" 2>&1 | tee "$logs/fuzz.log"
 passed=$((passed + $(grep -c '^fuzz: .* ok' "$logs/fuzz.log")))
 failed=$((failed + $(grep -c '^fuzz: .* FAILED' "$logs/fuzz.log")))
+
+step "(the end-to-end tests as root, started above)"
+wait "$e2e_root"
+cat "$logs/e2e.log"
+count_pytest "$logs/e2e.log"
 
 step "format check (clang-format)"
 mapfile -t sources < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 2>/dev/null)

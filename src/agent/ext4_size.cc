@@ -6,7 +6,7 @@ namespace {
 // Offsets into the superblock (the kernel's struct ext4_super_block; all fields little-endian).
 constexpr size_t kBlocksCountLo = 0x04;
 constexpr size_t kLogBlockSize = 0x18;
-constexpr size_t kMagic = 0x38;
+constexpr size_t kMagicAt = 0x38;
 constexpr size_t kFeatureIncompat = 0x60;
 constexpr size_t kBlocksCountHi = 0x150;
 constexpr uint32_t kIncompat64Bit = 0x80;
@@ -22,7 +22,7 @@ uint64_t le(std::string_view bytes, size_t offset, size_t width) {
 }  // namespace
 
 std::optional<Ext4Size> parse_ext4_superblock(std::string_view superblock) {
-  if (superblock.size() < kExt4SuperblockSize || le(superblock, kMagic, 2) != kExt4Magic) return std::nullopt;
+  if (superblock.size() < kExt4SuperblockSize || le(superblock, kMagicAt, 2) != kExt4Magic) return std::nullopt;
   uint64_t log_block_size = le(superblock, kLogBlockSize, 4);
   if (log_block_size > 6) return std::nullopt;  // 1 KiB to 64 KiB
   Ext4Size size;

@@ -22,17 +22,16 @@
 namespace tnk::backend {
 
 using doctor::Outcome;
-using doctor::Status;
 
 namespace {
 
 #if TNK_LINUX_BACKENDS
 // An ns probe as a check: the probes themselves say what they saw and what would fix it.
 void add_ns_probe(doctor::Registry& registry, const char* id, const char* title, ns::ProbeResult (*probe)(),
-                  Status when_missing) {
+                  doctor::Status when_missing) {
   registry.add({id, title, false, [probe, when_missing]() -> Outcome {
                   ns::ProbeResult result = probe();
-                  return {result.ok ? Status::kOk : when_missing, result.detail, result.ok ? "" : result.fix};
+                  return {result.ok ? doctor::Status::kOk : when_missing, result.detail, result.ok ? "" : result.fix};
                 }});
 }
 
@@ -43,7 +42,7 @@ Outcome root_ids_outcome() {
   const std::string where = "uids " + idmap::range_text(ranges.uids) + ", gids " + idmap::range_text(ranges.gids);
   const std::string rootless = "; the normal way is rootless, tnk run by an ordinary user";
   if (ranges.reserved)
-    return {Status::kOk, "running as root: sandboxes map to root's own range (" + where + ")" + rootless, ""};
+    return {doctor::Status::kOk, "running as root: sandboxes map to root's own range (" + where + ")" + rootless, ""};
   std::vector<std::string> owners;
   for (const char* file : {idmap::kSubuidFile, idmap::kSubgidFile}) {
     auto content = read_file(file);
@@ -56,9 +55,10 @@ Outcome root_ids_outcome() {
   for (const auto& owner : owners) shared += (shared.empty() ? "" : ", ") + owner;
   const std::string fix = idmap::add_range_command("root") + " (reserves a range of its own for root's sandboxes)";
   if (owners.empty()) {
-    return {Status::kInfo, "running as root: sandboxes map to " + where + ", reserved for no one" + rootless, fix};
+    return {doctor::Status::kInfo, "running as root: sandboxes map to " + where + ", reserved for no one" + rootless,
+            fix};
   }
-  return {Status::kWarn,
+  return {doctor::Status::kWarn,
           "running as root: sandboxes map to " + where + ", which /etc/subuid or /etc/subgid also gives to " + shared +
               ": their containers and sandboxes share those host ids",
           fix};
@@ -68,9 +68,9 @@ Outcome root_ids_outcome() {
 Outcome subids_outcome() {
   if (::geteuid() == 0) return root_ids_outcome();
   auto ids = idmap::rootless_ids();
-  if (!ids) return {Status::kFail, ids.error().message, idmap::add_range_command(effective_user_name())};
-  return {Status::kOk, ids->name + ": uids " + idmap::range_text(ids->uids) + ", gids " + idmap::range_text(ids->gids),
-          ""};
+  if (!ids) return {doctor::Status::kFail, ids.error().message, idmap::add_range_command(effective_user_name())};
+  return {doctor::Status::kOk,
+          ids->name + ": uids " + idmap::range_text(ids->uids) + ", gids " + idmap::range_text(ids->gids), ""};
 }
 
 Outcome map_helpers_outcome() {
@@ -79,29 +79,32 @@ Outcome map_helpers_outcome() {
     auto path = idmap::find_map_helper(helper);
     if (!path) {
       // Root writes its maps itself: only ordinary users need the helpers.
-      return {::geteuid() == 0 ? Status::kInfo : Status::kFail, path.error().message, path.error().hint};
+      return {::geteuid() == 0 ? doctor::Status::kInfo : doctor::Status::kFail, path.error().message,
+              path.error().hint};
     }
     found += (found.empty() ? "" : ", ") + *path;
   }
-  return {Status::kOk, found, ""};
+  return {doctor::Status::kOk, found, ""};
 }
 
 Outcome idmapped_outcome() {
-  if (::geteuid() != 0) return {Status::kInfo, "not used by a rootless sandbox (its lower layer is the user's)", ""};
+  if (::geteuid() != 0)
+    return {doctor::Status::kInfo, "not used by a rootless sandbox (its lower layer is the user's)", ""};
   ns::ProbeResult result = ns::probe_idmapped_mounts();
-  return {result.ok ? Status::kOk : Status::kWarn, result.detail, result.ok ? "" : result.fix};
+  return {result.ok ? doctor::Status::kOk : doctor::Status::kWarn, result.detail, result.ok ? "" : result.fix};
 }
 #endif
 
 Outcome image_outcome(const Paths& paths) {
   auto sources = image::read_apt_sources();
-  if (!sources) return {Status::kWarn, sources.error().message, sources.error().hint};
+  if (!sources) return {doctor::Status::kWarn, sources.error().message, sources.error().hint};
   auto recipe = image::default_recipe(*sources);
-  if (!recipe) return {Status::kWarn, recipe.error().message, recipe.error().hint};
+  if (!recipe) return {doctor::Status::kWarn, recipe.error().message, recipe.error().hint};
   std::string id = image::image_id(*recipe);
   auto found = image::find_image(paths, id);
-  if (found) return {Status::kOk, id + " is built (" + std::to_string(found->size_bytes / 1000000) + " MB)", ""};
-  return {Status::kInfo, id + " is not built yet; the first `tnk sandbox start` builds it (about a minute)",
+  if (found)
+    return {doctor::Status::kOk, id + " is built (" + std::to_string(found->size_bytes / 1000000) + " MB)", ""};
+  return {doctor::Status::kInfo, id + " is not built yet; the first `tnk sandbox start` builds it (about a minute)",
           "tnk image build"};
 }
 
@@ -111,11 +114,12 @@ void add_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts,
   registry.add({"backend_auto", "backend (auto)", false, [facts]() -> Outcome {
                   auto choice = host::choose_auto_backend(facts);
                   // The weaker-note is printed when a sandbox starts; here the reason is enough.
-                  return {Status::kInfo, std::string(to_string(choice.backend)) + ": " + choice.why, ""};
+                  return {doctor::Status::kInfo, std::string(to_string(choice.backend)) + ": " + choice.why, ""};
                 }});
   registry.add({"vm_accel", "vm backend acceleration", false, [facts]() -> Outcome {
                   auto accel = host::choose_vm_accel(facts);
-                  Status status = accel.accel == host::Accel::kKvm ? Status::kOk : Status::kInfo;
+                  doctor::Status status =
+                      accel.accel == host::Accel::kKvm ? doctor::Status::kOk : doctor::Status::kInfo;
                   std::string fix;
                   if (accel.accel == host::Accel::kNone) fix = "sudo apt-get install qemu-system-x86";
                   return {status, std::string(host::accel_name(accel.accel)) + ": " + accel.why, fix};
@@ -125,15 +129,15 @@ void add_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts,
   vm::add_vm_doctor_checks(registry, facts, paths, std::filesystem::read_symlink("/proc/self/exe", ec));
 #endif
 #if TNK_LINUX_BACKENDS  // a build without them (macOS) has no ns checks
-  add_ns_probe(registry, "ns_userns", "ns backend: user namespaces", ns::probe_user_namespaces, Status::kWarn);
+  add_ns_probe(registry, "ns_userns", "ns backend: user namespaces", ns::probe_user_namespaces, doctor::Status::kWarn);
   registry.add({"ns_subids", "ns backend: subordinate id ranges", false, subids_outcome});
   registry.add({"ns_map_helpers", "ns backend: newuidmap and newgidmap", false, map_helpers_outcome});
   add_ns_probe(registry, "ns_overlay", "ns backend: overlayfs in a user namespace", ns::probe_overlay_in_userns,
-               Status::kWarn);
+               doctor::Status::kWarn);
   registry.add({"ns_idmap", "ns backend: idmapped mounts", false, idmapped_outcome});
-  add_ns_probe(registry, "ns_seccomp", "ns backend: seccomp", ns::probe_seccomp, Status::kWarn);
+  add_ns_probe(registry, "ns_seccomp", "ns backend: seccomp", ns::probe_seccomp, doctor::Status::kWarn);
   add_ns_probe(registry, "ns_cgroups", "ns backend: resource limits (cgroups)", ns::probe_cgroup_delegation,
-               Status::kInfo);
+               doctor::Status::kInfo);
 #endif
   registry.add({"image", "sandbox image", false, [paths]() -> Outcome { return image_outcome(paths); }});
   lima::add_doctor_check(registry, facts);

@@ -1,6 +1,11 @@
 #include "config/config_file.h"
 
+// toml++ 3.3.0 (Debian 12) asserts in parse_key() on a control character after '[' (a bug of its
+// own); under NDEBUG, as in a user's build, the same input is a clean parse error. Its asserts are off
+// in every build, so that the tests and the fuzzer (tests/fuzz/config_toml_fuzz.cc) see what users get.
+#define TOML_ASSERT(expr) ((void)0)
 #include <toml++/toml.h>
+
 #include <algorithm>
 #include <functional>
 #include <limits>

@@ -23,9 +23,9 @@ namespace {
 constexpr int kMaxConnections = 256;  // more are closed at once
 constexpr timeval kHandshakeTimeout{10, 0};
 
-void say(const std::string& text) { std::fprintf(stderr, "tnk-agent: bridge: %s\n", text.c_str()); }
+void bridge_log(const std::string& text) { std::fprintf(stderr, "tnk-agent: bridge: %s\n", text.c_str()); }
 
-bool write_all(int fd, const char* data, size_t size) {
+bool send_all(int fd, const char* data, size_t size) {
   while (size > 0) {
     ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -60,7 +60,7 @@ void pump(int from, int to) {
       ::shutdown(to, SHUT_WR);
       return;
     }
-    if (n < 0 || !write_all(to, buffer, static_cast<size_t>(n))) {
+    if (n < 0 || !send_all(to, buffer, static_cast<size_t>(n))) {
       ::shutdown(from, SHUT_RDWR);
       ::shutdown(to, SHUT_RDWR);
       return;
@@ -104,7 +104,7 @@ void serve_one(UniqueFd client, uint32_t relay_host) {
   std::string reply = connect_target(read_line(client.get()), relay_host, &upstream);
   timeval none{0, 0};
   ::setsockopt(client.get(), SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
-  if (!write_all(client.get(), reply.data(), reply.size()) || !upstream.valid()) return;
+  if (!send_all(client.get(), reply.data(), reply.size()) || !upstream.valid()) return;
   int a = client.get(), b = upstream.get();
   std::thread up([a, b] { pump(a, b); });
   pump(b, a);
@@ -123,7 +123,8 @@ void serve_one(UniqueFd client, uint32_t relay_host) {
   addr.sin_addr.s_addr = htonl(address);
   if (!listener.valid() || ::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::listen(listener.get(), SOMAXCONN) != 0) {
-    say(std::string("cannot listen on port ") + std::to_string(agent::kBridgePort) + ": " + std::strerror(errno));
+    bridge_log(std::string("cannot listen on port ") + std::to_string(agent::kBridgePort) + ": " +
+               std::strerror(errno));
     ::_exit(1);
   }
   std::atomic<int> connections{0};  // lives as long as the process: serve() never returns

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <optional>
 
+#include "net/port.h"
+
 namespace tnk::net {
 namespace {
 
@@ -45,13 +47,6 @@ std::string normalize_host(std::string_view host) {
     out = text;
   }
   return out;
-}
-
-std::optional<uint16_t> parse_port(std::string_view text) {
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value == 0 || value > 65535) return std::nullopt;
-  return static_cast<uint16_t>(value);
 }
 
 // Splits "name[:port]" or "[v6][:port]"; nullopt when the entry is not one of the accepted forms.

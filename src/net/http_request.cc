@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "net/port.h"
+
 namespace tnk::net {
 namespace {
 
@@ -45,13 +47,10 @@ Status check_bytes(std::string_view head) {
   return ok_status();
 }
 
-Result<uint16_t> parse_port(std::string_view text) {
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value == 0 || value > 65535) {
-    return bad_request("invalid port \"" + std::string(text) + "\"");
-  }
-  return static_cast<uint16_t>(value);
+Result<uint16_t> parse_request_port(std::string_view text) {
+  auto port = parse_port(text);
+  if (!port) return bad_request("invalid port \"" + std::string(text) + "\"");
+  return *port;
 }
 
 bool valid_reg_name(std::string_view host) {
@@ -92,7 +91,7 @@ Status parse_authority(std::string_view text, uint16_t default_port, RequestHead
     head.port = default_port;
     return ok_status();
   }
-  TNK_ASSIGN_OR_RETURN(head.port, parse_port(*port));
+  TNK_ASSIGN_OR_RETURN(head.port, parse_request_port(*port));
   return ok_status();
 }
 

@@ -26,16 +26,6 @@ std::string to_string(NetworkPolicy policy) {
   return "inference";
 }
 
-std::optional<uint16_t> parse_port(std::string_view text) {
-  if (text.empty() || text.size() > 5 ||
-      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  unsigned long n = std::stoul(std::string(text));
-  if (n < 1 || n > 65535) return std::nullopt;
-  return static_cast<uint16_t>(n);
-}
-
 Result<PortForward> parse_port_forward(std::string_view text) {
   size_t colon = text.find(':');
   auto host = parse_port(text.substr(0, colon));

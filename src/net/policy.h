@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/result.h"
+#include "net/port.h"
 
 namespace tnk {
 
@@ -34,9 +35,6 @@ struct PortForward {
   uint16_t guest_port = 0;
   bool operator==(const PortForward&) const = default;
 };
-
-// A TCP port written as a whole number from 1 to 65535 ("8080"); nullopt for anything else.
-std::optional<uint16_t> parse_port(std::string_view text);
 
 // "8080:3000" (host:guest) or "3000" (the same port on both sides). The error says which forms work.
 Result<PortForward> parse_port_forward(std::string_view text);

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "core/files.h"
+#include "core/strings.h"
 #include "core/subprocess.h"
 #include "specs/revision.h"
 #include "specs/stage.h"
@@ -33,12 +34,6 @@ struct Swap {
   fs::path backup;
   bool had_old = false;
 };
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 bool exists_no_follow(const fs::path& p) {
   std::error_code ec;

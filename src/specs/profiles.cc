@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <system_error>
 
+#include "core/strings.h"
+
 namespace tnk::specs {
 namespace fs = std::filesystem;
 namespace {
@@ -31,12 +33,6 @@ std::vector<std::string> stems_in(const fs::path& dir, std::string_view ext) {
     stems.push_back(it->path().stem().string());
   }
   return stems;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "core/unique_fd.h"
 #include "net/policy.h"
 #include "net/proxy_credential.h"
+#include "supervisor/log_line.h"
 #include "supervisor/relays.h"
 
 namespace tnk::supervisor {
@@ -27,8 +28,6 @@ namespace {
 
 constexpr std::chrono::milliseconds kRelayStopGrace{1000};  // to report the connections a stop cuts
 constexpr std::chrono::milliseconds kProxyAnswerTimeout{2000};
-
-void log_line(const std::string& text) { std::fprintf(stderr, "tnk-supervisor: %s\n", text.c_str()); }
 
 // 127.0.0.1:port on the host, for a port forward. Only loopback: a forward never opens the sandbox to the LAN.
 Result<UniqueFd> listen_host_loopback(uint16_t port) {

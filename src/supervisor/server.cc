@@ -16,6 +16,7 @@
 #include "core/subprocess.h"
 #include "session/control_client.h"
 #include "session/messages.h"
+#include "supervisor/log_line.h"
 #include "supervisor/session_env.h"
 
 namespace tnk::supervisor {
@@ -33,8 +34,6 @@ bool flag_field(const nlohmann::json& body, const char* key) {
 }
 
 constexpr std::chrono::milliseconds kDefaultGrace{10000};
-
-void log_line(const std::string& text) { std::fprintf(stderr, "tnk-supervisor: %s\n", text.c_str()); }
 
 void send_or_log(int fd, const nlohmann::json& body, std::span<const int> fds = {}) {
   Status sent = session::send_message(fd, body, fds);

@@ -1,7 +1,6 @@
 // libFuzzer target for the agent protocol: the frame decoder fed the input in chunks whose sizes the
 // input itself chooses, and every message parser on every decoded payload (and on the raw input).
-// Build and run: scripts/fuzz.sh SECONDS agent_frame (it reads the line below).
-// fuzz-sources: src/agent/frame.cc src/agent/messages.cc src/core/json_fields.cc src/core/error.cc
+// Build and run: scripts/fuzz.sh SECONDS agent_frame (tests/fuzz/CMakeLists.txt builds it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

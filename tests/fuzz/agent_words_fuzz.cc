@@ -1,8 +1,7 @@
 // libFuzzer target for the agent's small text parsers: the tnk.* words of the kernel command line
 // (parse_boot_params, parse_ipv4_prefix), and the connect bridge's request and reply lines (the reply
 // comes from the guest). What parses must print back to words that parse to the same values.
-// Build and run: scripts/fuzz.sh SECONDS agent_words (it reads the lines below).
-// fuzz-sources: src/agent/boot_params.cc src/agent/bridge.cc src/core/error.cc src/core/terminal_text.cc
+// Build and run: scripts/fuzz.sh SECONDS agent_words (tests/fuzz/CMakeLists.txt builds it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -3,10 +3,7 @@
 // record per line; then one byte of the log, chosen by the input, is changed: unless the change is in the
 // last line (which nothing after it vouches for), verify_log must find it. Files make it slow (a few
 // hundred inputs a second); audit_verify_fuzz.cc feeds the readers raw bytes, fast.
-// Build and run: scripts/fuzz.sh SECONDS audit_chain (it reads the lines below).
-// fuzz-sources: src/audit/verify.cc src/audit/writer.cc src/audit/log_file.cc src/audit/sha256.cc
-// fuzz-sources: src/core/files.cc src/core/file_lock.cc src/core/unique_fd.cc src/core/error.cc
-// fuzz-sources: src/core/nofollow_dir.cc
+// Build and run: scripts/fuzz.sh SECONDS audit_chain (tests/fuzz/CMakeLists.txt builds it).
 #include <fcntl.h>
 #include <unistd.h>
 

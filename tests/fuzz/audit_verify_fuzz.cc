@@ -1,9 +1,7 @@
 // libFuzzer target for the audit log readers (docs/audit-format.md): the input, as the bytes of a log in
 // a memfd, goes to verify_log (what `tnk audit verify` runs) and to read_chain_head (what the writer reads
 // before it continues a log). audit_chain_fuzz.cc writes logs with the real writer and edits them.
-// Build and run: scripts/fuzz.sh SECONDS audit_verify (it reads the lines below).
-// fuzz-sources: src/audit/verify.cc src/audit/log_file.cc src/audit/sha256.cc
-// fuzz-sources: src/core/files.cc src/core/unique_fd.cc src/core/error.cc src/core/nofollow_dir.cc
+// Build and run: scripts/fuzz.sh SECONDS audit_verify (tests/fuzz/CMakeLists.txt builds it).
 #include <sys/mman.h>
 #include <unistd.h>
 

@@ -1,18 +1,14 @@
 // libFuzzer target for tnk.toml: the file reader (toml++ and the key walk) applied to the defaults, then
 // what the commands derive from the result (the inference URLs as seen from the host and a sandbox).
-// Build and run: scripts/fuzz.sh SECONDS config_toml (it reads the lines below).
-// fuzz-sources: src/config/config.cc src/config/config_file.cc src/config/config_values.cc
-// fuzz-sources: src/config/config_env.cc src/config/size.cc src/workspace/workspace.cc src/naming/backend_kind.cc
-// fuzz-sources: src/net/policy.cc src/core/error.cc src/core/log.cc src/core/files.cc src/core/env.cc
-// fuzz-sources: src/core/unique_fd.cc src/core/terminal_text.cc
+// Build and run: scripts/fuzz.sh SECONDS config_toml (tests/fuzz/CMakeLists.txt builds it).
 // Two bugs of toml++ 3.3.0 (Debian 12), not of tnk, are kept out of the way so the fuzzer goes on past
-// them; both inputs are seeds (toml_unreachable.toml, toml_assert_key.toml), and in tnk's own builds
+// them; both inputs are seeds (toml_unreachable.toml, toml_assert_key.toml), and in a user's build
 // (NDEBUG) both end in a clean parse error:
 // - is_non_ascii_horizontal_whitespace() reaches __builtin_unreachable() for some non-ASCII code points
-//   (upstream marzer/tomlplusplus#190, #295, fixed by #305): UBSan's unreachable check is off;
-// - parse_key() asserts on a control character after '[': toml++'s own asserts are off, as under NDEBUG
-//   (tnk's Result asserts stay on).
-// fuzz-flags: -DTNK_VERSION="fuzz" -fno-sanitize=unreachable -DTOML_ASSERT(expr)=((void)0)
+//   (upstream marzer/tomlplusplus#190, #295, fixed by #305): the sanitizer tree compiles
+//   src/config/config_file.cc without UBSan's unreachable check (CMakeLists.txt);
+// - parse_key() asserts on a control character after '[': config_file.cc turns toml++'s own asserts off
+//   in every build, as NDEBUG does (tnk's Result asserts stay on).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -2,9 +2,7 @@
 // SOCK_SEQPACKET socket pair, received by recv_message (the framing and JSON decoding both sides use),
 // then given to every decoder the supervisor and the client apply to a message. An exec request that
 // decodes is sent back through send_message and must decode to the same request.
-// Build and run: scripts/fuzz.sh SECONDS control_messages (it reads the lines below).
-// fuzz-sources: src/session/protocol.cc src/session/messages.cc src/core/error.cc src/core/unique_fd.cc
-// fuzz-sources: src/core/json_fields.cc
+// Build and run: scripts/fuzz.sh SECONDS control_messages (tests/fuzz/CMakeLists.txt builds it).
 #include <sys/socket.h>
 
 #include <cstddef>

@@ -1,8 +1,7 @@
 // libFuzzer target for the guest's root-grow decision (guest/grow_root.cc): the input is the head of
 // the root device, its superblock read at kExt4SuperblockOffset as the agent reads it; the 8 bytes after
 // the superblock, when present, are the device's size (little-endian), 8 GiB otherwise.
-// Build and run: scripts/fuzz.sh SECONDS ext4_superblock (it reads the lines below).
-// fuzz-sources: src/agent/ext4_size.cc
+// Build and run: scripts/fuzz.sh SECONDS ext4_superblock (tests/fuzz/CMakeLists.txt builds it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

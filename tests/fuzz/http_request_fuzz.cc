@@ -1,7 +1,6 @@
 // libFuzzer target for the egress proxy's request-head parser (and what the proxy derives from a
 // parsed head: the allow-list match and the origin-form head sent upstream).
-// Build and run: scripts/fuzz.sh SECONDS http_request (it reads the line below).
-// fuzz-sources: src/net/http_request.cc src/net/domain_match.cc src/core/error.cc
+// Build and run: scripts/fuzz.sh SECONDS http_request (tests/fuzz/CMakeLists.txt builds it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

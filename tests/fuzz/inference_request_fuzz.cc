@@ -1,8 +1,6 @@
 // libFuzzer target for what the inference forwarder decides from a client's bytes: the origin-form
 // request head, the path decision (net/inference_paths.cc) and where the body ends (net/request_body.cc).
-// Build and run: scripts/fuzz.sh SECONDS inference_request (it reads the lines below).
-// fuzz-sources: src/net/http_request.cc src/net/inference_paths.cc src/net/request_body.cc
-// fuzz-sources: src/core/error.cc
+// Build and run: scripts/fuzz.sh SECONDS inference_request (tests/fuzz/CMakeLists.txt builds it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,7 +1,6 @@
 // libFuzzer target for what `limactl list --format json` prints (one JSON object per line, or an array):
 // parse_instances, then the lookups the lima backend makes on the result.
-// Build and run: scripts/fuzz.sh SECONDS limactl_json (it reads the lines below).
-// fuzz-sources: src/backend/lima/instances.cc src/core/error.cc
+// Build and run: scripts/fuzz.sh SECONDS limactl_json (tests/fuzz/CMakeLists.txt builds it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

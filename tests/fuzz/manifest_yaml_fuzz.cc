@@ -1,9 +1,6 @@
 // libFuzzer target for the sandbox manifests (sandbox.d/manifests/*.yaml): the manifest parser (yaml-cpp
 // and the key walk), and the invariants the backends rely on for what it accepts.
-// Build and run: scripts/fuzz.sh SECONDS manifest_yaml (it reads the lines below).
-// fuzz-sources: src/specs/manifest.cc src/specs/manifest_values.cc src/specs/profiles.cc src/config/size.cc
-// fuzz-sources: src/net/policy.cc src/core/error.cc src/core/files.cc src/core/unique_fd.cc
-// fuzz-flags: -lyaml-cpp
+// Build and run: scripts/fuzz.sh SECONDS manifest_yaml (tests/fuzz/CMakeLists.txt builds it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

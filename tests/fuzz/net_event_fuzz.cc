@@ -1,8 +1,7 @@
 // libFuzzer target for the lines a sandbox's relays (egress proxy, forwarders) send their supervisor
 // (src/supervisor/network.cc reads them): each input line that is a JSON object goes to
 // net_event_from_json, and what it returns must encode to a line that decodes to the same event.
-// Build and run: scripts/fuzz.sh SECONDS net_event (it reads the lines below).
-// fuzz-sources: src/net/net_event.cc
+// Build and run: scripts/fuzz.sh SECONDS net_event (tests/fuzz/CMakeLists.txt builds it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -1,8 +1,7 @@
 // libFuzzer target for the ClientHello SNI parser the egress proxy runs on the first bytes of every
 // CONNECT tunnel to a name (src/net/tls_sni.h). Each prefix of the input is judged as a stream read so
 // far; the invariants are the ones the proxy relies on.
-// Build and run: scripts/fuzz.sh SECONDS tls_sni (it reads the line below).
-// fuzz-sources: src/net/tls_sni.cc
+// Build and run: scripts/fuzz.sh SECONDS tls_sni (tests/fuzz/CMakeLists.txt builds it).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -7,7 +7,6 @@
 namespace tnk::lima {
 
 using doctor::Outcome;
-using doctor::Status;
 
 std::optional<std::string> parse_version(const std::string& version_output) {
   const std::string marker = "version ";
@@ -24,21 +23,22 @@ std::optional<std::string> parse_version(const std::string& version_output) {
 Outcome lima_outcome(const host::HostFacts& facts, const std::optional<std::string>& version_output) {
   if (!facts.limactl_found) {
     if (!facts.is_macos) {
-      return {Status::kInfo, "not applicable: limactl is not installed (the lima backend is for macOS hosts)", ""};
+      return {doctor::Status::kInfo, "not applicable: limactl is not installed (the lima backend is for macOS hosts)",
+              ""};
     }
-    return {Status::kWarn, "limactl is not on $PATH: the lima backend cannot run", "brew install lima"};
+    return {doctor::Status::kWarn, "limactl is not on $PATH: the lima backend cannot run", "brew install lima"};
   }
   std::optional<std::string> version = version_output ? parse_version(*version_output) : std::nullopt;
   if (!version) {
-    return {Status::kWarn, facts.limactl_path + " does not answer `limactl --version`",
+    return {doctor::Status::kWarn, facts.limactl_path + " does not answer `limactl --version`",
             "reinstall Lima (brew reinstall lima)"};
   }
   int major = std::atoi(version->c_str());
   if (major < kMinLimaMajor) {
-    return {Status::kWarn, "Lima " + *version + " at " + facts.limactl_path + " is too old",
+    return {doctor::Status::kWarn, "Lima " + *version + " at " + facts.limactl_path + " is too old",
             "tnk needs Lima " + std::to_string(kMinLimaMajor) + ".0 or newer: brew upgrade lima"};
   }
-  return {Status::kOk, "Lima " + *version + " (" + facts.limactl_path + ")", ""};
+  return {doctor::Status::kOk, "Lima " + *version + " (" + facts.limactl_path + ")", ""};
 }
 
 void add_doctor_check(doctor::Registry& registry, const host::HostFacts& facts) {

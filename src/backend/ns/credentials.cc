@@ -23,39 +23,37 @@ namespace {
 constexpr rlim_t kNofileSoft = 1024;
 constexpr rlim_t kNofileHardMax = 524288;
 
-StepError fail(Step step) { return {step, errno == 0 ? EIO : errno}; }
-
 // Drops from the bounding set every capability not in `keep`, and clears the ambient set.
 StepError limit_bounding_set(int last_cap, uint64_t keep) {
   for (int cap = 0; cap <= last_cap; ++cap) {
     if ((keep >> cap) & 1U) continue;
-    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return fail(Step::kCapabilities);
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return failed_at(Step::kCapabilities);
   }
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
-    return fail(Step::kCapabilities);
+    return failed_at(Step::kCapabilities);
   }
   return {};
 }
 
 StepError set_ids(uid_t uid, gid_t gid) {
   if (setgroups(0, nullptr) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0) {
-    return fail(Step::kSessionSetIds);
+    return failed_at(Step::kSessionSetIds);
   }
   return {};
 }
 
 StepError no_new_privs() {
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail(Step::kNoNewPrivs);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return failed_at(Step::kNoNewPrivs);
   return {};
 }
 
 StepError load_filter(const std::vector<sock_filter>* program) {
-  if (program == nullptr || confine::load_seccomp_program(*program) != 0) return fail(Step::kSeccomp);
+  if (program == nullptr || confine::load_seccomp_program(*program) != 0) return failed_at(Step::kSeccomp);
   return {};
 }
 
 StepError set_caps(uint64_t caps) {
-  if (sys::set_capabilities(caps, caps, 0) != 0) return fail(Step::kCapabilities);
+  if (sys::set_capabilities(caps, caps, 0) != 0) return failed_at(Step::kCapabilities);
   return {};
 }
 
@@ -90,7 +88,7 @@ StepError apply_identity(const CredentialPlan& plan) {
       return e;
     case Identity::kRoot:
       if (plan.root_session_userns >= 0 && setns(plan.root_session_userns, CLONE_NEWUSER) != 0) {
-        return fail(Step::kRootNamespace);
+        return failed_at(Step::kRootNamespace);
       }
       e = limit_bounding_set(plan.last_cap, docker);
       if (e.ok()) e = set_ids(0, 0);
@@ -100,17 +98,17 @@ StepError apply_identity(const CredentialPlan& plan) {
       return e;
   }
   errno = EINVAL;
-  return fail(Step::kCapabilities);
+  return failed_at(Step::kCapabilities);
 }
 
 StepError apply_rlimits() {
   rlimit core{0, 0};
-  if (setrlimit(RLIMIT_CORE, &core) != 0) return fail(Step::kRlimits);
+  if (setrlimit(RLIMIT_CORE, &core) != 0) return failed_at(Step::kRlimits);
   rlimit nofile{};
-  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) return fail(Step::kRlimits);
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) return failed_at(Step::kRlimits);
   if (nofile.rlim_max == RLIM_INFINITY || nofile.rlim_max > kNofileHardMax) nofile.rlim_max = kNofileHardMax;
   nofile.rlim_cur = nofile.rlim_max < kNofileSoft ? nofile.rlim_max : kNofileSoft;
-  if (setrlimit(RLIMIT_NOFILE, &nofile) != 0) return fail(Step::kRlimits);
+  if (setrlimit(RLIMIT_NOFILE, &nofile) != 0) return failed_at(Step::kRlimits);
   return {};
 }
 

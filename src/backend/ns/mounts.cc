@@ -19,8 +19,6 @@ namespace tnk::ns {
 
 namespace {
 
-StepError fail(Step step) { return {step, errno == 0 ? EIO : errno}; }
-
 int mount_at(const char* source, int target_fd, const char* type, unsigned long flags, const char* data) {
   return mount(source, sys::fd_path(target_fd).c_str(), type, flags, data);
 }
@@ -35,17 +33,17 @@ int attach(int tree, int target, const char* rel) {
 // nothing is created on the host. It disappears with the old root after pivot_root.
 StepError make_staging(int staging_dir, UniqueFd* staging) {
   UniqueFd context(fsopen("tmpfs", FSOPEN_CLOEXEC));
-  if (!context.valid()) return fail(Step::kStagingTmpfs);
+  if (!context.valid()) return failed_at(Step::kStagingTmpfs);
   if (fsconfig(context.get(), FSCONFIG_SET_STRING, "mode", "0700", 0) != 0 ||
       fsconfig(context.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-    return fail(Step::kStagingTmpfs);
+    return failed_at(Step::kStagingTmpfs);
   }
   staging->reset(fsmount(context.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
-  if (!staging->valid()) return fail(Step::kStagingTmpfs);
+  if (!staging->valid()) return failed_at(Step::kStagingTmpfs);
   if (mkdirat(staging->get(), "lower", 0700) != 0 || mkdirat(staging->get(), "root", 0700) != 0) {
-    return fail(Step::kStagingTmpfs);
+    return failed_at(Step::kStagingTmpfs);
   }
-  if (attach(staging->get(), staging_dir, "") != 0) return fail(Step::kAttachStaging);
+  if (attach(staging->get(), staging_dir, "") != 0) return failed_at(Step::kAttachStaging);
   return {};
 }
 
@@ -53,16 +51,16 @@ StepError make_staging(int staging_dir, UniqueFd* staging) {
 // overlayfs takes private clones of the layers, so they must be mounts of this namespace (hence the
 // attached lower) and the mounter must be mapped root of the user namespace (userxattr, no trusted.*).
 StepError mount_overlay(const OpenedDirs& dirs, int staging, UniqueFd* root) {
-  if (attach(dirs.lower, staging, "lower") != 0) return fail(Step::kAttachLower);
+  if (attach(dirs.lower, staging, "lower") != 0) return failed_at(Step::kAttachLower);
   sys::CharBuf options;
   options.add("lowerdir=").add(sys::fd_path(dirs.lower).c_str());
   options.add(",upperdir=").add(sys::fd_path(dirs.upper).c_str());
   options.add(",workdir=").add(sys::fd_path(dirs.work).c_str()).add(",userxattr");
   if (mount("overlay", sys::fd_path(staging, "/root").c_str(), "overlay", 0, options.c_str()) != 0) {
-    return fail(Step::kMountOverlay);
+    return failed_at(Step::kMountOverlay);
   }
   root->reset(openat(staging, "root", O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root->valid()) return fail(Step::kOpenRoot);
+  if (!root->valid()) return failed_at(Step::kOpenRoot);
   return {};
 }
 
@@ -86,30 +84,30 @@ constexpr const char* kRunOptions = "mode=755,size=16m,nr_inodes=4096";
 StepError build_dev(int root) {
   UniqueFd under(open_dirs_below(root, "dev", true, 0755));
   if (!under.valid() || mount_at("tmpfs", under.get(), "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536") != 0) {
-    return fail(Step::kMountDev);
+    return failed_at(Step::kMountDev);
   }
   UniqueFd dev(open_dirs_below(root, "dev", false, 0));
-  if (!dev.valid()) return fail(Step::kMountDev);
+  if (!dev.valid()) return failed_at(Step::kMountDev);
   for (const char* name : kDevNodes) {
     UniqueFd file(openat(dev.get(), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0666));
     sys::CharBuf source;
     source.add("/dev/").add(name);
     if (!file.valid() || mount_at(source.c_str(), file.get(), nullptr, MS_BIND, nullptr) != 0) {
-      return fail(Step::kDevNode);
+      return failed_at(Step::kDevNode);
     }
   }
-  if (mkdirat(dev.get(), "pts", 0755) != 0) return fail(Step::kMountDevpts);
+  if (mkdirat(dev.get(), "pts", 0755) != 0) return failed_at(Step::kMountDevpts);
   UniqueFd pts(openat(dev.get(), "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!pts.valid() || mount_at("devpts", pts.get(), "devpts", MS_NOSUID | MS_NOEXEC, kDevptsOptions) != 0) {
-    return fail(Step::kMountDevpts);
+    return failed_at(Step::kMountDevpts);
   }
-  if (mkdirat(dev.get(), "shm", 01777) != 0) return fail(Step::kMountShm);
+  if (mkdirat(dev.get(), "shm", 01777) != 0) return failed_at(Step::kMountShm);
   UniqueFd shm(openat(dev.get(), "shm", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!shm.valid() || mount_at("tmpfs", shm.get(), "tmpfs", MS_NOSUID | MS_NODEV, kShmOptions) != 0) {
-    return fail(Step::kMountShm);
+    return failed_at(Step::kMountShm);
   }
   for (const auto& link : kDevLinks) {
-    if (symlinkat(link[1], dev.get(), link[0]) != 0) return fail(Step::kMountDev);
+    if (symlinkat(link[1], dev.get(), link[0]) != 0) return failed_at(Step::kMountDev);
   }
   return {};
 }
@@ -119,7 +117,7 @@ StepError build_dev(int root) {
 StepError mount_kernel_filesystems(const InitPlan& plan, int root) {
   UniqueFd proc(open_dirs_below(root, "proc", true, 0555));
   if (!proc.valid() || mount_at("proc", proc.get(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
-    return fail(Step::kMountProc);
+    return failed_at(Step::kMountProc);
   }
   UniqueFd sysfs(open_dirs_below(root, "sys", true, 0555));
   if (!sysfs.valid() ||
@@ -132,14 +130,14 @@ StepError mount_kernel_filesystems(const InitPlan& plan, int root) {
 StepError mount_tmpfs_dirs(int root) {
   UniqueFd tmp(open_dirs_below(root, "tmp", true, 01777));
   if (!tmp.valid() || mount_at("tmpfs", tmp.get(), "tmpfs", MS_NOSUID | MS_NODEV, kTmpOptions) != 0) {
-    return fail(Step::kMountTmp);
+    return failed_at(Step::kMountTmp);
   }
   UniqueFd under(open_dirs_below(root, "run", true, 0755));
   if (!under.valid() || mount_at("tmpfs", under.get(), "tmpfs", MS_NOSUID | MS_NODEV, kRunOptions) != 0) {
-    return fail(Step::kMountRun);
+    return failed_at(Step::kMountRun);
   }
   UniqueFd run(open_dirs_below(root, "run", false, 0));
-  if (!run.valid() || mkdirat(run.get(), "lock", 01777) != 0) return fail(Step::kMountRun);
+  if (!run.valid() || mkdirat(run.get(), "lock", 01777) != 0) return failed_at(Step::kMountRun);
   return {};
 }
 
@@ -147,32 +145,32 @@ StepError mount_tmpfs_dirs(int root) {
 // created in the upper layer) and attaches the read-only bind `tree` on it.
 StepError bind_etc_file(int root, const char* name, int tree, Step step) {
   UniqueFd etc(open_dirs_below(root, "etc", true, 0755));
-  if (!etc.valid()) return fail(step);
+  if (!etc.valid()) return failed_at(step);
   struct stat st {};
   bool exists = fstatat(etc.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0;
   if (exists && !S_ISREG(st.st_mode)) {
-    if (unlinkat(etc.get(), name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0) return fail(step);
+    if (unlinkat(etc.get(), name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0) return failed_at(step);
     exists = false;
   }
   if (!exists) {
     UniqueFd created(openat(etc.get(), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (!created.valid()) return fail(step);
+    if (!created.valid()) return failed_at(step);
   }
   UniqueFd target(openat(etc.get(), name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  if (!target.valid() || attach(tree, target.get(), "") != 0) return fail(step);
+  if (!target.valid() || attach(tree, target.get(), "") != 0) return failed_at(step);
   return {};
 }
 
 StepError mount_project(const InitPlan& plan, const OpenedDirs& dirs, int root) {
   UniqueFd target(open_dirs_below(root, plan.mount_point.c_str(), true, 0755));
-  if (!target.valid() || attach(dirs.project, target.get(), "") != 0) return fail(Step::kMountProject);
+  if (!target.valid() || attach(dirs.project, target.get(), "") != 0) return failed_at(Step::kMountProject);
   return {};
 }
 
 StepError pivot_into(int root) {
   // pivot_root(".", "."): the old root ends up on top of the new one and is detached right away.
   if (fchdir(root) != 0 || sys::pivot_root(".", ".") != 0 || umount2(".", MNT_DETACH) != 0 || chdir("/") != 0) {
-    return fail(Step::kPivotRoot);
+    return failed_at(Step::kPivotRoot);
   }
   return {};
 }
@@ -181,9 +179,9 @@ StepError loopback_up() {
   UniqueFd sock(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   ifreq request{};
   std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
-  if (!sock.valid() || ioctl(sock.get(), SIOCGIFFLAGS, &request) != 0) return fail(Step::kLoopback);
+  if (!sock.valid() || ioctl(sock.get(), SIOCGIFFLAGS, &request) != 0) return failed_at(Step::kLoopback);
   request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP | IFF_RUNNING);
-  if (ioctl(sock.get(), SIOCSIFFLAGS, &request) != 0) return fail(Step::kLoopback);
+  if (ioctl(sock.get(), SIOCSIFFLAGS, &request) != 0) return failed_at(Step::kLoopback);
   return {};
 }
 
@@ -234,7 +232,7 @@ StepError build_root(const InitPlan& plan, const OpenedDirs& dirs) {
   if (e.ok()) e = bind_etc_file(root.get(), "hosts", dirs.hosts, Step::kBindHosts);
   if (e.ok()) e = bind_etc_file(root.get(), "resolv.conf", dirs.resolv, Step::kBindResolv);
   if (e.ok()) e = mount_project(plan, dirs, root.get());
-  if (e.ok() && sethostname(plan.hostname.data(), plan.hostname.size()) != 0) e = fail(Step::kSetHostname);
+  if (e.ok() && sethostname(plan.hostname.data(), plan.hostname.size()) != 0) e = failed_at(Step::kSetHostname);
   if (e.ok()) e = pivot_into(root.get());
   if (e.ok()) e = loopback_up();
   return e;

@@ -107,14 +107,17 @@ Status add_rules(scmp_filter_ctx ctx) {
     if (rc < 0) return rule_error(rc, "ioctl");
   }
   // socket's family is an int: compare the low 32 bits. EAFNOSUPPORT, as a kernel without the family
-  // answers, so that programs fall back as they would there.
+  // answers, so that programs fall back as they would there. (The trailing 0 is the second datum, which
+  // EQ and GE ignore, written out so that clang sees a complete initializer.)
   for (int family = 0; family < AF_MAX; ++family) {
     if (std::find(std::begin(kSocketFamilies), std::end(kSocketFamilies), family) != std::end(kSocketFamilies))
       continue;
-    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0_32(SCMP_CMP_EQ, family));
+    int rc =
+        seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0_32(SCMP_CMP_EQ, family, 0));
     if (rc < 0) return rule_error(rc, "socket");
   }
-  int above = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0_32(SCMP_CMP_GE, AF_MAX));
+  int above =
+      seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0_32(SCMP_CMP_GE, AF_MAX, 0));
   if (above < 0) return rule_error(above, "socket");
   // clone's flags are its first argument on x86_64 and arm64 (s390 swaps the first two).
   for (uint64_t flag : kCloneNewFlags) {

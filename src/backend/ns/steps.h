@@ -2,6 +2,7 @@
 // that the parent, which has the spec's paths, can say what failed on which object.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 
 namespace tnk::ns {
@@ -72,5 +73,8 @@ struct StepError {
   int err = 0;
   bool ok() const { return err == 0; }
 };
+
+// The failure of `step`, just now: its errno (EIO where the call left none). Async-signal-safe.
+inline StepError failed_at(Step step) { return {step, errno == 0 ? EIO : errno}; }
 
 }  // namespace tnk::ns

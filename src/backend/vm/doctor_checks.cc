@@ -15,7 +15,6 @@ namespace tnk::vm {
 namespace {
 
 using doctor::Outcome;
-using doctor::Status;
 
 std::optional<std::string> version_of(const std::string& program) {
   ProcessOptions options;
@@ -37,77 +36,80 @@ Outcome kvm_outcome(const host::HostFacts& facts) {
   if (kind == KvmKind::kPvm) {
     fix = std::string("set ") + host::kPvmGuestKernelEnv + " to a PVM guest kernel to run at KVM speed";
   }
-  return {accel.accel == host::Accel::kKvm ? Status::kOk : Status::kInfo, summary, fix};
+  return {accel.accel == host::Accel::kKvm ? doctor::Status::kOk : doctor::Status::kInfo, summary, fix};
 }
 
 // Whether the invoking user may open /dev/kvm itself (a vm sandbox run as that user needs it).
 Outcome kvm_access_outcome(const host::HostFacts& facts) {
   std::string user = effective_user_name();
-  if (!facts.dev_kvm_exists) return {Status::kInfo, "no /dev/kvm on this host: nothing to give " + user, ""};
-  if (facts.dev_kvm_rw) return {Status::kOk, "/dev/kvm is readable and writable by " + user, ""};
+  if (!facts.dev_kvm_exists) return {doctor::Status::kInfo, "no /dev/kvm on this host: nothing to give " + user, ""};
+  if (facts.dev_kvm_rw) return {doctor::Status::kOk, "/dev/kvm is readable and writable by " + user, ""};
   if (::getgrnam("kvm") == nullptr) {
-    return {Status::kWarn, "/dev/kvm is not readable and writable by " + user + ", and there is no group kvm",
+    return {doctor::Status::kWarn, "/dev/kvm is not readable and writable by " + user + ", and there is no group kvm",
             "sudo groupadd --system kvm && sudo chgrp kvm /dev/kvm && sudo chmod 660 /dev/kvm && "
             "sudo usermod -aG kvm " +
                 user};
   }
-  return {Status::kWarn, "/dev/kvm is not readable and writable by " + user,
+  return {doctor::Status::kWarn, "/dev/kvm is not readable and writable by " + user,
           "sudo usermod -aG kvm " + user + " (or sudo tnk setup --user " + user + "), then log in again"};
 }
 
 Outcome qemu_outcome(const host::HostFacts& facts) {
   if (!facts.qemu_found) {
-    return {Status::kInfo, "qemu-system-x86_64 is not installed (only the vm backend needs it)",
+    return {doctor::Status::kInfo, "qemu-system-x86_64 is not installed (only the vm backend needs it)",
             "sudo apt-get install qemu-system-x86 qemu-utils"};
   }
   auto version = version_of(facts.qemu_path);
-  if (!version) return {Status::kWarn, facts.qemu_path + " --version did not answer", "reinstall qemu-system-x86"};
+  if (!version)
+    return {doctor::Status::kWarn, facts.qemu_path + " --version did not answer", "reinstall qemu-system-x86"};
   if (!qemu_version_ok(*version)) {
-    return {Status::kWarn, facts.qemu_path + " is QEMU " + *version + "; the vm backend needs 7.2 or newer",
+    return {doctor::Status::kWarn, facts.qemu_path + " is QEMU " + *version + "; the vm backend needs 7.2 or newer",
             "upgrade qemu-system-x86"};
   }
-  return {Status::kOk, facts.qemu_path + " (QEMU " + *version + ")", ""};
+  return {doctor::Status::kOk, facts.qemu_path + " (QEMU " + *version + ")", ""};
 }
 
 Outcome virtiofsd_outcome(const host::HostFacts& facts) {
   if (facts.virtiofsd_path.empty()) {
-    return {Status::kInfo, "virtiofsd is not installed (the vm backend shares the project with it)",
+    return {doctor::Status::kInfo, "virtiofsd is not installed (the vm backend shares the project with it)",
             "sudo apt-get install qemu-system-x86 (Debian 12 ships virtiofsd in qemu-system-common)"};
   }
   auto version = version_of(facts.virtiofsd_path);
-  return {Status::kOk, facts.virtiofsd_path + (version ? " (version " + *version + ")" : ""), ""};
+  return {doctor::Status::kOk, facts.virtiofsd_path + (version ? " (version " + *version + ")" : ""), ""};
 }
 
 Outcome kernel_outcome(const Paths& paths, const std::filesystem::path& self_exe) {
   auto recipe = image::shipped_kernel_recipe(paths, self_exe);
   if (!recipe)
-    return {Status::kInfo, "cannot build a guest kernel here: " + recipe.error().message, recipe.error().hint};
+    return {doctor::Status::kInfo, "cannot build a guest kernel here: " + recipe.error().message, recipe.error().hint};
   std::string id = image::kernel_id(*recipe);
   if (auto found = image::find_kernel(paths, id)) {
-    return {Status::kOk, id + " is built (" + std::to_string(found->size_bytes / 1'000'000) + " MB vmlinux)", ""};
+    return {doctor::Status::kOk, id + " is built (" + std::to_string(found->size_bytes / 1'000'000) + " MB vmlinux)",
+            ""};
   }
-  return {Status::kInfo, id + " is not built yet (a few minutes, once per machine)", "tnk image build --vm"};
+  return {doctor::Status::kInfo, id + " is not built yet (a few minutes, once per machine)", "tnk image build --vm"};
 }
 
 Outcome disk_outcome(const Paths& paths, const std::filesystem::path& self_exe) {
   auto sources = image::read_apt_sources();
   auto recipe = sources ? image::default_recipe(*sources) : Result<image::Recipe>(sources.error());
-  if (!recipe) return {Status::kInfo, "no current image: " + recipe.error().message, recipe.error().hint};
+  if (!recipe) return {doctor::Status::kInfo, "no current image: " + recipe.error().message, recipe.error().hint};
   std::string image_id = image::image_id(*recipe);
   auto agent = image::agent_binary(self_exe);
   auto sha = image::agent_sha256(paths, agent);
   if (!sha) {
-    return {Status::kInfo, "tnk-agent is not installed at " + agent.string() + ", so no base disk can be built",
+    return {doctor::Status::kInfo, "tnk-agent is not installed at " + agent.string() + ", so no base disk can be built",
             "cmake --build build --target tnk-agent"};
   }
   std::string id = image::disk_id(image_id, *sha);
   if (auto found = image::find_disk(paths, id)) {
-    return {Status::kOk,
+    return {doctor::Status::kOk,
             id + " is built (" + std::to_string(found->allocated_bytes / 1'000'000) + " MB allocated of " +
                 std::to_string(found->size_bytes / 1'000'000) + " MB)",
             ""};
   }
-  return {Status::kInfo, id + " is not built yet (a second, after image " + image_id + ")", "tnk image build --vm"};
+  return {doctor::Status::kInfo, id + " is not built yet (a second, after image " + image_id + ")",
+          "tnk image build --vm"};
 }
 
 }  // namespace
@@ -151,15 +153,15 @@ void add_vm_doctor_checks(doctor::Registry& registry, const host::HostFacts& fac
       {"vm_kvm_access", "vm backend: /dev/kvm for this user", false, [facts] { return kvm_access_outcome(facts); }});
   registry.add({"vm_virtiofsd", "vm backend: virtiofsd", false, [facts] { return virtiofsd_outcome(facts); }});
   registry.add({"vm_virtiofsd_userns", "vm backend: virtiofsd in a user namespace", false, []() -> Outcome {
-                  return {Status::kInfo,
+                  return {doctor::Status::kInfo,
                           "not probed: virtiofsd runs as the root of a user namespace (rootless: mapped onto "
                           "your subordinate ids); the ns checks above cover user namespaces",
                           ""};
                 }});
   registry.add({"vm_vsock", "vm backend: vhost-vsock", false, [facts]() -> Outcome {
-                  if (facts.dev_vhost_vsock_exists) return {Status::kOk, "/dev/vhost-vsock is present", ""};
+                  if (facts.dev_vhost_vsock_exists) return {doctor::Status::kOk, "/dev/vhost-vsock is present", ""};
                   return {
-                      Status::kInfo,
+                      doctor::Status::kInfo,
                       "no /dev/vhost-vsock (vhost_vsock is not loaded, or not in this kernel): the agent is reached "
                       "over virtio-serial instead",
                       ""};

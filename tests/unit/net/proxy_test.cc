@@ -109,7 +109,7 @@ class ProxyUnderTest {
   std::unique_ptr<Serving> serving_;
 };
 
-std::string body_of(const std::string& answer) {
+std::string answer_body(const std::string& answer) {
   size_t at = answer.find("\r\n\r\n");
   return at == std::string::npos ? "" : answer.substr(at + 4);
 }
@@ -120,7 +120,7 @@ TEST(NetProxy, HostNotOnTheListIs403) {
   ProxyUnderTest proxy(allowing({"example.org", "*.example.net"}, "provision"));
   std::string answer = proxy.ask("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
   EXPECT_EQ(status_line(answer), "HTTP/1.1 403 Forbidden");
-  EXPECT_EQ(body_of(answer), "tnk: example.com is not in this sandbox's allow-list (provision)\n");
+  EXPECT_EQ(answer_body(answer), "tnk: example.com is not in this sandbox's allow-list (provision)\n");
   EXPECT_NE(answer.find("Content-Type: text/plain"), std::string::npos);
   auto events = proxy.events();
   ASSERT_EQ(events.size(), 1u);
@@ -134,7 +134,7 @@ TEST(NetProxy, HostNotOnTheListIs403) {
 TEST(NetProxy, PortNotOnTheListIs403NamingThePort) {
   ProxyUnderTest proxy(allowing({"example.org"}));
   std::string answer = proxy.ask("GET http://example.org:8080/ HTTP/1.1\r\nHost: example.org\r\n\r\n");
-  EXPECT_EQ(body_of(answer), "tnk: example.org:8080 is not in this sandbox's allow-list (test)\n");
+  EXPECT_EQ(answer_body(answer), "tnk: example.org:8080 is not in this sandbox's allow-list (test)\n");
   EXPECT_EQ(proxy.events().at(0).reason, "port not in allow-list");
 }
 
@@ -148,11 +148,11 @@ TEST(NetProxy, ListedNameResolvingToLoopbackIsRefused) {
                                 "GET http://LOCALHOST/ HTTP/1.1\r\nHost: localhost\r\n\r\n"}) {
     std::string answer = proxy.ask(request);
     EXPECT_EQ(status_line(answer), "HTTP/1.1 403 Forbidden") << request;
-    EXPECT_TRUE(body_of(answer) == "tnk: localhost resolves to 127.0.0.1, a host-internal address (loopback)\n" ||
-                body_of(answer) == "tnk: localhost. resolves to ::1, a host-internal address (loopback)\n" ||
-                body_of(answer) == "tnk: localhost resolves to ::1, a host-internal address (loopback)\n" ||
-                body_of(answer) == "tnk: localhost. resolves to 127.0.0.1, a host-internal address (loopback)\n")
-        << body_of(answer);
+    EXPECT_TRUE(answer_body(answer) == "tnk: localhost resolves to 127.0.0.1, a host-internal address (loopback)\n" ||
+                answer_body(answer) == "tnk: localhost. resolves to ::1, a host-internal address (loopback)\n" ||
+                answer_body(answer) == "tnk: localhost resolves to ::1, a host-internal address (loopback)\n" ||
+                answer_body(answer) == "tnk: localhost. resolves to 127.0.0.1, a host-internal address (loopback)\n")
+        << answer_body(answer);
   }
   auto events = proxy.events(2);
   ASSERT_EQ(events.size(), 2u);
@@ -177,8 +177,8 @@ TEST(NetProxy, InternalIpLiteralsAreRefused) {
                                          {"127.1:443", "127.0.0.1", "loopback"}}) {
     std::string answer = proxy.ask("CONNECT " + c.target + " HTTP/1.1\r\n\r\n");
     EXPECT_EQ(status_line(answer), "HTTP/1.1 403 Forbidden") << c.target;
-    EXPECT_NE(body_of(answer).find(" resolves to " + c.address + ", a host-internal address"), std::string::npos)
-        << body_of(answer);
+    EXPECT_NE(answer_body(answer).find(" resolves to " + c.address + ", a host-internal address"), std::string::npos)
+        << answer_body(answer);
   }
   for (const NetEvent& e : proxy.events(7)) EXPECT_NE(e.reason.find("host-internal address ("), std::string::npos);
 }
@@ -243,7 +243,7 @@ TEST(NetProxy, OpenLetsThroughOnlyHttpHttpsAndTheListedPorts) {
   ProxyUnderTest proxy(std::move(config));
   std::string refused = proxy.ask("CONNECT 192.0.2.1:22 HTTP/1.1\r\n\r\n");
   EXPECT_EQ(status_line(refused), "HTTP/1.1 403 Forbidden");
-  EXPECT_EQ(body_of(refused),
+  EXPECT_EQ(answer_body(refused),
             "tnk: port 22 is not open to this sandbox (open: 80, 443, 8080; a profile adds ports with "
             "network.open_ports)\n");
   std::string plain = proxy.ask("GET http://192.0.2.1:25/ HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -252,7 +252,7 @@ TEST(NetProxy, OpenLetsThroughOnlyHttpHttpsAndTheListedPorts) {
   for (const char* open :
        {"CONNECT 192.0.2.1:443 HTTP/1.1\r\n\r\n", "GET http://192.0.2.1/ HTTP/1.1\r\nHost: x\r\n\r\n",
         "CONNECT 192.0.2.1:8080 HTTP/1.1\r\n\r\n"}) {
-    EXPECT_NE(body_of(proxy.ask(open)).find("a host-internal address (checked)"), std::string::npos) << open;
+    EXPECT_NE(answer_body(proxy.ask(open)).find("a host-internal address (checked)"), std::string::npos) << open;
   }
   auto events = proxy.events(5);
   ASSERT_EQ(events.size(), 5u);
@@ -269,7 +269,7 @@ TEST(NetProxy, HealthNameIsAnsweredByTheProxyAndIsNoDecision) {
   ProxyUnderTest proxy(allowing({}));
   std::string answer = proxy.ask("GET http://" + std::string(kProxyHealthHost) + "/ HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(status_line(answer), "HTTP/1.1 200 OK");
-  EXPECT_EQ(body_of(answer), "tnk proxy: ok\n");
+  EXPECT_EQ(answer_body(answer), "tnk proxy: ok\n");
   std::string denied = proxy.ask("CONNECT example.com:443 HTTP/1.1\r\n\r\n");
   auto events = proxy.events(1);
   ASSERT_EQ(events.size(), 1u);  // only the refusal
@@ -422,7 +422,7 @@ TEST(NetProxy, MalformedRequestWithNonAsciiBytesIs400WithEscapedBytes) {
   ProxyUnderTest proxy(allowing({"example.org"}));
   std::string answer = proxy.ask("GET http://x/ HTTP/1.1\r\n\xff\xc3\\: a\r\n\r\n");
   EXPECT_EQ(status_line(answer), "HTTP/1.1 400 Bad Request");
-  EXPECT_EQ(body_of(answer), "tnk: bad request: invalid header name \"\\xff\\xc3\\x5c\"\n");
+  EXPECT_EQ(answer_body(answer), "tnk: bad request: invalid header name \"\\xff\\xc3\\x5c\"\n");
   auto events = proxy.events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].reason, "bad request: invalid header name \"\\xff\\xc3\\x5c\"");
@@ -433,7 +433,7 @@ TEST(NetProxy, MalformedRequestIs400) {
   ProxyUnderTest proxy(allowing({"example.org"}));
   std::string answer = proxy.ask("hello there\r\n\r\n");
   EXPECT_EQ(status_line(answer), "HTTP/1.1 400 Bad Request");
-  EXPECT_EQ(body_of(answer), "tnk: bad request: the request line is not \"METHOD target HTTP/1.x\"\n");
+  EXPECT_EQ(answer_body(answer), "tnk: bad request: the request line is not \"METHOD target HTTP/1.x\"\n");
   EXPECT_EQ(status_line(proxy.ask(std::string("\x16\x03\x01\x00\xa5\x01\x00\x00", 8))), "HTTP/1.1 400 Bad Request");
   EXPECT_EQ(status_line(proxy.ask("GET /x HTTP/1.1\r\nHost: example.org\r\n\r\n")), "HTTP/1.1 400 Bad Request");
   auto events = proxy.events(3);
@@ -447,7 +447,7 @@ TEST(NetProxy, OversizeHeadIs431) {
   std::string answer =
       proxy.ask("GET http://example.org/ HTTP/1.1\r\nHost: example.org\r\nX: " + std::string(20000, 'a') + "\r\n\r\n");
   EXPECT_EQ(status_line(answer), "HTTP/1.1 431 Request Header Fields Too Large");
-  EXPECT_EQ(body_of(answer), "tnk: request head larger than 16 KiB\n");
+  EXPECT_EQ(answer_body(answer), "tnk: request head larger than 16 KiB\n");
 }
 
 TEST(NetProxy, SlowHeadIs408) {
@@ -456,7 +456,7 @@ TEST(NetProxy, SlowHeadIs408) {
   ProxyUnderTest proxy(std::move(config));
   std::string answer = proxy.ask("CONNECT example.org:443 HTTP/1.1\r\n");
   EXPECT_EQ(status_line(answer), "HTTP/1.1 408 Request Timeout");
-  EXPECT_EQ(body_of(answer), "tnk: no complete request head within 200 ms\n");
+  EXPECT_EQ(answer_body(answer), "tnk: no complete request head within 200 ms\n");
 }
 
 TEST(NetProxy, RefusedUpstreamIs502) {
@@ -466,7 +466,7 @@ TEST(NetProxy, RefusedUpstreamIs502) {
   ProxyUnderTest proxy(std::move(config));
   std::string answer = proxy.ask("CONNECT 127.0.0.1:" + std::to_string(dead) + " HTTP/1.1\r\n\r\n");
   EXPECT_EQ(status_line(answer), "HTTP/1.1 502 Bad Gateway");
-  EXPECT_NE(body_of(answer).find("Connection refused"), std::string::npos) << answer;
+  EXPECT_NE(answer_body(answer).find("Connection refused"), std::string::npos) << answer;
   auto events = proxy.events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_TRUE(events[0].allowed);  // the policy allowed it; the reason says what happened
@@ -494,7 +494,7 @@ TEST(NetProxy, SilentUpstreamIs504) {
   ProxyUnderTest proxy(std::move(config));
   std::string answer = proxy.ask("CONNECT 127.0.0.1:" + std::to_string(port) + " HTTP/1.1\r\n\r\n");
   EXPECT_EQ(status_line(answer), "HTTP/1.1 504 Gateway Timeout");
-  EXPECT_EQ(body_of(answer), "tnk: 127.0.0.1:" + std::to_string(port) + " did not answer within 300 ms\n");
+  EXPECT_EQ(answer_body(answer), "tnk: 127.0.0.1:" + std::to_string(port) + " did not answer within 300 ms\n");
 }
 
 TEST(NetProxy, IdleTunnelIsClosed) {

@@ -11,12 +11,12 @@
 #include "core/subprocess.h"
 #include "specs/install.h"
 #include "specs/revision.h"
+#include "specs_test_util.h"
 
 namespace tnk::specs {
 namespace {
+using testing_specs::kBundledSpecs;
 namespace fs = std::filesystem;
-
-constexpr const char* kBundled = TNK_SOURCE_SPECS_DIR;
 
 class SpecsInstallTest : public ::testing::Test {
  protected:
@@ -29,7 +29,7 @@ class SpecsInstallTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
 
   Result<InstallReport> install(const std::string& source = "", bool force = false) {
-    return install_specs(config_, InstallOptions{source, force, kBundled}, log_);
+    return install_specs(config_, InstallOptions{source, force, kBundledSpecs}, log_);
   }
   static void write(const fs::path& p, const std::string& content) {
     fs::create_directories(p.parent_path());
@@ -49,7 +49,7 @@ class SpecsInstallTest : public ::testing::Test {
   // A git repository holding a copy of the bundled specs, one commit.
   fs::path make_repo() {
     fs::path repo = root_ / "repo";
-    fs::copy(kBundled, repo, fs::copy_options::recursive);
+    fs::copy(kBundledSpecs, repo, fs::copy_options::recursive);
     git(repo, {"init", "-q"});
     git(repo, {"add", "-A"});
     git(repo, {"commit", "-q", "-m", "specs"});
@@ -71,7 +71,7 @@ TEST_F(SpecsInstallTest, BundledIntoEmptyConfigDir) {
   Result<InstallReport> r = install();
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->installed, (std::vector<std::string>{"sandbox.d", "provider.d"}));
-  EXPECT_EQ(r->source, std::string("bundled specs (") + kBundled + ")");
+  EXPECT_EQ(r->source, std::string("bundled specs (") + kBundledSpecs + ")");
   EXPECT_TRUE(fs::is_regular_file(config_ / "sandbox.d/manifests/base-sandbox.yaml"));
   EXPECT_TRUE(fs::is_regular_file(config_ / "sandbox.d/provision.d/lib/provision-lib.sh"));
   EXPECT_TRUE(fs::is_regular_file(config_ / "provider.d/llama-default.ini"));
@@ -79,7 +79,7 @@ TEST_F(SpecsInstallTest, BundledIntoEmptyConfigDir) {
   EXPECT_FALSE(fs::exists(config_ / "README.md"));
   EXPECT_EQ(read(config_ / ".specs-rev"), "local\n");
   EXPECT_EQ(r->revision, "sha256:" + specs_tree_hash(config_).substr(0, 12));
-  EXPECT_EQ(r->revision, "sha256:" + directory_hash(fs::path(kBundled) / "sandbox.d").substr(0, 12));
+  EXPECT_EQ(r->revision, "sha256:" + directory_hash(fs::path(kBundledSpecs) / "sandbox.d").substr(0, 12));
   EXPECT_FALSE(stage_left_behind());
   EXPECT_NE(log_text_.str().find("info: installed: sandbox.d, provider.d\n"), std::string::npos) << log_text_.str();
 }
@@ -104,7 +104,8 @@ TEST_F(SpecsInstallTest, ForceRefreshesAndKeepsTomlAndUserFiles) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(read(config_ / "tnk.toml"), "server_port = 9000\n");
   EXPECT_EQ(read(config_ / "notes.txt"), "mine\n");
-  EXPECT_EQ(read(config_ / "sandbox.d/manifests/pi.yaml"), read(fs::path(kBundled) / "sandbox.d/manifests/pi.yaml"));
+  EXPECT_EQ(read(config_ / "sandbox.d/manifests/pi.yaml"),
+            read(fs::path(kBundledSpecs) / "sandbox.d/manifests/pi.yaml"));
   EXPECT_FALSE(fs::exists(config_ / "sandbox.d/manifests/mine.yaml"));
   // The replaced, locally changed sandbox.d is kept, and the user is told where.
   EXPECT_EQ(read(config_ / ".specs-old/sandbox.d/manifests/mine.yaml"), "profile: mine\n");
@@ -185,7 +186,7 @@ TEST_F(SpecsInstallTest, FailingSourceLeavesPreviousSpecsIntact) {
 
 TEST_F(SpecsInstallTest, ForceDoesNotReplaceASymlinkedManagedDir) {
   fs::create_directories(config_);
-  fs::create_directory_symlink(kBundled + std::string("/sandbox.d"), config_ / "sandbox.d");
+  fs::create_directory_symlink(kBundledSpecs + std::string("/sandbox.d"), config_ / "sandbox.d");
   Result<InstallReport> r = install("", true);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::kUsage);
@@ -236,7 +237,7 @@ TEST_F(SpecsInstallTest, BundledSpecsDir) {
   fs::create_directories(prefix / "bin");
   fs::create_directories(prefix / "share/tnk/specs");
   EXPECT_EQ(bundled_specs_dir(prefix / "bin/tnk"), prefix / "share/tnk/specs");
-  EXPECT_EQ(bundled_specs_dir(root_ / "elsewhere/tnk"), fs::path(kBundled));  // the source tree
+  EXPECT_EQ(bundled_specs_dir(root_ / "elsewhere/tnk"), fs::path(kBundledSpecs));  // the source tree
 }
 
 }  // namespace

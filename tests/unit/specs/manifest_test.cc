@@ -7,12 +7,12 @@
 #include <fstream>
 
 #include "specs/manifest.h"
+#include "specs_test_util.h"
 
 namespace tnk::specs {
 namespace {
+using testing_specs::parse;
 namespace fs = std::filesystem;
-
-Result<Manifest> parse(const std::string& text) { return parse_manifest(text, "/x/m.yaml"); }
 
 class SpecsLoadManifestTest : public ::testing::Test {
  protected:

@@ -8,9 +8,12 @@
 
 #include "specs/manifest.h"
 #include "specs/profiles.h"
+#include "specs_test_util.h"
 
 namespace tnk::specs {
 namespace {
+using testing_specs::kBundledSpecs;
+using testing_specs::parse;
 namespace fs = std::filesystem;
 
 class SpecsTest : public ::testing::Test {
@@ -32,10 +35,6 @@ class SpecsTest : public ::testing::Test {
 
   fs::path root_, config_;
 };
-
-constexpr const char* kBundled = TNK_SOURCE_SPECS_DIR;
-
-Result<Manifest> parse(const std::string& text) { return parse_manifest(text, "/x/m.yaml"); }
 
 // --- profile names -------------------------------------------------------------------------------------
 
@@ -134,9 +133,9 @@ TEST_F(SpecsTest, ProvisionScriptWithoutSpecsSuggestsInit) {
 // --- manifests -----------------------------------------------------------------------------------------
 
 TEST(SpecsManifest, BundledManifestsParse) {
-  const fs::path dir = fs::path(kBundled) / "sandbox.d/manifests";
+  const fs::path dir = fs::path(kBundledSpecs) / "sandbox.d/manifests";
   std::vector<std::string> warnings;
-  Manifest base = *load_manifest(kBundled, "base", &warnings);
+  Manifest base = *load_manifest(kBundledSpecs, "base", &warnings);
   EXPECT_EQ(base.profile, "base");
   EXPECT_EQ(base.cpus, 1u);
   EXPECT_EQ(base.memory_bytes, 2ull << 30);
@@ -146,23 +145,23 @@ TEST(SpecsManifest, BundledManifestsParse) {
   EXPECT_TRUE(base.unknown_keys.empty());
   EXPECT_EQ(base.source, dir / "base-sandbox.yaml");
 
-  Manifest pi = *load_manifest(kBundled, "pi", &warnings);
+  Manifest pi = *load_manifest(kBundledSpecs, "pi", &warnings);
   EXPECT_EQ(pi.profile, "pi");
   EXPECT_EQ(pi.memory_bytes, 2ull << 30);
   EXPECT_EQ(pi.network, NetworkPolicy::kInference);
   EXPECT_EQ(pi.provision_allow_domains, std::vector<std::string>{"@npm"});
 
-  Manifest dev = *load_manifest(kBundled, "dev", &warnings);
+  Manifest dev = *load_manifest(kBundledSpecs, "dev", &warnings);
   EXPECT_EQ(dev.cpus, 2u);
   EXPECT_EQ(dev.memory_bytes, 4ull << 30);
   EXPECT_TRUE(warnings.empty()) << warnings.front();
 }
 
 TEST(SpecsManifest, BundledProfilesHaveScriptsOrAreBase) {
-  EXPECT_EQ(list_profiles(kBundled), (std::vector<std::string>{"base", "dev", "pi"}));
-  EXPECT_TRUE(provision_script(kBundled, "pi")->has_value());
-  EXPECT_TRUE(provision_script(kBundled, "dev")->has_value());
-  EXPECT_FALSE(provision_script(kBundled, "base")->has_value());
+  EXPECT_EQ(list_profiles(kBundledSpecs), (std::vector<std::string>{"base", "dev", "pi"}));
+  EXPECT_TRUE(provision_script(kBundledSpecs, "pi")->has_value());
+  EXPECT_TRUE(provision_script(kBundledSpecs, "dev")->has_value());
+  EXPECT_FALSE(provision_script(kBundledSpecs, "base")->has_value());
 }
 
 // Sizes share tnk.toml's syntax (config/size.h); a bare number is GiB, as in the original.

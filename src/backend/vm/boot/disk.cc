@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 constexpr uint64_t kMiB = 1024 * 1024;
 constexpr const char* kAgentScriptFile = "agent.debugfs";
 
-DiskInfo info_from(const ArtifactEntry& entry) {
+DiskInfo disk_info_from(const ArtifactEntry& entry) {
   DiskInfo info;
   info.id = entry.id;
   info.dir = entry.dir;
@@ -177,10 +177,12 @@ Result<std::string> agent_sha256(const Paths& paths, const fs::path& agent) {
 }
 
 Result<DiskInfo> find_disk(const Paths& paths, const std::string& id) {
-  return find_artifact_as(paths, kDiskKind, id, kBaseDiskFile, info_from);
+  return find_artifact_as(paths, kDiskKind, id, kBaseDiskFile, disk_info_from);
 }
 
-Result<std::vector<DiskInfo>> list_disks(const Paths& paths) { return list_artifacts_as(paths, kDiskKind, info_from); }
+Result<std::vector<DiskInfo>> list_disks(const Paths& paths) {
+  return list_artifacts_as(paths, kDiskKind, disk_info_from);
+}
 
 Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const fs::path& agent, Log& log,
                              const DiskBuildOptions& options) {

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 constexpr uint64_t kKernelBuildSpace = 3'000'000'000;  // source ~1.4 GB + objects
 constexpr size_t kTailLines = 15;
 
-KernelInfo info_from(const ArtifactEntry& entry) {
+KernelInfo kernel_info_from(const ArtifactEntry& entry) {
   KernelInfo info;
   info.id = entry.id;
   info.dir = entry.dir;
@@ -134,11 +134,11 @@ Result<KernelInfo> build_locked(const Paths& paths, const KernelRecipe& recipe, 
 }  // namespace
 
 Result<KernelInfo> find_kernel(const Paths& paths, const std::string& id) {
-  return find_artifact_as(paths, kKernelKind, id, kVmlinuxFile, info_from);
+  return find_artifact_as(paths, kKernelKind, id, kVmlinuxFile, kernel_info_from);
 }
 
 Result<std::vector<KernelInfo>> list_kernels(const Paths& paths) {
-  return list_artifacts_as(paths, kKernelKind, info_from);
+  return list_artifacts_as(paths, kKernelKind, kernel_info_from);
 }
 
 Result<KernelInfo> ensure_kernel(const Paths& paths, const KernelRecipe& recipe, Log& log,
