@@ -4,7 +4,6 @@
 #include <netinet/in.h>
 
 #include <cctype>
-#include <charconv>
 #include <optional>
 
 #include "net/port.h"

@@ -5,7 +5,6 @@
 
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 
 #include "net/port.h"
