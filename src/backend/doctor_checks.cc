@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "backend/lima/doctor_check.h"
+#include "core/strings.h"
 #include "host/linux_backends.h"
 #include "image/apt_sources.h"
 #include "image/recipe.h"
@@ -51,8 +52,7 @@ Outcome root_ids_outcome() {
       if (std::find(owners.begin(), owners.end(), owner) == owners.end()) owners.push_back(owner);
     }
   }
-  std::string shared;
-  for (const auto& owner : owners) shared += (shared.empty() ? "" : ", ") + owner;
+  const std::string shared = join(owners);
   const std::string fix = idmap::add_range_command("root") + " (reserves a range of its own for root's sandboxes)";
   if (owners.empty()) {
     return {doctor::Status::kInfo, "running as root: sandboxes map to " + where + ", reserved for no one" + rootless,

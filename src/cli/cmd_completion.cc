@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "core/strings.h"
 
 namespace tnk::cli {
 namespace {
@@ -33,12 +34,6 @@ void collect(const CLI::App& app, const std::string& path, std::vector<Level>& l
   }
 }
 
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
-
 std::string bash_script(const std::vector<Level>& levels) {
   std::ostringstream s;
   s << "# tnk bash completion: source <(tnk completion bash)\n_tnk() {\n"
@@ -52,8 +47,8 @@ std::string bash_script(const std::vector<Level>& levels) {
   }
   s << "    esac\n  done\n  local words=\"\"\n  case \"$path\" in\n";
   for (const auto& level : levels) {
-    s << "    \"" << level.path << "\") words=\"" << join(level.subcommands) << (level.subcommands.empty() ? "" : " ")
-      << join(level.options) << "\" ;;\n";
+    s << "    \"" << level.path << "\") words=\"" << join(level.subcommands, " ")
+      << (level.subcommands.empty() ? "" : " ") << join(level.options, " ") << "\" ;;\n";
   }
   s << "  esac\n  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n}\ncomplete -F _tnk tnk\n";
   return s.str();
@@ -74,7 +69,8 @@ std::string fish_script(const std::vector<Level>& levels) {
     if (!level.path.empty()) {
       std::string last = level.path.substr(level.path.rfind(' ') == std::string::npos ? 0 : level.path.rfind(' ') + 1);
       condition = "__fish_seen_subcommand_from " + last;
-      if (!level.subcommands.empty()) condition += "; and not __fish_seen_subcommand_from " + join(level.subcommands);
+      if (!level.subcommands.empty())
+        condition += "; and not __fish_seen_subcommand_from " + join(level.subcommands, " ");
     }
     for (const auto& [name, description] : level.described) {
       s << "complete -c tnk -n " << fish_quote(condition) << " -a " << name << " -d " << fish_quote(description)

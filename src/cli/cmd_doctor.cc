@@ -3,6 +3,7 @@
 
 #include "backend/doctor_checks.h"
 #include "cli/command.h"
+#include "core/strings.h"
 #include "doctor/doctor.h"
 #include "host/host_probe.h"
 #include "sandbox/resolve.h"
@@ -42,9 +43,7 @@ void add_core_checks(Context& ctx, doctor::Registry& registry) {
          if (!std::filesystem::is_directory(manifests, ec)) {
            return {doctor::Status::kFail, "not installed (" + manifests.string() + " is missing)", "run `tnk init`"};
          }
-         std::string list;
-         for (const auto& p : specs::list_profiles(ctx.paths.config_dir)) list += (list.empty() ? "" : ", ") + p;
-         return {doctor::Status::kOk, "profiles: " + list, ""};
+         return {doctor::Status::kOk, "profiles: " + join(specs::list_profiles(ctx.paths.config_dir)), ""};
        }});
   registry.add({"inference", "inference endpoint", false, [&ctx]() -> doctor::Outcome {
                   auto config = ctx.config();

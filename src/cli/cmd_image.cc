@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "cli/image_vm.h"
 #include "cli/prompt.h"
+#include "core/strings.h"
 #include "image/apt_sources.h"
 #include "image/layout.h"
 #include "image/recipe.h"
@@ -99,9 +100,7 @@ Result<int> run_build(Context& ctx, const BuildFlags& flags) {
   auto used_by = users.users_of(id);
   bool existed = image::find_image(ctx.paths, id).ok();
   if (force && existed && !used_by.empty()) {
-    std::string names;
-    for (const auto& s : used_by) names += (names.empty() ? "" : ", ") + s;
-    return failed("not rebuilding image " + id + ": it is used by " + names,
+    return failed("not rebuilding image " + id + ": it is used by " + join(used_by),
                   "rebuilding a base under a sandbox corrupts the sandbox; delete those sandboxes first "
                   "(`tnk sandbox delete` in their projects)");
   }

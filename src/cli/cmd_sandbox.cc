@@ -6,6 +6,7 @@
 #include "backend/list.h"
 #include "cli/command.h"
 #include "cli/sandbox_verbs.h"
+#include "core/strings.h"
 #include "sandbox/resolve.h"
 
 namespace tnk::cli {
@@ -16,8 +17,7 @@ void print_network_text(const sandbox::Resolved& r, const nlohmann::json& runnin
                         const std::function<void(const std::string&, const std::string&)>& row) {
   row("network", to_string(r.network) + " (" + r.network_source + ")");
   if (r.network == NetworkPolicy::kAllowlist) {
-    std::string allow;
-    for (const auto& a : r.manifest.allow_domains) allow += (allow.empty() ? "" : ", ") + a;
+    const std::string allow = join(r.manifest.allow_domains);
     row("  allow", allow.empty() ? "<nothing: only the inference endpoint>" : allow);
   }
   if (running.is_object()) {

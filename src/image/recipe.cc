@@ -5,6 +5,7 @@
 
 #include "audit/sha256.h"
 #include "core/files.h"
+#include "core/strings.h"
 
 namespace tnk::image {
 namespace {
@@ -40,12 +41,6 @@ bool plain(const std::string& value, const char* extra) {
 }
 
 bool plain_path(const std::string& value) { return value.starts_with('/') && plain(value, "/._+-"); }
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : sep) + item;
-  return out;
-}
 
 nlohmann::json mirror_to_json(const Mirror& m) {
   return {{"uri", m.uri}, {"suites", m.suites}, {"components", m.components}, {"signed_by", m.signed_by}};

@@ -11,6 +11,7 @@
 #include "core/file_lock.h"
 #include "core/files.h"
 #include "core/json_fields.h"
+#include "core/strings.h"
 #include "image/layout.h"
 #include "image/tree.h"
 
@@ -142,9 +143,7 @@ Result<std::vector<ImageInfo>> list_images(const Paths& paths) {
 }
 
 Error in_use_error(const std::string& id, const std::vector<std::string>& used_by) {
-  std::string names;
-  for (const auto& s : used_by) names += (names.empty() ? "" : ", ") + s;
-  return failed("image " + id + " is used by " + names,
+  return failed("image " + id + " is used by " + join(used_by),
                 "delete those sandboxes first (`tnk sandbox delete` in their projects), or pass --force "
                 "(they will not start again until deleted and recreated)");
 }

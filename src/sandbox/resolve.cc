@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "core/strings.h"
 #include "host/host_probe.h"
 #include "inference/model_cache.h"
 #include "naming/backend_kind.h"
@@ -21,9 +22,7 @@ bool profile_exists(const std::filesystem::path& config_dir, const std::string& 
 }
 
 std::string available_profiles(const std::filesystem::path& config_dir) {
-  std::string list;
-  for (const auto& p : specs::list_profiles(config_dir)) list += (list.empty() ? "" : ", ") + p;
-  return list;
+  return join(specs::list_profiles(config_dir));
 }
 
 Status choose_profile(Context& ctx, const Config& config, const ResolveOptions& options, Resolved& r) {

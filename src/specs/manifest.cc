@@ -8,6 +8,7 @@
 
 #include "config/size.h"
 #include "core/files.h"
+#include "core/strings.h"
 #include "specs/profiles.h"
 
 namespace tnk::specs {
@@ -267,9 +268,7 @@ Result<Manifest> load_manifest(const fs::path& config_dir, std::string_view prof
   TNK_ASSIGN_OR_RETURN(std::string text, read_file(*choice.path));
   TNK_ASSIGN_OR_RETURN(Manifest manifest, parse_manifest(text, *choice.path));
   if (!manifest.unknown_keys.empty()) {
-    std::string keys;
-    for (const auto& k : manifest.unknown_keys) keys += (keys.empty() ? "" : ", ") + k;
-    warn(choice.path->string() + ": ignoring keys tnk does not use: " + keys);
+    warn(choice.path->string() + ": ignoring keys tnk does not use: " + join(manifest.unknown_keys));
   }
   if (!manifest.allow_domains.empty() && manifest.network != NetworkPolicy::kAllowlist) {
     warn(choice.path->string() + ": network.allow is only used with `security.network: allowlist`");
