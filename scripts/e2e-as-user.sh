@@ -21,7 +21,8 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/share/tnk"
 cp "$root/build/tnk" "$root/build/tnk-agent" "$stage/"
 cp -a "$root/tests" "$root/docs" "$root/specs" "$stage/"
-cp -a "$root/specs" "$stage/share/tnk/specs"  # the bundled specs, found next to the binary
+cp -a "$root/specs" "$stage/share/tnk/specs"  # the bundled specs and the kernel fragment, found next to the binary
+cp -a "$root/kernel" "$stage/share/tnk/kernel"
 chmod -R a+rX "$stage"
 chmod 755 "$stage"
 

@@ -25,15 +25,11 @@ user_home=$(getent passwd "$user" | cut -d: -f6)
 echo; echo "\$ sudo tnk setup --user $user"
 "${sudo[@]}" "$repo/build/tnk" setup --user "$user"
 
-# Root's build tree may sit where the demo user cannot read it: the user gets its own copy, laid out
-# as an install is (bin/tnk, bin/tnk-agent, share/tnk/specs).
+# Root's build tree may sit where the demo user cannot read it: the user gets its own install, in
+# ~/.local (`cmake --install`: bin/tnk, libexec/tnk/tnk-agent, share/tnk/, the manual page and completions).
 if [ "$(id -u)" -eq 0 ]; then
   prefix="$user_home/.local"
-  install -D -m 0755 build/tnk "$prefix/bin/tnk"
-  install -D -m 0755 build/tnk-agent "$prefix/bin/tnk-agent"
-  rm -rf "$prefix/share/tnk/specs"
-  mkdir -p "$prefix/share/tnk"
-  cp -r specs "$prefix/share/tnk/specs"
+  cmake --install build --prefix "$prefix" >/dev/null
   chown -R "$user:" "$prefix"
   tnk="$prefix/bin/tnk"
 else

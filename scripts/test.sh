@@ -41,7 +41,7 @@ logs=$(mktemp -d)
 # spend most of their time waiting (on npm, on a booting guest), so each pass runs beside a build
 # (docs/architecture.md has the figures): its output is printed when it ends.
 step "build tnk and tnk-agent (-O1, no debug info, file by file: the end-to-end tests check behaviour, not speed) into build/"
-if ! TNK_BUILD_TARGETS="tnk tnk-agent" bash scripts/build.sh build -DTNK_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug \
+if ! TNK_BUILD_TARGETS="tnk tnk-agent tnk_generated_docs" bash scripts/build.sh build -DTNK_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug \
      -DCMAKE_CXX_FLAGS_DEBUG=-O1 -DTNK_UNITY_BUILD=OFF; then
   echo "tests: 0 passed, 1 failed"; exit 1
 fi
@@ -84,7 +84,7 @@ e2e_root=$!
 
 step "build without the Linux backends (TNK_LINUX_BACKENDS=OFF: the stand-in for macOS) and its unit tests"
 # -O0 without debug info: this step proves the configuration builds and its tests pass, quickly.
-if cmake -S . -B build-nolinux -G Ninja -DTNK_LINUX_BACKENDS=OFF -DTNK_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug \
+if cmake -S . -B build-nolinux -G Ninja -DTNK_WERROR=ON -DTNK_LINUX_BACKENDS=OFF -DTNK_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug \
      -DCMAKE_CXX_FLAGS_DEBUG=-O0 >"$logs/nolinux.log" 2>&1 &&
    cmake --build build-nolinux -j "${TNK_BUILD_JOBS:-2}" >>"$logs/nolinux.log" 2>&1 &&
    (cd build-nolinux && ctest --output-on-failure -j2) >>"$logs/nolinux.log" 2>&1; then

@@ -71,10 +71,23 @@ std::string help_text(const CLI::App& command) {
 
 }  // namespace
 
+constexpr std::string_view kExampleMark = "\n\nExample:\n  ";
+constexpr std::string_view kGlobalFlagsNote =
+    "\n\nGlobal flags: -q (quiet), -v (verbose), -o text|json|ndjson (output format).";
+
 void describe(CLI::App& command, const std::string& explanation, const std::string& example) {
   // The one-line description given to add_subcommand stays for the parent's listing.
-  command.footer("\n" + explanation + "\n\nExample:\n  " + example +
-                 "\n\nGlobal flags: -q (quiet), -v (verbose), -o text|json|ndjson (output format).");
+  command.footer("\n" + explanation + std::string(kExampleMark) + example + std::string(kGlobalFlagsNote));
+}
+
+// The footer is describe()'s own format, read back here so that the texts are written once.
+CommandDoc command_doc(const CLI::App& command) {
+  const std::string footer = command.get_footer();
+  const auto example_at = footer.find(kExampleMark);
+  if (!footer.starts_with('\n') || example_at == std::string::npos || !footer.ends_with(kGlobalFlagsNote)) return {};
+  const auto example_start = example_at + kExampleMark.size();
+  return {footer.substr(1, example_at - 1),
+          footer.substr(example_start, footer.size() - kGlobalFlagsNote.size() - example_start)};
 }
 
 int run(int argc, char** argv) {
@@ -109,6 +122,7 @@ int run(int argc, char** argv) {
   add_image_commands(root, table);
   add_audit_commands(root, table);
   add_completion_command(root, table);
+  add_manpage_command(root, table);
   add_version_command(root, table);
 
   Output early_out(std::cout, std::cerr, early_format(argc, argv), color);

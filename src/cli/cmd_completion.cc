@@ -34,9 +34,11 @@ void collect(const CLI::App& app, const std::string& path, std::vector<Level>& l
   }
 }
 
-std::string bash_script(const std::vector<Level>& levels) {
+// A bash completion function named `function`, registered for tnk.
+std::string bash_script(const std::vector<Level>& levels, const std::string& function) {
   std::ostringstream s;
-  s << "# tnk bash completion: source <(tnk completion bash)\n_tnk() {\n"
+  s << function
+    << "() {\n"
        "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" path=\"\" word i\n"
        "  for ((i = 1; i < COMP_CWORD; i++)); do\n    word=\"${COMP_WORDS[i]}\"\n    case \"$path|$word\" in\n";
   for (const auto& level : levels) {
@@ -50,7 +52,7 @@ std::string bash_script(const std::vector<Level>& levels) {
     s << "    \"" << level.path << "\") words=\"" << join(level.subcommands, " ")
       << (level.subcommands.empty() ? "" : " ") << join(level.options, " ") << "\" ;;\n";
   }
-  s << "  esac\n  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n}\ncomplete -F _tnk tnk\n";
+  s << "  esac\n  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n}\ncomplete -F " << function << " tnk\n";
   return s.str();
 }
 
@@ -80,6 +82,15 @@ std::string fish_script(const std::vector<Level>& levels) {
   return s.str();
 }
 
+// zsh runs the bash function through its bashcompinit layer. Installed as _tnk in zsh's fpath, the file
+// is the body of the autoloaded function _tnk: its first call registers the bash function in its place
+// and completes the word at hand with it; sourced by hand, it only registers.
+std::string zsh_script(const std::vector<Level>& levels) {
+  return "#compdef tnk\n# tnk zsh completion: source <(tnk completion zsh), or installed as _tnk in zsh's fpath\n"
+         "autoload -U +X bashcompinit && bashcompinit\n" +
+         bash_script(levels, "_tnk_bash") + "if [[ ${funcstack[1]-} == _tnk ]]; then _bash_complete -F _tnk_bash; fi\n";
+}
+
 }  // namespace
 
 void add_completion_command(CLI::App& root, CommandTable& table) {
@@ -94,12 +105,13 @@ void add_completion_command(CLI::App& root, CommandTable& table) {
         collect(root, "", levels);
         if (*shell == "fish") {
           ctx.out.raw(fish_script(levels));
-        } else if (*shell == "zsh") {  // zsh runs the bash function through its bashcompinit layer
-          ctx.out.raw(
-              "# tnk zsh completion: source <(tnk completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n" +
-              bash_script(levels));
+        } else if (*shell == "zsh") {
+          ctx.out.raw(zsh_script(levels));
         } else {
-          ctx.out.raw(bash_script(levels));
+          ctx.out.raw(
+              "# tnk bash completion: source <(tnk completion bash), or installed in\n"
+              "# share/bash-completion/completions/tnk, where bash-completion loads it by itself\n" +
+              bash_script(levels, "_tnk"));
         }
         return kExitOk;
       },

@@ -45,9 +45,17 @@ void add_setup_command(CLI::App& root, CommandTable& table);  // Linux: a user's
 void add_audit_commands(CLI::App& root, CommandTable& table);
 void add_image_commands(CLI::App& root, CommandTable& table);  // image build, ls, rm
 void add_completion_command(CLI::App& root, CommandTable& table);
+void add_manpage_command(CLI::App& root, CommandTable& table);
 void add_version_command(CLI::App& root, CommandTable& table);
 
 // Adds the explanation and the example that `<command> --help` shows below the usage.
 void describe(CLI::App& command, const std::string& explanation, const std::string& example);
+
+struct CommandDoc {
+  std::string explanation;
+  std::string example;
+};
+// What describe() gave the command (the manual page reads it); empty when it was not described.
+CommandDoc command_doc(const CLI::App& command);
 
 }  // namespace tnk::cli

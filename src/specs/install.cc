@@ -231,9 +231,6 @@ fs::path bundled_specs_dir(const fs::path& self_exe) {
   const fs::path exe_dir = self_exe.parent_path();
   std::vector<fs::path> candidates = {exe_dir / "share" / "tnk" / "specs",
                                       (exe_dir / ".." / "share" / "tnk" / "specs").lexically_normal()};
-#ifdef TNK_SOURCE_SPECS_DIR
-  candidates.emplace_back(TNK_SOURCE_SPECS_DIR);
-#endif
   for (const fs::path& dir : candidates) {
     std::error_code ec;
     if (fs::is_directory(dir, ec)) return dir;

@@ -36,8 +36,8 @@ struct InstallReport {
 Result<InstallReport> install_specs(const std::filesystem::path& config_dir, const InstallOptions& options, Log& log);
 
 // Where the bundled specs are, given the running executable (/proc/self/exe): the first directory
-// that exists of <exe_dir>/share/tnk/specs (build tree), <exe_dir>/../share/tnk/specs (install
-// prefix) and the source tree's specs/ (TNK_SOURCE_SPECS_DIR, set by CMake). Empty when none exists.
+// that exists of <exe_dir>/share/tnk/specs (build tree: copied there by the build) and
+// <exe_dir>/../share/tnk/specs (an install, wherever its prefix is). Empty when neither exists.
 std::filesystem::path bundled_specs_dir(const std::filesystem::path& self_exe);
 
 }  // namespace tnk::specs

@@ -237,7 +237,8 @@ TEST_F(SpecsInstallTest, BundledSpecsDir) {
   fs::create_directories(prefix / "bin");
   fs::create_directories(prefix / "share/tnk/specs");
   EXPECT_EQ(bundled_specs_dir(prefix / "bin/tnk"), prefix / "share/tnk/specs");
-  EXPECT_EQ(bundled_specs_dir(root_ / "elsewhere/tnk"), fs::path(kBundledSpecs));  // the source tree
+  // No fallback to the source tree: a relocated or broken install says so instead of using it.
+  EXPECT_EQ(bundled_specs_dir(root_ / "elsewhere/tnk"), fs::path());
 }
 
 }  // namespace

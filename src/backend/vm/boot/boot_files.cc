@@ -7,7 +7,7 @@ namespace fs = std::filesystem;
 fs::path agent_binary(const fs::path& self_exe) {
   fs::path dir = self_exe.parent_path();
   fs::path beside = dir / "tnk-agent";
-  fs::path libexec = dir.parent_path() / "lib/tnk/tnk-agent";
+  fs::path libexec = dir.parent_path() / "libexec/tnk/tnk-agent";
   std::error_code ec;
   if (!fs::is_regular_file(beside, ec) && fs::is_regular_file(libexec, ec)) return libexec;
   return beside;

@@ -16,7 +16,7 @@
 namespace tnk::image {
 
 // tnk-agent as installed with tnk: <exe dir>/tnk-agent (the build tree and bin/), else
-// <exe dir>/../lib/tnk/tnk-agent. The first candidate when neither exists (errors name it).
+// <exe dir>/../libexec/tnk/tnk-agent. The first candidate when neither exists (errors name it).
 std::filesystem::path agent_binary(const std::filesystem::path& self_exe);
 
 // The kernel recipe of this tnk on this host (fragment, source package, compiler).

@@ -21,7 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string pid_suffix() { return "-" + std::to_string(::getpid()); }
+// Built by insert, not "-" + to_string(): GCC 12 at -O3 warns falsely on that (-Wstringop-overflow).
+std::string pid_suffix() { return std::to_string(::getpid()).insert(0, 1, '-'); }
 
 // A work directory of `id` (".build-<id>-<digits>", ".rm-<id>-<digits>").
 bool is_work_dir_of(const std::string& name, const std::string& id) {

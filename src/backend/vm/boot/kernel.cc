@@ -72,9 +72,6 @@ Result<fs::path> find_kernel_fragment(const fs::path& self_exe) {
     candidates.push_back(self_exe.parent_path() / "share/tnk/kernel" / kKernelFragmentName);
     candidates.push_back(self_exe.parent_path().parent_path() / "share/tnk/kernel" / kKernelFragmentName);
   }
-#ifdef TNK_SOURCE_SPECS_DIR
-  candidates.push_back(fs::path(TNK_SOURCE_SPECS_DIR).parent_path() / "kernel" / kKernelFragmentName);
-#endif
   std::error_code ec;
   for (const auto& c : candidates) {
     if (fs::is_regular_file(c, ec)) return c;

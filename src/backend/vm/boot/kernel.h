@@ -44,8 +44,8 @@ std::string kernel_recipe_hash(const KernelRecipe& recipe);  // sha256 hex of th
 // "linux-<upstream version>-<12 hex>", e.g. linux-6.1.192-0123456789ab.
 std::string kernel_id(const KernelRecipe& recipe);
 
-// The fragment shipped with tnk: <exe dir>/share/tnk/kernel/, <exe dir>/../share/tnk/kernel/, then the
-// source tree's kernel/ directory. not_found when none exists.
+// The fragment shipped with tnk: <exe dir>/share/tnk/kernel/ (build tree: copied there by the build),
+// then <exe dir>/../share/tnk/kernel/ (an install). not_found when neither exists.
 Result<std::filesystem::path> find_kernel_fragment(const std::filesystem::path& self_exe);
 // Reads the host: the fragment file, the installed source package's version, gcc's version (the last
 // two remembered in `memo_dir` with dpkg's database and the gcc on PATH, see core/file_memo.h).

@@ -51,10 +51,24 @@ TEST(KernelRecipe, FragmentSettingsAndWhatAConfigLacks) {
             std::vector<std::string>{"# CONFIG_E is not set"});
 }
 
+TEST(KernelRecipe, TheFragmentIsFoundBesideTheBinaryOrUnderItsPrefix) {
+  testing_support::TempDir dir;
+  fs::create_directories(dir.path() / "build/share/tnk/kernel");
+  std::ofstream(dir.path() / "build/share/tnk/kernel" / kKernelFragmentName) << "CONFIG_64BIT=y\n";
+  EXPECT_EQ(*find_kernel_fragment(dir.path() / "build/tnk"),
+            dir.path() / "build/share/tnk/kernel" / kKernelFragmentName);
+  fs::create_directories(dir.path() / "usr/bin");
+  fs::create_directories(dir.path() / "usr/share/tnk/kernel");
+  std::ofstream(dir.path() / "usr/share/tnk/kernel" / kKernelFragmentName) << "CONFIG_64BIT=y\n";
+  EXPECT_EQ(*find_kernel_fragment(dir.path() / "usr/bin/tnk"),
+            dir.path() / "usr/share/tnk/kernel" / kKernelFragmentName);
+  auto missing = find_kernel_fragment(dir.path() / "elsewhere/tnk");  // no fallback to the source tree
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
+}
+
 TEST(KernelRecipe, TheShippedFragmentAsksForWhatTheGuestNeeds) {
-  auto file = find_kernel_fragment("");
-  ASSERT_TRUE(file.ok()) << file.error().message;
-  auto text = read_file(*file);
+  auto text = read_file(fs::path(TNK_SOURCE_DIR) / "kernel" / kKernelFragmentName);
   ASSERT_TRUE(text.ok());
   auto settings = fragment_settings(*text);
   for (const char* needed :
