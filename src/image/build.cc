@@ -10,6 +10,7 @@
 
 #include "core/file_lock.h"
 #include "core/files.h"
+#include "core/stopwatch.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
 #include "idmap/userns.h"
@@ -88,10 +89,13 @@ Result<BuildRun> run_mmdebstrap(const Recipe& recipe, const std::filesystem::pat
 
   BuildRun run;
   ProgressFilter progress;
+  const Stopwatch clock;
   bool log_ok = true;
   auto on_line = [&](std::string_view line) {
     if (log_ok) log_ok = write_all(out.get(), std::string(line) + "\n", log_file.string()).ok();
-    if (auto phase = progress.feed(line)) log.info("  " + *phase);
+    if (auto phase = progress.feed(line)) {
+      log.info("  " + progress_line(progress.phase(), ProgressFilter::kPhases, *phase, clock));
+    }
     log.verbose(std::string(line));
     if (line.empty()) return;
     run.tail.emplace_back(line);

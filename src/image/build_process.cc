@@ -126,7 +126,7 @@ Result<int> run_streaming(const std::vector<std::string>& argv, const StreamOpti
 }
 
 std::optional<std::string> ProgressFilter::feed(std::string_view line) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kPhases = {{
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, kPhases> kPhaseLines = {{
       {"I: running apt-get update", "updating package lists"},
       {"I: downloading packages", "downloading packages"},
       {"I: extracting archives", "unpacking essential packages"},
@@ -135,9 +135,11 @@ std::optional<std::string> ProgressFilter::feed(std::string_view line) {
       {"I: running --customize-hook", "customizing (user, sudo, /etc, workspace)"},
       {"I: cleaning package lists", "cleaning up"},
   }};
-  for (const auto& [prefix, text] : kPhases) {
+  for (size_t i = 0; i < kPhaseLines.size(); ++i) {
+    const auto& [prefix, text] = kPhaseLines[i];
     if (!line.starts_with(prefix) || last_ == text) continue;
     last_ = text;
+    phase_ = static_cast<int>(i) + 1;
     return std::string(text);
   }
   return std::nullopt;

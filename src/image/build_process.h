@@ -34,10 +34,13 @@ Result<int> run_streaming(const std::vector<std::string>& argv, const StreamOpti
 // when a new phase starts, nullopt otherwise.
 class ProgressFilter {
  public:
+  static constexpr int kPhases = 7;
   std::optional<std::string> feed(std::string_view line);
+  int phase() const { return phase_; }  // 1..kPhases: the one feed() last announced
 
  private:
   std::string last_;
+  int phase_ = 0;
 };
 
 }  // namespace tnk::image

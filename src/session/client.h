@@ -3,6 +3,7 @@
 // docs/control-protocol.md describes the protocol and the client's signal rules.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -16,6 +17,10 @@ struct ClientOptions {
   int in_fd = 0, out_fd = 1, err_fd = 2;  // the client's own stdio (tests pass pipes); never set non-blocking
   // Optional copy of the session's output (provisioning -> audit log). stream is 1 or 2 (always 1 with a tty).
   std::function<void(int stream, std::string_view bytes)> tee;
+  // Optional: called after each `quiet_every` in which nothing happened (no output, no input), so that a
+  // long silent step (an npm install during provisioning) still shows it is alive.
+  std::function<void()> on_quiet;
+  std::chrono::milliseconds quiet_every{15'000};
 };
 
 // How a session ended, when it was not a failure of tnk itself.

@@ -131,9 +131,15 @@ Relay::Step Relay::step() {
   if (input_open_ && pending_.empty() && target >= 0) p[kInput] = {options_.in_fd, POLLIN, 0};
   if (!pending_.empty() && target >= 0) p[kTarget] = {target, POLLOUT, 0};
   for (std::size_t i = 0; i < outputs_.size(); ++i) p[kOut0 + i] = {outputs_[i].fd.get(), POLLIN, 0};
-  if (::poll(p.data(), p.size(), -1) < 0) {
+  const int timeout = options_.on_quiet ? static_cast<int>(options_.quiet_every.count()) : -1;
+  const int ready = ::poll(p.data(), p.size(), timeout);
+  if (ready < 0) {
     if (errno == EINTR) return std::optional<SessionResult>();
     return sys_error(errno, "cannot wait for session I/O");
+  }
+  if (ready == 0) {
+    options_.on_quiet();
+    return std::optional<SessionResult>();
   }
   for (std::size_t i = 0; i < outputs_.size(); ++i) {
     if (p[kOut0 + i].revents != 0) read_output(outputs_[i]);  // POLLNVAL too: the read fails and closes it

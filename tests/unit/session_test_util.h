@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "core/unique_fd.h"
+#include "session/client.h"
 #include "session/protocol.h"
 
 #include "temp_dir.h"
@@ -110,5 +111,14 @@ class FakeServer {
 };
 
 using testing_support::TempDir;
+
+// The client's stdio on these descriptors, everything else as by default.
+inline ClientOptions client_options(int in_fd, int out_fd, int err_fd) {
+  ClientOptions options;
+  options.in_fd = in_fd;
+  options.out_fd = out_fd;
+  options.err_fd = err_fd;
+  return options;
+}
 
 }  // namespace tnk::session::testing

@@ -7,6 +7,7 @@
 #include "audit/events.h"
 #include "backend/supervised/session_run.h"
 #include "core/files.h"
+#include "core/stopwatch.h"
 #include "sandbox/audit_target.h"
 #include "sandbox/provision.h"
 #include "sandbox/provision_output.h"
@@ -108,6 +109,8 @@ Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files,
   options.out_fd = discard.get();
   options.err_fd = discard.get();
   options.tee = [&](int stream, std::string_view bytes) { tee.add(stream, bytes); };
+  const Stopwatch clock;
+  options.on_quiet = [&] { ctx.log.info("provisioning " + r.id + ": still running, " + clock.text()); };
   auto code = run_session(ctx, r, spec, audit, options);
   return tee.finish(code, fingerprint);
 }

@@ -281,12 +281,13 @@ TEST(ImageProgress, PhasesOnceEach) {
         "I: running --customize-hook in shell: sh -c 'chroot \"$1\" groupadd'",
         "I: running --customize-hook in shell: sh -c 'echo sandbox'", "I: cleaning package lists and apt cache...",
         "I: success in 51.8 seconds"}) {
-    if (auto text = filter.feed(line)) shown.push_back(*text);
+    if (auto text = filter.feed(line)) shown.push_back("[" + std::to_string(filter.phase()) + "] " + *text);
   }
-  EXPECT_EQ(shown,
-            (std::vector<std::string>{"updating package lists", "downloading packages", "unpacking essential packages",
-                                      "installing essential packages", "installing the other packages",
-                                      "customizing (user, sudo, /etc, workspace)", "cleaning up"}));
+  EXPECT_EQ(shown, (std::vector<std::string>{"[1] updating package lists", "[2] downloading packages",
+                                             "[3] unpacking essential packages", "[4] installing essential packages",
+                                             "[5] installing the other packages",
+                                             "[6] customizing (user, sudo, /etc, workspace)", "[7] cleaning up"}));
+  EXPECT_EQ(ProgressFilter::kPhases, 7);
 }
 
 }  // namespace

@@ -26,35 +26,35 @@ const std::vector<InterfaceAddress> kHost = {
     {"lo", address("::1"), 128},
 };
 
-std::string reason(const std::string& text, const std::vector<InterfaceAddress>& interfaces = kHost) {
+std::string local_reason(const std::string& text, const std::vector<InterfaceAddress>& interfaces = kHost) {
   return local_network_reason(address(text), interfaces).value_or("off-link");
 }
 
 TEST(NetLocalNetworks, TheHostsOwnAddressesAreRefused) {
-  EXPECT_EQ(reason("198.51.100.1"), "address of this host's interface eth0");
-  EXPECT_EQ(reason("2001:db8:5::1"), "address of this host's interface eth0");
-  EXPECT_EQ(reason("203.0.113.130"), "address of this host's interface eth1");
-  EXPECT_EQ(reason("::ffff:198.51.100.1"), "address of this host's interface eth0");  // connects as IPv4
+  EXPECT_EQ(local_reason("198.51.100.1"), "address of this host's interface eth0");
+  EXPECT_EQ(local_reason("2001:db8:5::1"), "address of this host's interface eth0");
+  EXPECT_EQ(local_reason("203.0.113.130"), "address of this host's interface eth1");
+  EXPECT_EQ(local_reason("::ffff:198.51.100.1"), "address of this host's interface eth0");  // connects as IPv4
 }
 
 TEST(NetLocalNetworks, OnLinkNeighboursAreRefused) {
-  EXPECT_EQ(reason("198.51.100.7"), "on-link network of eth0");
-  EXPECT_EQ(reason("198.51.100.255"), "on-link network of eth0");
-  EXPECT_EQ(reason("2001:db8:5::7"), "on-link network of eth0");
-  EXPECT_EQ(reason("2001:db8:5:0:ffff:ffff:ffff:ffff"), "on-link network of eth0");
-  EXPECT_EQ(reason("203.0.113.200"), "on-link network of eth1");  // the /25's upper half
-  EXPECT_EQ(reason("::ffff:198.51.100.9"), "on-link network of eth0");
+  EXPECT_EQ(local_reason("198.51.100.7"), "on-link network of eth0");
+  EXPECT_EQ(local_reason("198.51.100.255"), "on-link network of eth0");
+  EXPECT_EQ(local_reason("2001:db8:5::7"), "on-link network of eth0");
+  EXPECT_EQ(local_reason("2001:db8:5:0:ffff:ffff:ffff:ffff"), "on-link network of eth0");
+  EXPECT_EQ(local_reason("203.0.113.200"), "on-link network of eth1");  // the /25's upper half
+  EXPECT_EQ(local_reason("::ffff:198.51.100.9"), "on-link network of eth0");
 }
 
 TEST(NetLocalNetworks, OffLinkAddressesAreLeftToTheFixedRanges) {
-  EXPECT_EQ(reason("198.51.101.1"), "off-link");
-  EXPECT_EQ(reason("203.0.113.127"), "off-link");  // the /25's lower half
-  EXPECT_EQ(reason("192.0.2.1"), "off-link");
-  EXPECT_EQ(reason("2001:db8:5:1::1"), "off-link");  // the next /64
-  EXPECT_EQ(reason("2001:db8:6::1"), "off-link");
+  EXPECT_EQ(local_reason("198.51.101.1"), "off-link");
+  EXPECT_EQ(local_reason("203.0.113.127"), "off-link");  // the /25's lower half
+  EXPECT_EQ(local_reason("192.0.2.1"), "off-link");
+  EXPECT_EQ(local_reason("2001:db8:5:1::1"), "off-link");  // the next /64
+  EXPECT_EQ(local_reason("2001:db8:6::1"), "off-link");
   // Families never cross: an IPv6 address with the IPv4 address's bytes in front is not on eth0.
-  EXPECT_EQ(reason("c633:6401::1"), "off-link");
-  EXPECT_EQ(reason("198.51.100.1", {}), "off-link");  // no interfaces, nothing local
+  EXPECT_EQ(local_reason("c633:6401::1"), "off-link");
+  EXPECT_EQ(local_reason("198.51.100.1", {}), "off-link");  // no interfaces, nothing local
 }
 
 TEST(NetLocalNetworks, AddressesAreReadFromTheKernel) {
@@ -65,7 +65,7 @@ TEST(NetLocalNetworks, AddressesAreReadFromTheKernel) {
   });
   ASSERT_NE(loopback, interfaces->end());
   EXPECT_EQ(loopback->prefix_length, 8);
-  EXPECT_EQ(reason("127.0.0.1", *interfaces), "address of this host's interface " + loopback->interface);
+  EXPECT_EQ(local_reason("127.0.0.1", *interfaces), "address of this host's interface " + loopback->interface);
 }
 
 // The proxy's own check: the fixed ranges first, then this host's real interfaces.

@@ -1,6 +1,9 @@
 // run_session (non-tty) against a fake supervisor on a thread: streams, exit codes, signals, errors.
 #include <signal.h>
 
+#include <atomic>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "session/client.h"
@@ -26,7 +29,7 @@ ExecRequest request(std::vector<std::string> argv) {
 // The client's own stdio, as pipes: the test writes `in` and reads `out` / `err`.
 struct Stdio {
   Pipe in, out, err;
-  ClientOptions options() const { return ClientOptions{in.r.get(), out.w.get(), err.w.get(), nullptr}; }
+  ClientOptions options() const { return testing::client_options(in.r.get(), out.w.get(), err.w.get()); }
   void close_writers() {
     out.w.reset();
     err.w.reset();
@@ -86,6 +89,31 @@ TEST(SessionClient, KeepsStdoutAndStderrApartAndTeesBoth) {
   EXPECT_EQ(testing::read_all(io.err.r.get()), "to err\n");
   EXPECT_EQ(teed[1], "to out\n");
   EXPECT_EQ(teed[2], "to err\n");
+}
+
+// A silent stretch (an npm install during provisioning) is reported by on_quiet, again and again while
+// it lasts. The fake server stays silent until it has seen two ticks, so the test does not race a clock.
+TEST(SessionClient, CallsOnQuietWhileTheSessionIsSilent) {
+  SocketPair sp;
+  std::atomic<int> ticks = 0;
+  FakeServer server(std::move(sp.server), [&](int sock) {
+    Message m = accept_exec(sock);
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (ticks < 2 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    testing::write_str(m.fds[1].get(), "done\n");
+    m.fds.clear();
+    EXPECT_TRUE(send_message(sock, exit_event(0)).ok());
+  });
+  Stdio io;
+  io.in.w.reset();
+  ClientOptions options = io.options();
+  options.quiet_every = std::chrono::milliseconds(20);
+  options.on_quiet = [&] { ++ticks; };
+  auto r = run_session(sp.client.get(), request({"sh"}), options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GE(ticks, 2);
+  io.close_writers();
+  EXPECT_EQ(testing::read_all(io.out.r.get()), "done\n");
 }
 
 TEST(SessionClient, ReturnsTheSessionsExitCode) {

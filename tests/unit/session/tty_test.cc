@@ -91,7 +91,7 @@ TEST(SessionTty, RelaysThroughThePtyResizesAndRestoresTheTerminal) {
     EXPECT_TRUE(send_message(sock, exit_event(0)).ok());
   });
   Pipe out;
-  ClientOptions options{user.slave.get(), out.w.get(), out.w.get(), nullptr};
+  ClientOptions options = testing::client_options(user.slave.get(), out.w.get(), out.w.get());
   auto r = run_session(sp.client.get(), tty_request(), options);
   server.join();
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -115,7 +115,8 @@ TEST(SessionTty, RestoresTheTerminalWhenTheConnectionIsLost) {
     ::shutdown(sock, SHUT_RDWR);
   });
   Pipe out;
-  auto r = run_session(sp.client.get(), tty_request(), ClientOptions{user.slave.get(), out.w.get(), out.w.get(), {}});
+  auto r =
+      run_session(sp.client.get(), tty_request(), testing::client_options(user.slave.get(), out.w.get(), out.w.get()));
   server.join();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "lost the connection to the sandbox's supervisor");
@@ -136,7 +137,8 @@ TEST(SessionTty, RestoresTheTerminalWhenSignalsMakeTheClientGiveUp) {
     closed = testing::peer_closes(sock);
   });
   Pipe out;
-  auto r = run_session(sp.client.get(), tty_request(), ClientOptions{user.slave.get(), out.w.get(), out.w.get(), {}});
+  auto r =
+      run_session(sp.client.get(), tty_request(), testing::client_options(user.slave.get(), out.w.get(), out.w.get()));
   server.join();
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->exit_code, 128 + SIGTERM);
@@ -156,7 +158,7 @@ TEST(SessionTty, RestoresTheTerminalWhenAnExceptionEscapes) {
     closed = testing::peer_closes(sock);  // the client must not leave the session running
   });
   Pipe out;
-  ClientOptions options{user.slave.get(), out.w.get(), out.w.get(), {}};
+  ClientOptions options = testing::client_options(user.slave.get(), out.w.get(), out.w.get());
   options.tee = [](int, std::string_view) { throw std::runtime_error("audit log full"); };
   EXPECT_THROW((void)run_session(sp.client.get(), tty_request(), options), std::runtime_error);
   server.join();
@@ -173,7 +175,8 @@ TEST(SessionTty, AStartedEventWithoutATerminalIsAnError) {
     testing::peer_closes(sock);
   });
   Pipe out;
-  auto r = run_session(sp.client.get(), tty_request(), ClientOptions{user.slave.get(), out.w.get(), out.w.get(), {}});
+  auto r =
+      run_session(sp.client.get(), tty_request(), testing::client_options(user.slave.get(), out.w.get(), out.w.get()));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "the sandbox's supervisor sent 0 descriptors with 'started', expected the terminal");
 }

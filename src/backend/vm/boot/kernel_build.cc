@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "backend/vm/boot/boot_files_store.h"
 #include "backend/vm/boot/kernel.h"
 #include "core/files.h"
+#include "core/stopwatch.h"
 #include "core/unique_fd.h"
 #include "image/build_process.h"
 #include "image/tree.h"
@@ -47,20 +49,29 @@ Status run_steps(const std::vector<KernelStep>& steps, const fs::path& src, cons
   if (!out.valid()) return sys_error(errno, "cannot write " + log_file.string());
   std::deque<std::string> tail;
   KernelProgress progress;
+  const Stopwatch clock;
+  std::vector<std::string> phases;  // in order, each once: extract, configure, compile
+  for (const auto& step : steps) {
+    if (phases.empty() || phases.back() != step.phase) phases.push_back(step.phase);
+  }
   std::string last_phase;
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& step = steps[i];
     if (step.argv.back() == kKernelFragmentName) {
       TNK_RETURN_IF_ERROR(write_file_atomic(src / "kernel/configs" / kKernelFragmentName, fragment, 0644));
     }
-    if (step.phase != last_phase) log.info("  " + step.phase + (step.phase == "compile" ? " (a few minutes)" : ""));
+    if (step.phase != last_phase) {
+      const auto number = std::find(phases.begin(), phases.end(), step.phase) - phases.begin() + 1;
+      log.info("  " + progress_line(static_cast<int>(number), static_cast<int>(phases.size()),
+                                    step.phase + (step.phase == "compile" ? " (a few minutes)" : ""), clock));
+    }
     last_phase = step.phase;
     std::string header = "#";
     for (const auto& a : step.argv) header += " " + a;
     (void)write_all(out.get(), header + "\n", log_file.string());
     auto on_line = [&](std::string_view line) {
       (void)write_all(out.get(), std::string(line) + "\n", log_file.string());
-      if (auto shown = progress.feed(line)) log.info("    " + *shown);
+      if (auto shown = progress.feed(line)) log.info("    " + *shown + ", " + clock.text());
       log.verbose(std::string(line));
       tail.emplace_back(line);
       if (tail.size() > kTailLines) tail.pop_front();
