@@ -53,7 +53,7 @@ Outcome root_ids_outcome() {
     }
   }
   const std::string shared = join(owners);
-  const std::string fix = idmap::add_range_command("root") + " (reserves a range of its own for root's sandboxes)";
+  const std::string fix = "`" + idmap::add_range_command("root") + "` reserves a range of its own for root's sandboxes";
   if (owners.empty()) {
     return {doctor::Status::kInfo, "running as root: sandboxes map to " + where + ", reserved for no one" + rootless,
             fix};
@@ -68,7 +68,9 @@ Outcome root_ids_outcome() {
 Outcome subids_outcome() {
   if (::geteuid() == 0) return root_ids_outcome();
   auto ids = idmap::rootless_ids();
-  if (!ids) return {doctor::Status::kFail, ids.error().message, idmap::add_range_command(effective_user_name())};
+  if (!ids)
+    return {doctor::Status::kFail, ids.error().message,
+            "run `" + idmap::add_range_command(effective_user_name()) + "`"};
   return {doctor::Status::kOk,
           ids->name + ": uids " + idmap::range_text(ids->uids) + ", gids " + idmap::range_text(ids->gids), ""};
 }
@@ -121,7 +123,7 @@ void add_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts,
                   doctor::Status status =
                       accel.accel == host::Accel::kKvm ? doctor::Status::kOk : doctor::Status::kInfo;
                   std::string fix;
-                  if (accel.accel == host::Accel::kNone) fix = "sudo apt-get install qemu-system-x86";
+                  if (accel.accel == host::Accel::kNone) fix = "run `sudo apt-get install qemu-system-x86`";
                   return {status, std::string(host::accel_name(accel.accel)) + ": " + accel.why, fix};
                 }});
 #if TNK_LINUX_BACKENDS

@@ -79,8 +79,8 @@ void add_proxy_checks(Context& ctx, doctor::Registry& registry) {
                       return {doctor::Status::kOk, proxy.value("address", "") + " inside answers: " + answer, ""};
                     }
                     return {doctor::Status::kFail, "the proxy does not answer inside " + id + ": " + answer,
-                            "restart the sandbox: tnk sandbox stop, then tnk sandbox start (its log: "
-                            "supervisor.log in its state directory)"};
+                            "restart the sandbox in its project: `tnk sandbox stop && tnk sandbox start` (its "
+                            "log: supervisor.log in its state directory)"};
                   }});
   }
 }

@@ -27,15 +27,25 @@ bool passed(const std::vector<CheckResult>& results) {
   return true;
 }
 
+std::string fix_command(const std::string& fix) {
+  const auto open = fix.find('`');
+  const auto close = open == std::string::npos ? open : fix.find('`', open + 1);
+  if (close == std::string::npos) return "";
+  return fix.substr(open + 1, close - open - 1);
+}
+
 nlohmann::json to_json(const std::vector<CheckResult>& results) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& r : results) {
-    checks.push_back({{"id", r.check.id},
-                      {"title", r.check.title},
-                      {"required", r.check.required},
-                      {"status", to_string(r.outcome.status)},
-                      {"summary", r.outcome.summary},
-                      {"fix", r.outcome.fix.empty() ? nlohmann::json() : nlohmann::json(r.outcome.fix)}});
+    checks.push_back(
+        {{"id", r.check.id},
+         {"title", r.check.title},
+         {"required", r.check.required},
+         {"status", to_string(r.outcome.status)},
+         {"summary", r.outcome.summary},
+         {"fix", r.outcome.fix.empty() ? nlohmann::json() : nlohmann::json(r.outcome.fix)},
+         {"fix_command",
+          fix_command(r.outcome.fix).empty() ? nlohmann::json() : nlohmann::json(fix_command(r.outcome.fix))}});
   }
   return {{"ok", passed(results)}, {"checks", checks}};
 }
@@ -63,7 +73,14 @@ std::string render_text(const std::vector<CheckResult>& results, bool color) {
     text += color ? std::string(paint) + mark + "\033[0m" : std::string(mark);
     // A check may quote a sandbox (the proxy's answer): its text is printed through terminal_safe.
     text += "  " + terminal_safe(r.check.title + ": " + r.outcome.summary) + "\n";
-    if (!r.outcome.fix.empty()) text += "      fix: " + terminal_safe(r.outcome.fix) + "\n";
+    // The command alone on the fix line (it pastes), then what the fix says about it when that is more.
+    const std::string command = fix_command(r.outcome.fix);
+    if (command.empty()) {
+      if (!r.outcome.fix.empty()) text += "      fix: " + terminal_safe(r.outcome.fix) + "\n";
+    } else {
+      text += "      fix: " + terminal_safe(command) + "\n";
+      if (r.outcome.fix != "run `" + command + "`") text += "           " + terminal_safe(r.outcome.fix) + "\n";
+    }
   }
   text += passed(results) ? "doctor: all required checks passed\n" : "doctor: some required checks failed\n";
   return text;

@@ -40,6 +40,11 @@ class Registry {
   std::vector<Check> checks_;
 };
 
+// The command a fix line names: its first `...` span (fix lines quote the command to run, as in
+// "run `tnk init`"). Empty when it quotes none. Doctor prints it alone on its fix line, so that the line
+// works when pasted into a shell.
+std::string fix_command(const std::string& fix);
+
 std::vector<CheckResult> run_checks(const Registry& registry);
 // True when no required check failed.
 bool passed(const std::vector<CheckResult>& results);

@@ -85,7 +85,7 @@ Result<std::string> find_map_helper(const std::string& name) {
     if (access(path.c_str(), X_OK) == 0) return path;
   }
   return not_found(name + " is not installed (a rootless sandbox's user namespace is mapped with it)",
-                   "sudo apt-get install uidmap");
+                   "run `sudo apt-get install uidmap`");
 }
 
 Status write_maps(pid_t pid, const UsernsMaps& maps) {

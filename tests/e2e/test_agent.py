@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler
 import pytest
 
 from net_harness import audit_records, debian_mirror_url, wait_for_records
-from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixtures)
 from scripted_model import MODEL, ScriptedModel
 
 
@@ -66,8 +66,8 @@ def transcript(attacks, results):
     return "\n".join(lines)
 
 
-def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(ns_tnk, tmp_path):
-    tnk = ns_tnk
+def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(any_tnk, tmp_path):
+    tnk = any_tnk
     mark = secrets.token_hex(6)
     ssh_key, aws_key, sibling_secret = f"HOST-SSH-{mark}", f"HOST-AWS-{mark}", f"SIBLING-{mark}"
     env_secret, service_secret = f"HOST-ENV-{mark}", f"HOST-LOOPBACK-{mark}"

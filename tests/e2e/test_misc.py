@@ -44,7 +44,7 @@ def test_completion_bash_is_valid_and_completes(tnk, tmp_path):
 
 def test_completion_zsh(tnk):
     script = completion(tnk, "zsh")
-    assert "bashcompinit" in script and "_tnk()" in script
+    assert "bashcompinit" in script and "_tnk_bash()" in script and script.startswith("#compdef tnk\n")
     if shutil.which("zsh"):
         check = subprocess.run(["zsh", "-n"], input=script, capture_output=True, text=True)
         assert check.returncode == 0, check.stderr
@@ -139,7 +139,7 @@ def test_bare_tnk_lists_sandboxes(initialized):
 def test_doctor_fails_without_specs_and_passes_after_init(tnk):
     result = tnk.run("doctor")
     assert result.returncode == FAILED
-    assert "FAIL  specs" in result.stdout and "fix: run `tnk init`" in result.stdout
+    assert "FAIL  specs" in result.stdout and "fix: tnk init\n" in result.stdout
     doc = json.loads(tnk.run("doctor", "-o", "json").stdout)
     assert doc["ok"] is False
     specs = next(c for c in doc["checks"] if c["id"] == "specs")

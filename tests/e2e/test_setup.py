@@ -105,7 +105,7 @@ def test_doctor_shows_the_range_and_the_fix_when_there_is_none(staged_bin, fresh
     try:
         failing = doctor_checks(bare)["ns_subids"]
         assert failing["status"] == "fail", failing
-        assert failing["fix"] == f"sudo tnk setup --user {FRESH}"
+        assert failing["fix_command"] == f"sudo tnk setup --user {FRESH}"
         assert run_setup("--user", FRESH).returncode == 0
         passing = doctor_checks(bare)
         assert passing["ns_subids"]["status"] == "ok", passing["ns_subids"]
@@ -191,7 +191,7 @@ def test_l5_root_sandboxes_move_off_the_first_users_range_after_setup(tnk, subid
         Path(path).write_text("".join(line + "\n" for line in kept + ["tnk-e2e-l5:100000:65536"]))
     shared = root_doctor_subids()
     assert shared["status"] == "warn" and "tnk-e2e-l5" in shared["summary"], shared
-    assert shared["fix"].startswith("sudo tnk setup --user root")
+    assert shared["fix_command"] == "sudo tnk setup --user root"
     use_shared_cache(tnk)
     before, after = tnk.project("before"), tnk.project("after")
     try:

@@ -104,7 +104,9 @@ const char* const kOverlayFix =
 // user's ranges), the user's own directories as layers.
 ProbeResult probe_overlay_rootless() {
   auto ids = idmap::rootless_ids();
-  if (!ids.ok()) return {false, "not checked: " + ids.error().message, idmap::add_range_command(effective_user_name())};
+  if (!ids.ok())
+    return {false, "not checked: " + ids.error().message,
+            "run `" + idmap::add_range_command(effective_user_name()) + "`"};
   TempDir tmp;
   if (tmp.path.empty()) return {false, std::string("cannot create a temporary directory: ") + std::strerror(errno), ""};
   for (const char* sub : {"lower", "upper", "work", "merged"}) mkdir((tmp.path / sub).c_str(), 0755);
@@ -125,15 +127,16 @@ ProbeResult judge_user_namespaces(const std::string& max_user_namespaces, const 
                                   int unshare_errno, bool root) {
   if (max_user_namespaces == "0") {
     return {false, "user.max_user_namespaces is 0: user namespaces are disabled",
-            "sudo sysctl -w user.max_user_namespaces=15000"};
+            "run `sudo sysctl -w user.max_user_namespaces=15000`"};
   }
   bool apparmor = apparmor_restrict == "1";
   if (unshare_errno != 0 || (apparmor && !root)) {
     std::string detail = unshare_errno != 0
                              ? std::string("creating a user namespace fails: ") + std::strerror(unshare_errno)
                              : "AppArmor restricts unprivileged user namespaces (no capabilities inside)";
-    std::string fix = apparmor ? "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or install an "
-                                 "AppArmor profile for tnk that allows userns"
+    std::string fix = apparmor ? "`sudo tnk setup --user " + effective_user_name() +
+                                     "` installs an AppArmor profile that allows tnk user namespaces (or `sudo sysctl "
+                                     "-w kernel.apparmor_restrict_unprivileged_userns=0` allows them to everything)"
                                : "user namespaces are refused here (an outer container's seccomp profile?); "
                                  "run tnk on the host or use the vm backend";
     return {false, detail, fix};
@@ -224,7 +227,7 @@ ProbeResult probe_cgroup_delegation() {
   if (everywhere) return {true, detail, ""};
   return {false, "not delegated: " + detail + "; where a controller says none, its limit is not applied",
           host->root ? "run tnk from a systemd unit or scope with Delegate=yes on a cgroup v2 host"
-                     : idmap::add_range_command(host->user)};
+                     : "run `" + idmap::add_range_command(host->user) + "`"};
 }
 
 std::vector<NamedProbe> probe_all() {

@@ -46,25 +46,26 @@ Outcome kvm_access_outcome(const host::HostFacts& facts) {
   if (facts.dev_kvm_rw) return {doctor::Status::kOk, "/dev/kvm is readable and writable by " + user, ""};
   if (::getgrnam("kvm") == nullptr) {
     return {doctor::Status::kWarn, "/dev/kvm is not readable and writable by " + user + ", and there is no group kvm",
-            "sudo groupadd --system kvm && sudo chgrp kvm /dev/kvm && sudo chmod 660 /dev/kvm && "
+            "run `sudo groupadd --system kvm && sudo chgrp kvm /dev/kvm && sudo chmod 660 /dev/kvm && "
             "sudo usermod -aG kvm " +
-                user};
+                user + "`, then log in again"};
   }
   return {doctor::Status::kWarn, "/dev/kvm is not readable and writable by " + user,
-          "sudo usermod -aG kvm " + user + " (or sudo tnk setup --user " + user + "), then log in again"};
+          "run `sudo tnk setup --user " + user + "` (it adds " + user + " to the group kvm), then log in again"};
 }
 
 Outcome qemu_outcome(const host::HostFacts& facts) {
   if (!facts.qemu_found) {
     return {doctor::Status::kInfo, "qemu-system-x86_64 is not installed (only the vm backend needs it)",
-            "sudo apt-get install qemu-system-x86 qemu-utils"};
+            "run `sudo apt-get install qemu-system-x86 qemu-utils`"};
   }
   auto version = version_of(facts.qemu_path);
   if (!version)
-    return {doctor::Status::kWarn, facts.qemu_path + " --version did not answer", "reinstall qemu-system-x86"};
+    return {doctor::Status::kWarn, facts.qemu_path + " --version did not answer",
+            "run `sudo apt-get install --reinstall qemu-system-x86`"};
   if (!qemu_version_ok(*version)) {
     return {doctor::Status::kWarn, facts.qemu_path + " is QEMU " + *version + "; the vm backend needs 7.2 or newer",
-            "upgrade qemu-system-x86"};
+            "run `sudo apt-get install --only-upgrade qemu-system-x86`"};
   }
   return {doctor::Status::kOk, facts.qemu_path + " (QEMU " + *version + ")", ""};
 }
@@ -72,7 +73,7 @@ Outcome qemu_outcome(const host::HostFacts& facts) {
 Outcome virtiofsd_outcome(const host::HostFacts& facts) {
   if (facts.virtiofsd_path.empty()) {
     return {doctor::Status::kInfo, "virtiofsd is not installed (the vm backend shares the project with it)",
-            "sudo apt-get install qemu-system-x86 (Debian 12 ships virtiofsd in qemu-system-common)"};
+            "`sudo apt-get install qemu-system-x86` (Debian 12 ships virtiofsd in qemu-system-common)"};
   }
   auto version = version_of(facts.virtiofsd_path);
   return {doctor::Status::kOk, facts.virtiofsd_path + (version ? " (version " + *version + ")" : ""), ""};

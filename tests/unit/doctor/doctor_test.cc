@@ -68,8 +68,10 @@ TEST(DoctorPassed, RequiredWarningsAndInfoPass) {
 
 TEST(DoctorJson, Shape) {
   EXPECT_EQ(to_json(run_one(true, kFail)), nlohmann::json::parse(R"({"ok": false, "checks": [
-      {"id": "a", "title": "the a", "required": true, "status": "ok", "summary": "fine", "fix": null},
-      {"id": "b", "title": "the b", "required": true, "status": "fail", "summary": "missing", "fix": "install it"}]})"));
+      {"id": "a", "title": "the a", "required": true, "status": "ok", "summary": "fine", "fix": null,
+       "fix_command": null},
+      {"id": "b", "title": "the b", "required": true, "status": "fail", "summary": "missing", "fix": "install it",
+       "fix_command": null}]})"));
   auto optional = to_json(run_one(false, kFail));
   EXPECT_EQ(optional["ok"], true);
   EXPECT_EQ(optional["checks"][1]["required"], false);
@@ -82,6 +84,27 @@ TEST(DoctorText, RequiredFailureIsFailAndTheSummarySaysSo) {
             "FAIL  the b: missing\n"
             "      fix: install it\n"
             "doctor: some required checks failed\n");
+}
+
+// A fix line that quotes its command prints the command alone, so that the line pastes into a shell.
+TEST(DoctorText, TheFixLineIsTheCommandItQuotes) {
+  EXPECT_EQ(fix_command("run `tnk init`"), "tnk init");
+  EXPECT_EQ(fix_command("create it with `mkdir -p /h/code` or set TNK_WORKSPACE_ROOT"), "mkdir -p /h/code");
+  EXPECT_EQ(fix_command("start your inference server"), "");
+  EXPECT_EQ(fix_command("an unclosed `quote"), "");
+  Registry registry;
+  registry.add({"s", "specs", true, [] { return Outcome{Status::kFail, "not installed", "run `tnk init`"}; }});
+  registry.add({"w", "root", true, [] {
+                  return Outcome{Status::kFail, "missing", "create it with `mkdir -p /h/code` or set X"};
+                }});
+  EXPECT_EQ(render_text(run_checks(registry), false),
+            "FAIL  specs: not installed\n"
+            "      fix: tnk init\n"
+            "FAIL  root: missing\n"
+            "      fix: mkdir -p /h/code\n"
+            "           create it with `mkdir -p /h/code` or set X\n"
+            "doctor: some required checks failed\n");
+  EXPECT_EQ(to_json(run_checks(registry))["checks"][1]["fix_command"], "mkdir -p /h/code");
 }
 
 TEST(DoctorText, OptionalFailureIsOnlyAWarning) {
