@@ -166,11 +166,11 @@ def test_man_finds_the_installed_page(prefix):
 # --- completion in bash ------------------------------------------------------------------------------
 
 
-def bash_completes(home: Path, env: dict, typed: str, timeout=20.0) -> str:
-    """Types `typed` and a TAB into an interactive bash on a terminal; returns what the terminal shows."""
+def bash_completes(home: Path, env: dict, typed: str, timeout=20.0, shell="/bin/bash") -> str:
+    """Types `typed` and a TAB into an interactive shell on a terminal; returns what the terminal shows."""
     pid, fd = pty.fork()
     if pid == 0:
-        os.execve("/bin/bash", ["bash", "-i"], env)
+        os.execve(shell, [shell, "-i"], env)
     shown = b""
 
     def read_until(marker: bytes, deadline: float):
@@ -212,3 +212,18 @@ def test_bash_completes_tnk_from_the_install_without_sourcing_anything(prefix, t
     # The control: the same shell without the install's share/ completes nothing.
     without = bash_completes(home, {**env, "XDG_DATA_DIRS": "/usr/share"}, "tnk sa")
     assert "sandbox " not in without, repr(without)
+
+
+def test_zsh_completes_tnk_from_the_install(prefix, tmp_path):
+    require(shutil.which("zsh") is not None, "zsh is not installed (apt-get install zsh)")
+    home = tmp_path / "home"
+    home.mkdir()
+    # compinit as a zsh user's .zshrc has it; the prefix's site-functions stands in for
+    # /usr/local/share/zsh/site-functions, which Debian's zsh has in its fpath already.
+    rc = "autoload -U compinit && compinit -u\nPS1='READY> '\n"
+    env = {"HOME": str(home), "ZDOTDIR": str(home), "TERM": "dumb", "LANG": "C.UTF-8",
+           "PATH": f"{prefix}/bin:/usr/bin:/bin"}
+    (home / ".zshrc").write_text(f"fpath=({prefix}/share/zsh/site-functions $fpath)\n" + rc)
+    assert "sandbox " in bash_completes(home, env, "tnk sa", shell="/usr/bin/zsh")
+    (home / ".zshrc").write_text(rc)  # the control: without the install's directory, nothing
+    assert "sandbox " not in bash_completes(home, env, "tnk sa", shell="/usr/bin/zsh")
