@@ -31,6 +31,8 @@ inline constexpr const char* kOverlayWorkDir = "work";           // ns: overlayf
 inline constexpr const char* kStagingDir = "mnt";                // ns: where the root is assembled before pivot_root
 inline constexpr const char* kRuntimeDir = "run";                // ns: generated /etc/hosts, resolv.conf, hostname
 inline constexpr const char* kProvisionLock = "provision.lock";  // flock held while provisioning runs
+// The protected paths and what became of each at start (state/protection.h), rewritten when one appears.
+inline constexpr const char* kProtectionFile = "protection.json";
 
 // The top-level directories (config, state/sandboxes, state/audit, cache/images) are spelled once,
 // in core/paths.h. $XDG_CACHE_HOME/tnk/...
