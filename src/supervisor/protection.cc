@@ -1,0 +1,75 @@
+#include "supervisor/protection.h"
+
+#include "state/linked_worktree.h"
+
+namespace tnk::supervisor {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kGitPrefix = ".git/";
+
+// Where a shared git dir may not appear inside: the kernel's file systems, and the project's mount.
+std::string git_dir_conflict(const fs::path& dir, const std::string& mount_point) {
+  for (std::string reserved : {"/proc", "/dev", "/sys", mount_point.c_str()}) {
+    const std::string d = dir.string();
+    if (d == reserved || d.rfind(reserved + "/", 0) == 0) return reserved;
+  }
+  return "";
+}
+
+void add(ProtectionPlan& plan, std::string shown, const fs::path& base, const std::string& rel,
+         std::vector<std::string>& binds) {
+  state::Protection now = state::classify_path(base, rel);
+  if (now == state::Protection::kProtected) binds.push_back(rel);
+  plan.paths.push_back({std::move(shown), base / rel, now});
+}
+
+// A linked worktree's `.git/...` paths are its common dir's (the project has only the .git file).
+void plan_worktree(ProtectionPlan& plan, const SupervisorConfig& config, const state::LinkedWorktree* worktree,
+                   bool share_git_dirs) {
+  // The .git file names the git dir: rewritten, it would send the host's git to hooks of the sandbox's.
+  add(plan, ".git", config.project_dir, ".git", plan.project_binds);
+  if (!share_git_dirs) {
+    plan.notes.push_back("this project is a linked worktree of " + worktree->common_dir.string() +
+                         ": its git dirs are not shared on this backend, so git inside finds no repository");
+    return;
+  }
+  if (auto conflict = git_dir_conflict(worktree->common_dir, config.mount_point); !conflict.empty()) {
+    plan.notes.push_back("the linked worktree's git dir " + worktree->common_dir.string() + " would be under " +
+                         conflict + " inside: not shared");
+    return;
+  }
+  plan.git_common_dir = worktree->common_dir;
+  for (const auto& rel : config.readonly_paths) {
+    if (rel.rfind(kGitPrefix, 0) != 0) continue;
+    const std::string inside = rel.substr(kGitPrefix.size());
+    add(plan, (worktree->common_dir / inside).string(), worktree->common_dir, inside, plan.git_dir_binds);
+  }
+}
+
+}  // namespace
+
+ProtectionPlan plan_protection(const SupervisorConfig& config, bool share_git_dirs) {
+  ProtectionPlan plan;
+  std::string why;
+  auto worktree = state::linked_worktree(config.project_dir, &why);
+  if (!why.empty()) plan.notes.push_back(why);
+  for (const auto& rel : config.readonly_paths) {
+    if (worktree && rel.rfind(kGitPrefix, 0) == 0) continue;
+    add(plan, rel, config.project_dir, rel, plan.project_binds);
+  }
+  if (worktree) plan_worktree(plan, config, &*worktree, share_git_dirs);
+  return plan;
+}
+
+Result<std::vector<std::string>> record_protection(const SupervisorConfig& config, const ProtectionPlan& plan) {
+  TNK_RETURN_IF_ERROR(state::write_protection(config.state_dir, plan.paths));
+  std::vector<std::string> notes = plan.notes;
+  std::string summary = state::unprotected_summary(plan.paths);
+  if (!summary.empty()) notes.push_back(summary + "; tnk reports any that appears (docs/workspace.md)");
+  return notes;
+}
+
+}  // namespace tnk::supervisor
