@@ -38,6 +38,7 @@
 #include "idmap/userns.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
+#include "supervisor/protection.h"
 #include "supervisor/relays.h"
 
 namespace tnk::supervisor {
@@ -103,7 +104,8 @@ class VmEngine : public Engine {
     TNK_ASSIGN_OR_RETURN(vm::VmHostFacts facts, host_facts());
     TNK_ASSIGN_OR_RETURN(vm::VmPlan plan, vm::vm_plan(config_, facts, token));
     TNK_RETURN_IF_ERROR(ensure_overlay(plan));
-    TNK_RETURN_IF_ERROR(launch_virtiofsd(plan));
+    ProtectionPlan protection = plan_protection(config_, false);
+    TNK_RETURN_IF_ERROR(launch_virtiofsd(plan, protection.project_binds));
     TNK_RETURN_IF_ERROR(launch_qemu(plan));
     agent::ClientOptions options;
     options.connect_timeout = std::chrono::seconds(30);
@@ -116,6 +118,8 @@ class VmEngine : public Engine {
     client_ = std::move(*client);
     if (!config_.vm_kvm)
       notes.push_back("the vm runs under TCG emulation (no hardware KVM): expect a slower guest CPU");
+    TNK_ASSIGN_OR_RETURN(std::vector<std::string> protection_notes, record_protection(config_, protection));
+    notes.insert(notes.end(), protection_notes.begin(), protection_notes.end());
     return notes;
   }
 
@@ -294,11 +298,11 @@ class VmEngine : public Engine {
     return image::create_overlay(config_.vm_base_disk, plan.files.base_disk_link, plan.files.disk, plan.disk_bytes);
   }
 
-  Status launch_virtiofsd(const vm::VmPlan& plan) {
+  Status launch_virtiofsd(const vm::VmPlan& plan, const std::vector<std::string>& protected_paths) {
     TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(plan.virtiofsd.socket));
     TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(plan.files.virtiofsd_log));
     TNK_ASSIGN_OR_RETURN(virtiofsd_, start_virtiofsd(plan.virtiofsd_plan, config_.project_dir, plan.virtiofsd.source,
-                                                     listener.get(), log.get()));
+                                                     protected_paths, listener.get(), log.get()));
     return ok_status();
   }
 
