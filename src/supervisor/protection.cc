@@ -10,11 +10,16 @@ namespace {
 
 constexpr std::string_view kGitPrefix = ".git/";
 
-// Where a shared git dir may not appear inside: the kernel's file systems, and the project's mount.
+// Why a git dir cannot be shared at its own path: under the kernel's file systems or the project's
+// mount inside, or a path that the vm's boot line and virtiofsd's options cannot carry. "" when it can.
 std::string git_dir_conflict(const fs::path& dir, const std::string& mount_point) {
+  const std::string d = dir.string();
   for (std::string reserved : {"/proc", "/dev", "/sys", mount_point.c_str()}) {
-    const std::string d = dir.string();
-    if (d == reserved || d.rfind(reserved + "/", 0) == 0) return reserved;
+    if (d == reserved || d.rfind(reserved + "/", 0) == 0) return "it would be under " + reserved + " inside";
+  }
+  for (char ch : d) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c <= ' ' || c == ',' || c == 0x7f) return "its path holds a space, comma or control character";
   }
   return "";
 }
@@ -27,18 +32,12 @@ void add(ProtectionPlan& plan, std::string shown, const fs::path& base, const st
 }
 
 // A linked worktree's `.git/...` paths are its common dir's (the project has only the .git file).
-void plan_worktree(ProtectionPlan& plan, const SupervisorConfig& config, const state::LinkedWorktree* worktree,
-                   bool share_git_dirs) {
+void plan_worktree(ProtectionPlan& plan, const SupervisorConfig& config, const state::LinkedWorktree* worktree) {
   // The .git file names the git dir: rewritten, it would send the host's git to hooks of the sandbox's.
   add(plan, ".git", config.project_dir, ".git", plan.project_binds);
-  if (!share_git_dirs) {
-    plan.notes.push_back("this project is a linked worktree of " + worktree->common_dir.string() +
-                         ": its git dirs are not shared on this backend, so git inside finds no repository");
-    return;
-  }
   if (auto conflict = git_dir_conflict(worktree->common_dir, config.mount_point); !conflict.empty()) {
-    plan.notes.push_back("the linked worktree's git dir " + worktree->common_dir.string() + " would be under " +
-                         conflict + " inside: not shared");
+    plan.notes.push_back("the linked worktree's git dir " + worktree->common_dir.string() +
+                         " is not shared: " + conflict);
     return;
   }
   plan.git_common_dir = worktree->common_dir;
@@ -51,7 +50,7 @@ void plan_worktree(ProtectionPlan& plan, const SupervisorConfig& config, const s
 
 }  // namespace
 
-ProtectionPlan plan_protection(const SupervisorConfig& config, bool share_git_dirs) {
+ProtectionPlan plan_protection(const SupervisorConfig& config) {
   ProtectionPlan plan;
   std::string why;
   auto worktree = state::linked_worktree(config.project_dir, &why);
@@ -60,7 +59,7 @@ ProtectionPlan plan_protection(const SupervisorConfig& config, bool share_git_di
     if (worktree && rel.rfind(kGitPrefix, 0) == 0) continue;
     add(plan, rel, config.project_dir, rel, plan.project_binds);
   }
-  if (worktree) plan_worktree(plan, config, &*worktree, share_git_dirs);
+  if (worktree) plan_worktree(plan, config, &*worktree);
   return plan;
 }
 

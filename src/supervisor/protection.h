@@ -22,9 +22,7 @@ struct ProtectionPlan {
   std::vector<std::string> notes;
 };
 
-// `share_git_dirs`: whether the engine can share a linked worktree's git dir (ns); without it, git
-// inside a linked worktree has no repository, and a note says so.
-ProtectionPlan plan_protection(const SupervisorConfig& config, bool share_git_dirs);
+ProtectionPlan plan_protection(const SupervisorConfig& config);
 
 // After the engine applied `plan`: writes the record and returns the notes for start's output.
 Result<std::vector<std::string>> record_protection(const SupervisorConfig& config, const ProtectionPlan& plan);

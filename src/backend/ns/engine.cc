@@ -63,7 +63,7 @@ class NsEngine : public Engine {
       std::filesystem::create_directories(dir, ec);
       if (ec) return failed("creating " + dir.string() + ": " + ec.message());
     }
-    ProtectionPlan protection = plan_protection(config_, true);
+    ProtectionPlan protection = plan_protection(config_);
     spec.protected_paths = protection.project_binds;
     spec.git_common_dir = protection.git_common_dir;
     spec.git_protected_paths = protection.git_dir_binds;
