@@ -30,7 +30,7 @@ std::vector<state::ProtectedPath> current_record(Context& ctx, const std::string
 }
 
 std::string appeared_warning(const state::ProtectedPath& p) {
-  return "the protected path " + p.path + " appeared while the sandbox ran (" + p.host_path.string() +
+  return "the protected path " + p.path + " appeared while the sandbox ran (created: " + p.host_path.string() +
          "): it was missing at start, so nothing kept the sandbox from writing it; check it before anything on "
          "the host uses it, and restart the sandbox to protect it";
 }
@@ -41,9 +41,9 @@ std::vector<state::ProtectedPath> protection_of(Context& ctx, const sandbox::Res
   if (enforced && r.state == state::SandboxState::kRunning) return current_record(ctx, r.id, nullptr);
   std::vector<state::ProtectedPath> paths;
   for (const auto& rel : r.manifest.readonly_paths) {
-    state::Protection now = state::classify_path(r.project.dir, rel);
-    if (!enforced) now = state::Protection::kNotEnforceable;
-    paths.push_back({rel, r.project.dir / rel, now});
+    state::ProtectedPath now = state::classify_path(rel, r.project.dir, rel);
+    if (!enforced) now.state = state::Protection::kNotEnforceable;
+    paths.push_back(std::move(now));
   }
   return paths;
 }

@@ -10,8 +10,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The first line of `file` without its newline; nullopt when it cannot be read.
+// The first line of `file` without its newline; nullopt when it is not a regular file (never a FIFO
+// that would hang the start) or cannot be read.
 std::optional<std::string> first_line(const fs::path& file) {
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   auto text = read_file(file);
   if (!text) return std::nullopt;
   return text->substr(0, text->find('\n'));

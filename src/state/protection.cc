@@ -15,8 +15,11 @@ namespace tnk::state {
 namespace {
 
 constexpr std::pair<Protection, std::string_view> kNames[] = {
-    {Protection::kProtected, "protected"}, {Protection::kMissing, "missing"},
-    {Protection::kSymlink, "symlink"},     {Protection::kNotEnforceable, "not_enforceable"},
+    {Protection::kProtected, "protected"},
+    {Protection::kMissing, "missing"},
+    {Protection::kSymlink, "symlink"},
+    {Protection::kNotADirectory, "not_a_directory"},
+    {Protection::kNotEnforceable, "not_enforceable"},
     {Protection::kAppeared, "appeared"},
 };
 
@@ -24,6 +27,7 @@ std::string_view why_unprotected(Protection state) {
   switch (state) {
     case Protection::kMissing: return "missing at start";
     case Protection::kSymlink: return "a symbolic link";
+    case Protection::kNotADirectory: return "a file where a directory is expected";
     case Protection::kNotEnforceable: return "not enforceable on this backend";
     case Protection::kAppeared: return "appeared after start, protected from the next start";
     case Protection::kProtected: break;
@@ -47,21 +51,30 @@ std::optional<Protection> parse_protection(std::string_view name) {
   return std::nullopt;
 }
 
-Protection classify_path(const std::filesystem::path& base, const std::string& rel) {
+ProtectedPath classify_path(std::string shown, const std::filesystem::path& base, const std::string& rel) {
+  ProtectedPath p{std::move(shown), base / rel, Protection::kMissing};
   UniqueFd dir(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!dir.valid()) return Protection::kMissing;
-  std::filesystem::path parts(rel);
-  for (auto it = parts.begin(); it != parts.end(); ++it) {
+  std::filesystem::path reached = base;
+  const std::filesystem::path parts(rel);
+  for (auto it = parts.begin(); dir.valid() && it != parts.end(); ++it) {
+    reached /= *it;
     struct stat st {};
-    if (::fstatat(dir.get(), it->c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Protection::kMissing;
-    if (S_ISLNK(st.st_mode)) return Protection::kSymlink;
-    if (std::next(it) == parts.end())
-      return S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) ? Protection::kProtected : Protection::kMissing;
-    if (!S_ISDIR(st.st_mode)) return Protection::kMissing;
+    if (::fstatat(dir.get(), it->c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      p.host_path = reached;
+      return p;
+    }
+    const bool last = std::next(it) == parts.end();
+    if (S_ISLNK(st.st_mode)) {
+      p.state = Protection::kSymlink;
+    } else if (last) {
+      p.state = S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) ? Protection::kProtected : Protection::kNotADirectory;
+    } else if (!S_ISDIR(st.st_mode)) {
+      p.state = Protection::kNotADirectory;
+    }
+    if (p.state != Protection::kMissing) return p;
     dir.reset(::openat(dir.get(), it->c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!dir.valid()) return Protection::kMissing;
   }
-  return Protection::kMissing;
+  return p;
 }
 
 nlohmann::json to_json(const std::vector<ProtectedPath>& paths) {

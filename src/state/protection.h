@@ -19,6 +19,7 @@ enum class Protection {
   kProtected,       // a read-only bind the sandbox cannot undo
   kMissing,         // absent at start: nothing to bind without creating it in the project
   kSymlink,         // a symbolic link on the way: not followed, not protected
+  kNotADirectory,   // a file where the path needs a directory (a .git file that is no worktree of it)
   kNotEnforceable,  // this backend cannot make it read-only to everything inside (lima)
   kAppeared,        // was kMissing, exists now: unprotected until the next start
 };
@@ -27,14 +28,17 @@ std::string_view to_string(Protection state);
 std::optional<Protection> parse_protection(std::string_view name);
 
 struct ProtectedPath {
-  std::string path;                 // as the user wrote it (project-relative) or, outside the project, absolute
-  std::filesystem::path host_path;  // where it is on the host
+  std::string path;  // as the user wrote it (project-relative) or, outside the project, absolute
+  // Where it is on the host; kMissing: its first missing component, whose appearance is what to report
+  // (a `.git` file made where there was no repository, for `.git/hooks`).
+  std::filesystem::path host_path;
   Protection state = Protection::kMissing;
 };
 
-// What `host_path` is now, without following a symbolic link anywhere below `base` (the project or a
-// git dir): kProtected for a file or directory that can be bound, kMissing, or kSymlink.
-Protection classify_path(const std::filesystem::path& base, const std::string& rel);
+// What base/rel is now, shown as `shown`, without following a symbolic link anywhere below `base` (the
+// project or a git dir): kProtected for a file or directory that can be bound, kMissing, kSymlink or
+// kNotADirectory.
+ProtectedPath classify_path(std::string shown, const std::filesystem::path& base, const std::string& rel);
 
 // The record: a JSON list of {path, host_path, state}; read_protection of a sandbox without one
 // (started by an older tnk, or never) is an empty list.

@@ -26,9 +26,9 @@ std::string git_dir_conflict(const fs::path& dir, const std::string& mount_point
 
 void add(ProtectionPlan& plan, std::string shown, const fs::path& base, const std::string& rel,
          std::vector<std::string>& binds) {
-  state::Protection now = state::classify_path(base, rel);
-  if (now == state::Protection::kProtected) binds.push_back(rel);
-  plan.paths.push_back({std::move(shown), base / rel, now});
+  state::ProtectedPath now = state::classify_path(std::move(shown), base, rel);
+  if (now.state == state::Protection::kProtected) binds.push_back(rel);
+  plan.paths.push_back(std::move(now));
 }
 
 // A linked worktree's `.git/...` paths are its common dir's (the project has only the .git file).

@@ -26,12 +26,26 @@ TEST(Protection, ClassifiesWithoutFollowingSymlinks) {
   fs::create_directories(p / "elsewhere" / "hooks");
   fs::create_symlink("elsewhere", p / "linked");
   fs::create_symlink("config", p / ".git" / "config-link");
-  EXPECT_EQ(classify_path(p, ".git/hooks"), Protection::kProtected);
-  EXPECT_EQ(classify_path(p, ".git/config"), Protection::kProtected);
-  EXPECT_EQ(classify_path(p, ".envrc"), Protection::kMissing);
-  EXPECT_EQ(classify_path(p, ".git/config/x"), Protection::kMissing);  // a file on the way
-  EXPECT_EQ(classify_path(p, "linked/hooks"), Protection::kSymlink);
-  EXPECT_EQ(classify_path(p, ".git/config-link"), Protection::kSymlink);
+  auto state = [&](const std::string& rel) { return classify_path(rel, p, rel).state; };
+  EXPECT_EQ(state(".git/hooks"), Protection::kProtected);
+  EXPECT_EQ(state(".git/config"), Protection::kProtected);
+  EXPECT_EQ(state(".envrc"), Protection::kMissing);
+  EXPECT_EQ(state(".git/config/x"), Protection::kNotADirectory);
+  EXPECT_EQ(state("linked/hooks"), Protection::kSymlink);
+  EXPECT_EQ(state(".git/config-link"), Protection::kSymlink);
+}
+
+// What appears first is what to watch: a .git file made where there was no repository is reported for
+// .git/hooks, not missed because .git/hooks itself can never appear under a file.
+TEST(Protection, AMissingPathWatchesItsFirstMissingComponent) {
+  TempDir dir;
+  ProtectedPath hooks = classify_path(".git/hooks", dir.path(), ".git/hooks");
+  EXPECT_EQ(hooks.state, Protection::kMissing);
+  EXPECT_EQ(hooks.host_path, dir.path() / ".git");
+  std::vector<ProtectedPath> paths{hooks};
+  write(dir.path() / ".git", "gitdir: elsewhere\n");
+  ASSERT_EQ(mark_appeared(paths).size(), 1U);
+  EXPECT_EQ(paths[0].path, ".git/hooks");
 }
 
 TEST(Protection, RecordRoundTripsAndMarksWhatAppeared) {

@@ -169,7 +169,8 @@ TEST(VmPlan, ALinkedWorktreesGitDirIsASecondShare) {
   facts.git_common_dir = "/home/ann/code/main/.git";
   auto plan = plan_of(base_config(), facts);
   EXPECT_EQ(plan.qemu_argv.size(), base.qemu_argv.size() + 4);  // -chardev ..., -device ...
-  const std::string argv = ::testing::PrintToString(plan.qemu_argv);
+  std::string argv;
+  for (const auto& word : plan.qemu_argv) argv += word + "\n";
   EXPECT_NE(argv.find("vhost-user-fs-device,chardev=vfsgit,tag=gitdir"), std::string::npos);
   EXPECT_NE(argv.find("path=/root/.local/state/tnk/sandboxes/tnk-demo/gitfs.sock"), std::string::npos);
   EXPECT_NE(argv.find("tnk.gitdir=/home/ann/code/main/.git"), std::string::npos);
