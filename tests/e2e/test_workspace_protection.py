@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, any_tnk, vm_tnk  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
 
@@ -141,12 +141,10 @@ def test_protected_paths_stay_read_only_whatever_the_sandbox_tries(any_tnk, root
     assert ".not-there" in started.stderr and "not protected" in started.stderr
 
 
-def test_the_guest_has_no_mount_of_its_own_to_undo_on_vm(any_tnk):
+def test_the_guest_has_no_mount_of_its_own_to_undo_on_vm(vm_tnk):
     """On vm the read-only binds are virtiofsd's, on the host: the guest's mount table shows only the
     share, so there is nothing for the guest's kernel to remount or unmount."""
-    if any_tnk.backend != "vm":
-        pytest.skip("the vm's view of its mounts; ns: see the probes above")
-    box = guarded_project(any_tnk, "guestview")
+    box = guarded_project(vm_tnk, "guestview")
     box.start("--profile", "guarded")
     mounts = box.exec("cat", "/proc/self/mountinfo").stdout
     assert [line for line in mounts.splitlines() if "/workspace" in line.split()[4]] != []
