@@ -1,5 +1,7 @@
 #include "supervisor/protection.h"
 
+#include <sys/stat.h>
+
 #include "state/linked_worktree.h"
 
 namespace tnk::supervisor {
@@ -28,6 +30,13 @@ void add(ProtectionPlan& plan, std::string shown, const fs::path& base, const st
          std::vector<std::string>& binds) {
   state::ProtectedPath now = state::classify_path(std::move(shown), base, rel);
   if (now.state == state::Protection::kProtected) binds.push_back(rel);
+  // Another name of the same file, made before, is an ordinary file the sandbox can write.
+  struct stat st {};
+  if (now.state == state::Protection::kProtected && ::lstat(now.host_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      st.st_nlink > 1) {
+    plan.notes.push_back(now.path + " has " + std::to_string(st.st_nlink - 1) +
+                         " other hard link(s), which are not protected: find them with `find -samefile`");
+  }
   plan.paths.push_back(std::move(now));
 }
 
