@@ -35,6 +35,8 @@ Result<BootParams> parse_boot_params(std::string_view cmdline) {
       params.port = value;
     else if (key == "mount")
       params.mount = value;
+    else if (key == "gitdir")
+      params.git_dir = value;
     else if (key == "host")
       params.host = value;
     else if (key == "hostname")
@@ -45,8 +47,10 @@ Result<BootParams> parse_boot_params(std::string_view cmdline) {
   if (params.token.empty()) {
     return failed("kernel command line: tnk.token= is missing", "the host passes the agent's token at boot");
   }
-  if (!params.mount.empty() && params.mount.front() != '/') {
-    return failed("kernel command line: tnk.mount=" + params.mount + " is not an absolute path");
+  for (const auto& [key, path] : {std::pair{"mount", &params.mount}, std::pair{"gitdir", &params.git_dir}}) {
+    if (!path->empty() && path->front() != '/') {
+      return failed(std::string("kernel command line: tnk.") + key + "=" + *path + " is not an absolute path");
+    }
   }
   in_addr addr{};
   if (::inet_pton(AF_INET, params.host.c_str(), &addr) != 1) {
@@ -61,6 +65,7 @@ Result<BootParams> parse_boot_params(std::string_view cmdline) {
 std::string boot_cmdline(const BootParams& params) {
   std::string out = "tnk.token=" + params.token + " tnk.port=" + params.port + " tnk.host=" + params.host;
   if (!params.mount.empty()) out += " tnk.mount=" + params.mount;
+  if (!params.git_dir.empty()) out += " tnk.gitdir=" + params.git_dir;
   if (!params.hostname.empty()) out += " tnk.hostname=" + params.hostname;
   if (!params.ip.empty()) out += " tnk.ip=" + params.ip;
   return out;

@@ -15,11 +15,13 @@ namespace tnk::agent {
 
 inline constexpr std::string_view kDefaultPortName = "tnk.agent";  // QEMU: virtserialport,name=tnk.agent
 inline constexpr std::string_view kWorkspaceTag = "workspace";     // the virtiofs tag of the project
+inline constexpr std::string_view kGitDirTag = "gitdir";  // a linked worktree's common git dir (docs/workspace.md)
 
 struct BootParams {
   std::string token;                                 // tnk.token=: the hello must carry it
   std::string port = std::string(kDefaultPortName);  // tnk.port=
   std::string mount;                                 // tnk.mount=: where the workspace goes; empty = not mounted
+  std::string git_dir;                               // tnk.gitdir=: where the gitdir share goes; empty = none
   std::string host = "10.0.2.100";                   // tnk.host=: the address host.{lima,tnk}.internal name
   std::string hostname;                              // tnk.hostname=
   std::string ip;                                    // tnk.ip=: eth0's address as A.B.C.D/N; empty = no NIC setup

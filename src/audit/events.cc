@@ -65,6 +65,13 @@ json sandbox_stop(const std::string& container_id, const std::string& reason) {
 
 json sandbox_delete(const std::string& container_id) { return event("sandbox_delete", container_id); }
 
+json protected_path_appeared(const std::string& container_id, const std::string& path, const std::string& host_path) {
+  json e = event("protected_path_appeared", container_id);
+  e["path"] = path;
+  e["host_path"] = host_path;
+  return e;
+}
+
 json provision_start(const std::string& container_id, const std::string& profile, const std::string& fingerprint) {
   json e = event("provision_start", container_id);
   e["profile"] = profile;

@@ -31,6 +31,9 @@ nlohmann::json sandbox_start(const std::string& container_id, const std::string&
                              const std::string& project_dir);
 nlohmann::json sandbox_stop(const std::string& container_id, const std::string& reason);
 nlohmann::json sandbox_delete(const std::string& container_id);
+// A protected path (mounts.readonly) that was missing at start exists now: nothing protected it.
+nlohmann::json protected_path_appeared(const std::string& container_id, const std::string& path,
+                                       const std::string& host_path);
 
 nlohmann::json provision_start(const std::string& container_id, const std::string& profile,
                                const std::string& fingerprint);

@@ -4,6 +4,7 @@
 
 #include "audit/events.h"
 #include "backend/backend.h"
+#include "backend/protection.h"
 #include "sandbox/audit_target.h"
 
 namespace tnk::backend {
@@ -52,7 +53,9 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
   if (!ready.ok() && fatal) return ready.error();
   if (!ready.ok()) ctx.log.warn(ready.error().message + " (" + ready.error().hint + ")");
   if (!request.session) return 0;
-  return backend->run_session(ctx, r, *request.session, audit);
+  Result<int> code = backend->run_session(ctx, r, *request.session, audit);
+  if (backend->capabilities().protected_paths) report_appeared(ctx, r.id, audit);
+  return code;
 }
 
 Result<sandbox::StartPlan> start_plan(Context& ctx, const sandbox::ResolveOptions& options) {

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "backend/backend.h"
+#include "backend/protection.h"
 #include "session/control_client.h"
 #include "state/layout.h"
 #include "state/store.h"
@@ -20,6 +21,7 @@ Result<Inspection> inspect(Context& ctx, const sandbox::ResolveOptions& options)
     return seen;
   }
   seen.network_limits = (*opened)->network_limits(r);
+  seen.protected_paths = protection_of(ctx, r, (*opened)->capabilities().protected_paths);
   if (r.state == state::SandboxState::kRunning && (*opened)->capabilities().running_network) {
     auto ctl = state::Store(ctx.paths.sandboxes_dir()).file(r.id, state::kControlSocket);
     auto network = session::request_network(ctl, session::network_op(false), std::chrono::seconds(5));

@@ -10,6 +10,7 @@
 #include "context/context.h"
 #include "core/result.h"
 #include "sandbox/resolve.h"
+#include "state/protection.h"
 
 namespace tnk::backend {
 
@@ -20,6 +21,7 @@ struct Inspection {
   // which a changed manifest does not change until the next start. Null when it does not run, or
   // when its backend has no supervisor to ask.
   nlohmann::json running_network;
+  std::vector<state::ProtectedPath> protected_paths;  // mounts.readonly and what each is (backend/protection.h)
 };
 
 Result<Inspection> inspect(Context& ctx, const sandbox::ResolveOptions& options);

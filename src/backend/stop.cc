@@ -4,6 +4,7 @@
 
 #include "audit/events.h"
 #include "backend/backend.h"
+#include "backend/protection.h"
 #include "core/file_lock.h"
 #include "sandbox/audit_target.h"
 #include "state/store.h"
@@ -50,6 +51,7 @@ void record_stop(Context& ctx, const std::string& id, const std::string& reason)
   auto audit = sandbox::open_audit(ctx, "", id);
   if (audit) sandbox::audit_append(ctx, *audit, audit::sandbox_stop(id, reason));
   ctx.log.info("stopped " + id);
+  warn_appeared_at_stop(ctx, id);
 }
 
 }  // namespace

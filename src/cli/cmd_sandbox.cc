@@ -32,7 +32,8 @@ void print_network_text(const sandbox::Resolved& r, const nlohmann::json& runnin
 }
 
 void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nlohmann::json& running,
-                        const std::vector<std::string>& limits) {
+                        const std::vector<std::string>& limits,
+                        const std::vector<state::ProtectedPath>& protected_paths) {
   auto row = [&](const std::string& key, const std::string& value) {
     os << key << std::string(key.size() < 18 ? 18 - key.size() : 1, ' ') << value << '\n';
   };
@@ -45,6 +46,7 @@ void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nloh
   row("mount", r.manifest.workspace_mount);
   row("workdir", r.guest_workdir);
   print_network_text(r, running, limits, row);
+  for (const auto& p : protected_paths) row("read-only", p.path + " (" + std::string(state::to_string(p.state)) + ")");
   std::string backend = std::string(to_string(r.backend)) + " (" + r.backend_source + ")";
   row("backend", backend);
   if (!r.backend_why.empty()) row("  why", r.backend_why);
@@ -64,8 +66,10 @@ Result<int> run_inspect(Context& ctx, const SandboxFlags& flags) {
   nlohmann::json doc = sandbox::to_json(r);
   doc["network_limits"] = seen.network_limits;
   doc["network"]["running"] = seen.running_network;
-  ctx.out.document(doc,
-                   [&](std::ostream& os) { print_inspect_text(os, r, seen.running_network, seen.network_limits); });
+  doc["protected_paths"] = state::to_json(seen.protected_paths);
+  ctx.out.document(doc, [&](std::ostream& os) {
+    print_inspect_text(os, r, seen.running_network, seen.network_limits, seen.protected_paths);
+  });
   return kExitOk;
 }
 

@@ -128,6 +128,13 @@ Status write_boot_file(const std::string& path, const std::string& content, mode
   return written;
 }
 
+// The host's virtiofs share `tag` at `path`, made if missing.
+void mount_share(std::string_view tag, const std::string& path) {
+  Status dirs = make_dirs(path, 0755);
+  if (!dirs.ok()) say(dirs.error().message);
+  mount_one(std::string(tag).c_str(), path.c_str(), "virtiofs", MS_NOSUID | MS_NODEV, nullptr);
+}
+
 void boot(const agent::BootParams& params) {
   if (std::string grown = grow_root_fs(); !grown.empty()) say(grown);
   if (!params.hostname.empty() && ::sethostname(params.hostname.data(), params.hostname.size()) != 0) {
@@ -140,12 +147,9 @@ void boot(const agent::BootParams& params) {
   if (!resolv.ok()) say(resolv.error().message);
   setup_network(params);
   start_connect_bridge(params);
-  if (!params.mount.empty()) {
-    Status dirs = make_dirs(params.mount, 0755);
-    if (!dirs.ok()) say(dirs.error().message);
-    mount_one(std::string(agent::kWorkspaceTag).c_str(), params.mount.c_str(), "virtiofs", MS_NOSUID | MS_NODEV,
-              nullptr);
-  }
+  if (!params.mount.empty()) mount_share(agent::kWorkspaceTag, params.mount);
+  // A linked worktree's common git dir, at its own host path so that the project's .git file resolves.
+  if (!params.git_dir.empty()) mount_share(agent::kGitDirTag, params.git_dir);
 }
 
 // The port appears once the virtio-serial driver has probed it (no udev: read sysfs, devtmpfs has the node).

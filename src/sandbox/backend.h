@@ -27,6 +27,7 @@ struct Capabilities {
   bool port_forwards = false;    // `tnk sandbox forward` into a running sandbox
   bool running_network = false;  // a running sandbox reports its network (policy, proxy, forwards)
   bool agent_ping = false;       // round trips to a guest agent (`tnk sandbox agent-ping`, bench/vm.sh)
+  bool protected_paths = false;  // mounts.readonly made read-only to everything inside (docs/workspace.md)
 };
 
 // Whether a sandbox runs, as its backend sees it; `problem` says why the backend could not tell.

@@ -24,6 +24,9 @@ inline constexpr const char* kSerialLog = "serial.log";
 inline constexpr const char* kSerialSocket = "serial.sock";    // vm: QEMU connects its console here
 inline constexpr const char* kQemuLog = "qemu.log";            // vm: QEMU's stdout and stderr, rewritten at start
 inline constexpr const char* kVirtiofsdLog = "virtiofsd.log";  // vm: virtiofsd's stdout and stderr
+// vm, a linked worktree: the virtiofsd of its common git dir (docs/workspace.md), its socket and output
+inline constexpr const char* kGitVirtiofsdSocket = "gitfs.sock";  // shorter than naming's kLongestSocketName
+inline constexpr const char* kGitVirtiofsdLog = "gitfs.log";
 // vm: fwd-<port>.sock, where QEMU's guestfwd forwarder for guest port <port> connects (at most 14 bytes)
 inline constexpr const char* kForwardSocketPrefix = "fwd-";
 inline constexpr const char* kUpperDir = "upper";                // ns: persistent overlay upper layer
@@ -31,6 +34,8 @@ inline constexpr const char* kOverlayWorkDir = "work";           // ns: overlayf
 inline constexpr const char* kStagingDir = "mnt";                // ns: where the root is assembled before pivot_root
 inline constexpr const char* kRuntimeDir = "run";                // ns: generated /etc/hosts, resolv.conf, hostname
 inline constexpr const char* kProvisionLock = "provision.lock";  // flock held while provisioning runs
+// The protected paths and what became of each at start (state/protection.h), rewritten when one appears.
+inline constexpr const char* kProtectionFile = "protection.json";
 
 // The top-level directories (config, state/sandboxes, state/audit, cache/images) are spelled once,
 // in core/paths.h. $XDG_CACHE_HOME/tnk/...

@@ -10,6 +10,7 @@ nlohmann::json to_json(const SupervisorConfig& config) {
       {"image_root", config.image_root.string()},
       {"project_dir", config.project_dir.string()},
       {"mount_point", config.mount_point},
+      {"readonly_paths", config.readonly_paths},
       {"inference_host", config.inference_host},
       {"inference_port", config.inference_port},
       {"network", to_string(config.network)},
@@ -40,6 +41,7 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
     config.image_root = json.at("image_root").get<std::string>();
     config.project_dir = json.at("project_dir").get<std::string>();
     config.mount_point = json.at("mount_point").get<std::string>();
+    config.readonly_paths = json.value("readonly_paths", std::vector<std::string>());
     config.inference_host = json.at("inference_host").get<std::string>();
     config.inference_port = json.at("inference_port").get<uint16_t>();
     auto network = parse_network_policy(json.at("network").get<std::string>());

@@ -18,12 +18,13 @@
 namespace tnk::supervisor {
 
 struct SupervisorConfig {
-  std::string id;                          // the sandbox id
-  BackendKind backend = BackendKind::kNs;  // which engine runs it
-  std::filesystem::path state_dir;         // $XDG_STATE_HOME/tnk/sandboxes/<id>
-  std::filesystem::path image_root;        // the shared image tree (ns: the overlay lower)
-  std::filesystem::path project_dir;       // the host project, the only host directory shared
-  std::string mount_point;                 // where the project appears inside
+  std::string id;                           // the sandbox id
+  BackendKind backend = BackendKind::kNs;   // which engine runs it
+  std::filesystem::path state_dir;          // $XDG_STATE_HOME/tnk/sandboxes/<id>
+  std::filesystem::path image_root;         // the shared image tree (ns: the overlay lower)
+  std::filesystem::path project_dir;        // the host project, the only host directory shared
+  std::string mount_point;                  // where the project appears inside
+  std::vector<std::string> readonly_paths;  // the manifest's mounts.readonly: project-relative, normalized
   std::optional<uint64_t> memory_bytes;
   std::optional<double> cpus;
   std::string inference_host;                         // where the supervisor reaches the endpoint on the host

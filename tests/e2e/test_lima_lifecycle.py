@@ -135,6 +135,18 @@ def test_inspect_states_what_lima_cannot_enforce(lima):
 def test_inspect_of_an_ns_sandbox_has_no_lima_limits(lima):
     doc = lima.tnk.json("sandbox", "inspect", "--backend", "ns", "-o", "json", cwd=lima.tnk.project("demo"))
     assert doc["network_limits"] == []
+    assert "not_enforceable" not in {p["state"] for p in doc["protected_paths"]}
+
+
+def test_lima_says_it_cannot_enforce_the_protected_paths(lima):
+    """mounts.readonly (docs/workspace.md): the bundled profile lists paths; on lima none is enforced, and
+    start and inspect say so. The ns control is the test above."""
+    started = lima.started()
+    doc = lima.tnk.json("sandbox", "inspect", "-o", "json", cwd=lima.tnk.project("demo"))
+    states = {p["path"]: p["state"] for p in doc["protected_paths"]}
+    assert ".git/hooks" in states and set(states.values()) == {"not_enforceable"}, states
+    assert "mounts.readonly is not enforced on lima" in started.stderr
+    assert "read-only" in lima.run("sandbox", "inspect").stdout
 
 
 def test_ls_says_unknown_when_limactl_is_missing(lima):

@@ -5,6 +5,7 @@
 #include "backend/lima/limactl.h"
 #include "backend/lima/manifest_keys.h"
 #include "core/files.h"
+#include "core/strings.h"
 #include "state/store.h"
 
 namespace tnk::sandbox {
@@ -145,6 +146,12 @@ Result<StartOutcome> ensure_running_lima(Context& ctx, const Resolved& r) {
   if (instance == nullptr) {
     if (existing) ctx.log.note("Lima has no instance " + r.id + " any more; creating it again");
     TNK_RETURN_IF_ERROR(create_instance(ctx, *limactl, target, store));
+  }
+  if (!r.manifest.readonly_paths.empty()) {
+    ctx.log.note(
+        "mounts.readonly is not enforced on lima (its guest's user has passwordless sudo, which undoes "
+        "any read-only mount inside): " +
+        join(r.manifest.readonly_paths) + " stay writable");
   }
   Status booted = boot(ctx, *limactl, target);
   if (!booted.ok()) {

@@ -11,6 +11,7 @@
 #include "backend/ns/sandbox.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
+#include "supervisor/protection.h"
 
 namespace tnk::supervisor {
 namespace {
@@ -62,6 +63,10 @@ class NsEngine : public Engine {
       std::filesystem::create_directories(dir, ec);
       if (ec) return failed("creating " + dir.string() + ": " + ec.message());
     }
+    ProtectionPlan protection = plan_protection(config_);
+    spec.protected_paths = protection.project_binds;
+    spec.git_common_dir = protection.git_common_dir;
+    spec.git_protected_paths = protection.git_dir_binds;
     TNK_ASSIGN_OR_RETURN(ns::Sandbox sandbox, ns::start(spec));
     auto joiner = ns::Joiner::start(sandbox);
     if (!joiner) {
@@ -71,6 +76,8 @@ class NsEngine : public Engine {
     joiner_ = std::move(*joiner);
     std::vector<std::string> notes = std::move(sandbox.notes);
     sandbox_ = std::move(sandbox);
+    TNK_ASSIGN_OR_RETURN(std::vector<std::string> protection_notes, record_protection(config_, protection));
+    notes.insert(notes.end(), protection_notes.begin(), protection_notes.end());
     return notes;
   }
 

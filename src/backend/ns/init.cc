@@ -27,8 +27,8 @@ constexpr int kNamespaces = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NE
 constexpr long kShutdownWaitMs = 3000;  // after forwarding SIGTERM, how long PID 1 waits for the others
 constexpr long kShutdownPollMs = 10;
 
-[[noreturn]] void die(int report_fd, Step step, int err) {
-  sys::send_report(report_fd, static_cast<int32_t>(step), err == 0 ? EIO : err);
+[[noreturn]] void die(int report_fd, Step step, int err, int32_t value = 0) {
+  sys::send_report(report_fd, static_cast<int32_t>(step), err == 0 ? EIO : err, value);
   _exit(1);
 }
 
@@ -117,7 +117,7 @@ bool others_alive() {
   if (!become_init_signals()) die(report, Step::kInitSignals, errno);
   umask(0);
   StepError e = build_root(plan, dirs);
-  if (!e.ok()) die(report, e.step, e.err);
+  if (!e.ok()) die(report, e.step, e.err, e.value);
   umask(022);
   // Keep only the report pipe: PID 1 never execs, so CLOEXEC does not close the caller's fds.
   int kept = fcntl(report, F_DUPFD_CLOEXEC, 3);
@@ -162,6 +162,10 @@ void make_rootless_binds(const InitPlan& plan, OpenedDirs& dirs) {
   if (dirs.hosts < 0) die(plan.report_fd, Step::kBindHosts, errno);
   dirs.resolv = detached_bind(plan.resolv_file, kReadOnly);
   if (dirs.resolv < 0) die(plan.report_fd, Step::kBindResolv, errno);
+  if (!plan.git_common_dir.empty()) {
+    dirs.git_dir = detached_bind(plan.git_common_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, AT_RECURSIVE);
+    if (dirs.git_dir < 0) die(plan.report_fd, Step::kMountGitDir, errno);
+  }
 }
 
 }  // namespace
@@ -181,7 +185,7 @@ void make_rootless_binds(const InitPlan& plan, OpenedDirs& dirs) {
   // setns() kept our host uid (root, or the user), so the owner bits of the state directories still let
   // us look these paths up (as mapped root we could not). The fds name mounts of the sandbox's mount
   // namespace, as overlayfs requires.
-  OpenedDirs dirs{-1, -1, -1, plan.lower_fd, plan.project_fd, plan.hosts_fd, plan.resolv_fd};
+  OpenedDirs dirs{-1, -1, -1, plan.lower_fd, plan.project_fd, plan.hosts_fd, plan.resolv_fd, plan.git_dir_fd};
   dirs.staging = open(plan.staging_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirs.staging < 0) die(report, Step::kOpenStaging, errno);
   dirs.upper = open(plan.upper_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

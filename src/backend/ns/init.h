@@ -26,6 +26,7 @@ struct InitPlan {
   int project_fd = -1;  // bind of the project
   int hosts_fd = -1;    // read-only binds of the generated files
   int resolv_fd = -1;
+  int git_dir_fd = -1;  // bind of git_common_dir (run as root: idmapped like the project)
   bool rootless = false;
   std::string image_root, project_dir, hosts_file, resolv_file;
   // Host paths, opened by the setup child inside the new mount namespace (where binds must come from).
@@ -34,6 +35,10 @@ struct InitPlan {
   std::string work_dir;
   std::string mount_point;  // relative to the new root, e.g. "workspace"
   std::string hostname;
+  std::vector<std::string> protected_paths;  // project-relative: made read-only (protect.h)
+  // A linked worktree's common git dir: shared at its own host path inside, these paths read-only.
+  std::string git_common_dir;
+  std::vector<std::string> git_protected_paths;
 };
 
 // What PID 1 mounts from: the directories the setup child opened (O_PATH) in the sandbox's mount
@@ -46,6 +51,7 @@ struct OpenedDirs {
   int project = -1;
   int hosts = -1;
   int resolv = -1;
+  int git_dir = -1;
 };
 
 // The setup child's body: never returns.

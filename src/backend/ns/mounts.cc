@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "backend/ns/protect.h"
 #include "backend/ns/syscalls.h"
 #include "core/unique_fd.h"
 
@@ -161,10 +162,30 @@ StepError bind_etc_file(int root, const char* name, int tree, Step step) {
   return {};
 }
 
+// Read-only binds of `rels` below the mount at root/`at`, which was just attached there.
+StepError protect_below(int root, const char* at, const std::vector<std::string>& rels, Step step) {
+  if (rels.empty()) return {};
+  UniqueFd top(open_dirs_below(root, at, false, 0));
+  if (!top.valid()) return failed_at(step);
+  ProtectFailure failure = protect_paths(top.get(), rels);
+  if (failure.index < 0) return {};
+  return {step, failure.err, failure.index};
+}
+
 StepError mount_project(const InitPlan& plan, const OpenedDirs& dirs, int root) {
   UniqueFd target(open_dirs_below(root, plan.mount_point.c_str(), true, 0755));
   if (!target.valid() || attach(dirs.project, target.get(), "") != 0) return failed_at(Step::kMountProject);
-  return {};
+  return protect_below(root, plan.mount_point.c_str(), plan.protected_paths, Step::kProtectPath);
+}
+
+// A linked worktree's common git dir at its own path (made in the sandbox's tree if missing there),
+// with its protected paths read-only. After /tmp and /run: a repository there is seen on their tmpfs.
+StepError mount_git_dir(const InitPlan& plan, const OpenedDirs& dirs, int root) {
+  if (plan.git_common_dir.empty()) return {};
+  const char* at = plan.git_common_dir.c_str() + 1;  // relative to the new root
+  UniqueFd target(open_dirs_below(root, at, true, 0755));
+  if (!target.valid() || attach(dirs.git_dir, target.get(), "") != 0) return failed_at(Step::kMountGitDir);
+  return protect_below(root, at, plan.git_protected_paths, Step::kProtectGitPath);
 }
 
 StepError pivot_into(int root) {
@@ -232,6 +253,7 @@ StepError build_root(const InitPlan& plan, const OpenedDirs& dirs) {
   if (e.ok()) e = bind_etc_file(root.get(), "hosts", dirs.hosts, Step::kBindHosts);
   if (e.ok()) e = bind_etc_file(root.get(), "resolv.conf", dirs.resolv, Step::kBindResolv);
   if (e.ok()) e = mount_project(plan, dirs, root.get());
+  if (e.ok()) e = mount_git_dir(plan, dirs, root.get());
   if (e.ok() && sethostname(plan.hostname.data(), plan.hostname.size()) != 0) e = failed_at(Step::kSetHostname);
   if (e.ok()) e = pivot_into(root.get());
   if (e.ok()) e = loopback_up();

@@ -40,7 +40,7 @@ constexpr const char* kResolvFile = "resolv.conf";
 struct Prepared {
   std::vector<pid_t> helpers;  // killed user namespace holders, reaped when the setup child has reported
   Namespaces namespaces;
-  UniqueFd lower, project, hosts, resolv;  // run as root only
+  UniqueFd lower, project, hosts, resolv, git_dir;  // run as root only
   std::vector<fs::path> cgroup_dirs;
   std::vector<UniqueFd> cgroup_procs;
   std::vector<std::string> notes;
@@ -119,6 +119,11 @@ Status make_trees(const SandboxSpec& spec, Prepared& p) {
     TNK_ASSIGN_OR_RETURN(UniqueFd project_ns, idmap::create_userns(owner_to_agent, &p.helpers));
     TNK_ASSIGN_OR_RETURN(p.project, detached_tree(spec.project_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
                                                   project_ns.get(), Submounts::kInclude));
+    // The worktree's git dir is the same owner's (git refuses a repository of another owner).
+    if (!spec.git_common_dir.empty()) {
+      TNK_ASSIGN_OR_RETURN(p.git_dir, detached_tree(spec.git_common_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                                                    project_ns.get(), Submounts::kInclude));
+    }
   }
   constexpr uint64_t kReadOnly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
   TNK_RETURN_IF_ERROR(write_runtime_files(spec));
@@ -160,6 +165,10 @@ InitPlan make_plan(const SandboxSpec& spec, const Prepared& p, int report_fd) {
   plan.work_dir = spec.work_dir.string();
   plan.mount_point = spec.mount_point.substr(1);
   plan.hostname = spec.hostname;
+  plan.protected_paths = spec.protected_paths;
+  plan.git_common_dir = spec.git_common_dir.string();
+  plan.git_protected_paths = spec.git_protected_paths;
+  plan.git_dir_fd = p.git_dir.get();
   return plan;
 }
 

@@ -71,6 +71,11 @@ struct SandboxSpec {
   // host_ids.
   std::optional<idmap::RootlessIds> rootless;
   HostIds host_ids;
+  std::vector<std::string> protected_paths;  // project-relative, each a file or directory: read-only inside
+  // Set for a linked worktree: its common git dir, shared at this same path inside (a bind like the
+  // project's), with git_protected_paths (relative to it) read-only.
+  std::filesystem::path git_common_dir;
+  std::vector<std::string> git_protected_paths;
 };
 
 struct Sandbox {

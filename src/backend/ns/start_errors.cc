@@ -15,7 +15,13 @@ const char* const kTraversalHint =
     "every directory above it must be owned by root or searchable by all (o+x): the sandbox opens it "
     "after joining its user namespace";
 
-std::string step_action(Step step, const SandboxSpec& spec) {
+// The protected path `index` names, for a message.
+std::string nth(const std::vector<std::string>& paths, int32_t index, const std::string& below) {
+  return index >= 0 && static_cast<size_t>(index) < paths.size() ? below + "/" + paths[static_cast<size_t>(index)]
+                                                                 : below;
+}
+
+std::string step_action(Step step, int32_t value, const SandboxSpec& spec) {
   switch (step) {
     case Step::kJoinCgroup: return "moving the sandbox into its cgroups";
     case Step::kSetnsUser: return "joining the sandbox's user namespace";
@@ -43,6 +49,12 @@ std::string step_action(Step step, const SandboxSpec& spec) {
     case Step::kBindResolv: return "binding the generated /etc/resolv.conf from " + spec.runtime_dir.string();
     case Step::kMountProject:
       return "mounting the project " + spec.project_dir.string() + " at " + spec.mount_point + " in the sandbox";
+    case Step::kProtectPath:
+      return "making " + nth(spec.protected_paths, value, spec.project_dir.string()) + " read-only in the sandbox";
+    case Step::kMountGitDir: return "sharing the linked worktree's git dir " + spec.git_common_dir.string();
+    case Step::kProtectGitPath:
+      return "making " + nth(spec.git_protected_paths, value, spec.git_common_dir.string()) +
+             " read-only in the sandbox";
     case Step::kSetHostname: return "setting the sandbox's hostname to " + spec.hostname;
     case Step::kPivotRoot: return "switching to the sandbox's root (pivot_root)";
     case Step::kLoopback: return "bringing up the sandbox's loopback interface";
@@ -64,6 +76,10 @@ std::string step_hint(Step step, int err) {
     case Step::kMountProject:
       return "the project and every mount below it are bound into the sandbox (run by root: idmapped, which "
              "needs Linux >= 5.12 and file systems that support it); run `tnk doctor`";
+    case Step::kProtectPath:
+    case Step::kProtectGitPath:
+      return "it was a file or directory when the sandbox started; a symbolic link is never followed (run "
+             "`tnk sandbox start` again)";
     case Step::kUnshare:
     case Step::kSetnsUser: return "user namespaces may be restricted on this host; run `tnk doctor`";
     case Step::kJoinCgroup: return "remove the sandbox's cgroup limits or run `tnk doctor`";
@@ -132,8 +148,8 @@ Status validate_spec(const SandboxSpec& spec) {
   return ok_status();
 }
 
-Error start_step_error(Step step, int err, const SandboxSpec& spec) {
-  return sys_error(err, step_action(step, spec), step_hint(step, err));
+Error start_step_error(Step step, int err, int32_t value, const SandboxSpec& spec) {
+  return sys_error(err, step_action(step, value, spec), step_hint(step, err));
 }
 
 StartOutcome interpret_start_reports(const std::vector<sys::Report>& reports, const SandboxSpec& spec) {
@@ -147,7 +163,7 @@ StartOutcome interpret_start_reports(const std::vector<sys::Report>& reports, co
     } else if (step == Step::kNoteSysfs) {
       outcome.notes.push_back(std::string("/sys is not mounted in the sandbox: ") + std::strerror(r.err));
     } else if (!is_record(step) && outcome.error.message.empty()) {
-      outcome.error = start_step_error(step, r.err, spec);
+      outcome.error = start_step_error(step, r.err, r.value, spec);
     }
   }
   return outcome;

@@ -29,6 +29,6 @@ struct StartOutcome {
 StartOutcome interpret_start_reports(const std::vector<sys::Report>& reports, const SandboxSpec& spec);
 
 // The error for a failed step of the setup child or PID 1.
-Error start_step_error(Step step, int err, const SandboxSpec& spec);
+Error start_step_error(Step step, int err, int32_t value, const SandboxSpec& spec);
 
 }  // namespace tnk::ns

@@ -43,6 +43,9 @@ enum class Step : int32_t {
   kBindHosts,
   kBindResolv,
   kMountProject,
+  kProtectPath,  // value = the index of the protected path (InitPlan::protected_paths)
+  kMountGitDir,
+  kProtectGitPath,  // value = the index in InitPlan::git_protected_paths
   kSetHostname,
   kPivotRoot,
   kLoopback,
@@ -71,6 +74,7 @@ enum class Step : int32_t {
 struct StepError {
   Step step = Step::kNone;
   int err = 0;
+  int32_t value = 0;  // which object, for the steps that name one (kProtectPath)
   bool ok() const { return err == 0; }
 };
 

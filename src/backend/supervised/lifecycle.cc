@@ -74,6 +74,7 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   config.image_root = image.rootfs;
   config.project_dir = record.project_dir;
   config.mount_point = record.mount_point;
+  config.readonly_paths = r.manifest.readonly_paths;
   config.memory_bytes = r.manifest.memory_bytes;
   if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
   TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));

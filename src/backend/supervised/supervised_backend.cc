@@ -16,7 +16,10 @@ class SupervisedBackend final : public sandbox::Backend {
 
   BackendKind kind() const override { return kind_; }
   sandbox::Capabilities capabilities() const override {
-    return {.port_forwards = true, .running_network = true, .agent_ping = kind_ == BackendKind::kVm};
+    return {.port_forwards = true,
+            .running_network = true,
+            .agent_ping = kind_ == BackendKind::kVm,
+            .protected_paths = true};
   }
   // The supervisor's pid file and the process behind it: a record never says whether it runs.
   sandbox::Observed observe(const Paths& paths, const std::string& id) override {

@@ -38,6 +38,7 @@
 #include "idmap/userns.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
+#include "supervisor/protection.h"
 #include "supervisor/relays.h"
 
 namespace tnk::supervisor {
@@ -100,10 +101,18 @@ class VmEngine : public Engine {
     if (!events_.valid()) return sys_error(errno, "eventfd");
     std::vector<std::string> notes;
     TNK_ASSIGN_OR_RETURN(std::string token, random_token());
+    ProtectionPlan protection = plan_protection(config_);
     TNK_ASSIGN_OR_RETURN(vm::VmHostFacts facts, host_facts());
+    facts.git_common_dir = protection.git_common_dir;
     TNK_ASSIGN_OR_RETURN(vm::VmPlan plan, vm::vm_plan(config_, facts, token));
     TNK_RETURN_IF_ERROR(ensure_overlay(plan));
-    TNK_RETURN_IF_ERROR(launch_virtiofsd(plan));
+    TNK_ASSIGN_OR_RETURN(virtiofsd_, launch_virtiofsd(plan.virtiofsd_plan, plan.virtiofsd, config_.project_dir,
+                                                      protection.project_binds, plan.files.virtiofsd_log));
+    if (plan.git_virtiofsd) {
+      TNK_ASSIGN_OR_RETURN(git_virtiofsd_,
+                           launch_virtiofsd(plan.git_virtiofsd_plan, *plan.git_virtiofsd, protection.git_common_dir,
+                                            protection.git_dir_binds, plan.files.git_virtiofsd_log));
+    }
     TNK_RETURN_IF_ERROR(launch_qemu(plan));
     agent::ClientOptions options;
     options.connect_timeout = std::chrono::seconds(30);
@@ -116,6 +125,8 @@ class VmEngine : public Engine {
     client_ = std::move(*client);
     if (!config_.vm_kvm)
       notes.push_back("the vm runs under TCG emulation (no hardware KVM): expect a slower guest CPU");
+    TNK_ASSIGN_OR_RETURN(std::vector<std::string> protection_notes, record_protection(config_, protection));
+    notes.insert(notes.end(), protection_notes.begin(), protection_notes.end());
     return notes;
   }
 
@@ -197,16 +208,20 @@ class VmEngine : public Engine {
     return bridge_connect(vm::kBridgeHostPort, {ip, port}, deadline, stop_fd);
   }
 
-  bool is_sandbox_process(pid_t pid) const override { return pid > 0 && (pid == qemu_ || pid == virtiofsd_); }
+  bool is_sandbox_process(pid_t pid) const override {
+    return pid > 0 && (pid == qemu_ || pid == virtiofsd_ || pid == git_virtiofsd_);
+  }
 
   std::string sandbox_process_name(pid_t pid) const override {
-    return pid == qemu_ ? "QEMU (see " + files_.qemu_log.string() + ")"
-                        : "virtiofsd (see " + files_.virtiofsd_log.string() + ")";
+    if (pid == qemu_) return "QEMU (see " + files_.qemu_log.string() + ")";
+    if (pid == git_virtiofsd_) return "the git dir's virtiofsd (see " + files_.git_virtiofsd_log.string() + ")";
+    return "virtiofsd (see " + files_.virtiofsd_log.string() + ")";
   }
 
   void sandbox_ended(pid_t reaped) override {
-    if (reaped == qemu_) qemu_ = 0;
-    if (reaped == virtiofsd_) virtiofsd_ = 0;
+    for (pid_t* pid : {&qemu_, &virtiofsd_, &git_virtiofsd_}) {
+      if (reaped == *pid) *pid = 0;
+    }
   }
 
   Result<std::vector<std::chrono::microseconds>> agent_pings(int count) override {
@@ -235,11 +250,13 @@ class VmEngine : public Engine {
     console_.reset();  // QEMU has gone: what it wrote is all in serial.log once this returns
     qemu_netns_.reset();
     client_.reset();  // the sessions still running end as lost
-    if (virtiofsd_ > 0 && !wait_child(virtiofsd_, std::chrono::seconds(1))) {
-      ::kill(virtiofsd_, SIGKILL);
-      wait_child(virtiofsd_, std::chrono::seconds(5));
+    for (pid_t* pid : {&virtiofsd_, &git_virtiofsd_}) {
+      if (*pid > 0 && !wait_child(*pid, std::chrono::seconds(1))) {
+        ::kill(*pid, SIGKILL);
+        wait_child(*pid, std::chrono::seconds(5));
+      }
+      *pid = 0;
     }
-    virtiofsd_ = 0;
     remove_sockets();
     return ok_status();
   }
@@ -248,7 +265,8 @@ class VmEngine : public Engine {
   // The sockets QEMU and virtiofsd served, and the forwarders' (the next start makes its own).
   void remove_sockets() const {
     std::error_code ec;
-    for (const auto& socket : {files_.agent_socket, files_.qmp_socket, files_.virtiofsd_socket, files_.serial_socket}) {
+    for (const auto& socket : {files_.agent_socket, files_.qmp_socket, files_.virtiofsd_socket, files_.serial_socket,
+                               files_.git_virtiofsd_socket}) {
       std::filesystem::remove(socket, ec);
     }
     for (const auto& entry : std::filesystem::directory_iterator(config_.state_dir, ec)) {
@@ -294,12 +312,13 @@ class VmEngine : public Engine {
     return image::create_overlay(config_.vm_base_disk, plan.files.base_disk_link, plan.files.disk, plan.disk_bytes);
   }
 
-  Status launch_virtiofsd(const vm::VmPlan& plan) {
-    TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(plan.virtiofsd.socket));
-    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(plan.files.virtiofsd_log));
-    TNK_ASSIGN_OR_RETURN(virtiofsd_, start_virtiofsd(plan.virtiofsd_plan, config_.project_dir, plan.virtiofsd.source,
-                                                     listener.get(), log.get()));
-    return ok_status();
+  // One virtiofsd: the project's, or a linked worktree's git dir's, with `protected_paths` read-only.
+  Result<pid_t> launch_virtiofsd(const vm::VirtiofsdPlan& plan, const vm::VirtiofsdConfig& config,
+                                 const std::filesystem::path& dir, const std::vector<std::string>& protected_paths,
+                                 const std::filesystem::path& log_file) {
+    TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(config.socket));
+    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(log_file));
+    return start_virtiofsd(plan, dir, config.source, protected_paths, listener.get(), log.get());
   }
 
   Status launch_qemu(const vm::VmPlan& plan) {
@@ -328,7 +347,7 @@ class VmEngine : public Engine {
 
   SupervisorConfig config_;
   vm::VmFiles files_;  // in config_.state_dir
-  pid_t qemu_ = 0, virtiofsd_ = 0;
+  pid_t qemu_ = 0, virtiofsd_ = 0, git_virtiofsd_ = 0;
   UniqueFd qemu_netns_;   // QEMU's network namespace, for enter_network()
   UniqueFd qemu_userns_;  // and the user namespace it belongs to (rootless: QEMU's own; as root: the host's)
   std::unique_ptr<LogDrain> console_;  // while QEMU runs

@@ -52,6 +52,10 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
   q.serial_socket = files.serial_socket;
   q.agent.token = token;
   q.agent.mount = config.mount_point;
+  if (!facts.git_common_dir.empty()) {
+    q.git_dir_socket = files.git_virtiofsd_socket;
+    q.agent.git_dir = facts.git_common_dir.string();
+  }
   q.agent.hostname = config.id;
   q.agent.ip = kGuestIp;
   // A NIC under every policy (under `none` without forwarders), for the bridge that port forwards use.
@@ -75,6 +79,8 @@ VmFiles vm_files(const std::filesystem::path& state_dir) {
   f.serial_log = state_dir / state::kSerialLog;
   f.qemu_log = state_dir / state::kQemuLog;
   f.virtiofsd_log = state_dir / state::kVirtiofsdLog;
+  f.git_virtiofsd_socket = state_dir / state::kGitVirtiofsdSocket;
+  f.git_virtiofsd_log = state_dir / state::kGitVirtiofsdLog;
   return f;
 }
 
@@ -99,6 +105,12 @@ Result<VmPlan> vm_plan(const supervisor::SupervisorConfig& config, const VmHostF
   if (facts.uid_range) plan.virtiofsd.host_uid_base = facts.uid_range->start;
   if (facts.gid_range) plan.virtiofsd.host_gid_base = facts.gid_range->start;
   TNK_ASSIGN_OR_RETURN(plan.virtiofsd_plan, virtiofsd_plan(plan.virtiofsd));
+  if (!facts.git_common_dir.empty()) {
+    plan.git_virtiofsd = plan.virtiofsd;
+    plan.git_virtiofsd->socket = plan.files.git_virtiofsd_socket;
+    plan.git_virtiofsd->source = kGitVirtiofsdSource;
+    TNK_ASSIGN_OR_RETURN(plan.git_virtiofsd_plan, virtiofsd_plan(*plan.git_virtiofsd));
+  }
   return plan;
 }
 

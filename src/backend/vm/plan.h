@@ -26,6 +26,7 @@ inline constexpr uint64_t kMinimumMemoryMib = 128;                     // a smal
 inline constexpr const char* kGuestAddress = "10.0.2.15";              // the guest's NIC (QEMU user network)
 inline constexpr const char* kGuestIp = "10.0.2.15/24";                // tnk.ip= for the agent
 inline constexpr const char* kVirtiofsdSource = "/run/tnk-workspace";  // where virtiofsd sees the project
+inline constexpr const char* kGitVirtiofsdSource = "/run/tnk-gitdir";  // and the git dir's, a worktree's
 // QEMU's end of the agent's connect bridge (agent/bridge.h), on 127.0.0.1 of QEMU's own network
 // namespace: an unprivileged port, since a rootless QEMU has no capability to bind a low one.
 inline constexpr uint16_t kBridgeHostPort = 10023;
@@ -37,13 +38,15 @@ struct VmHostFacts {
   gid_t project_gid = 0;
   // Rootless: the user's subordinate ranges, where guest ids other than agent's live on the host.
   std::optional<idmap::IdRange> uid_range, gid_range;
+  // A linked worktree's common git dir (supervisor/protection.h), shared at its own path; empty: none.
+  std::filesystem::path git_common_dir;
 };
 
 // A vm sandbox's files in its state directory (state/layout.h names them).
 struct VmFiles {
   std::filesystem::path disk, base_disk_link;  // the qcow2 overlay and its link to the base image
-  std::filesystem::path qmp_socket, agent_socket, virtiofsd_socket, serial_socket;
-  std::filesystem::path serial_log, qemu_log, virtiofsd_log;
+  std::filesystem::path qmp_socket, agent_socket, virtiofsd_socket, serial_socket, git_virtiofsd_socket;
+  std::filesystem::path serial_log, qemu_log, virtiofsd_log, git_virtiofsd_log;
 };
 VmFiles vm_files(const std::filesystem::path& state_dir);
 // The unix socket a guestfwd forwarder for `port` connects to (Engine::listen_inside listens on it).
@@ -56,6 +59,9 @@ struct VmPlan {
   std::vector<std::string> qemu_argv;
   VirtiofsdConfig virtiofsd;
   VirtiofsdPlan virtiofsd_plan;  // argv and user namespace, with the socket inherited as fd 3
+  // The git dir's virtiofsd, as the project's (the same owner and maps): set with facts.git_common_dir.
+  std::optional<VirtiofsdConfig> git_virtiofsd;
+  VirtiofsdPlan git_virtiofsd_plan;
 };
 
 // The whole plan, or why QEMU or virtiofsd could not be given it (no kernel or base disk in the config,

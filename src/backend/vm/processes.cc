@@ -21,7 +21,10 @@
 #include <string_view>
 #include <thread>
 
+#include "backend/ns/protect.h"
+#include "core/strings.h"
 #include "core/subprocess.h"
+#include "core/unique_fd.h"
 #include "idmap/userns.h"
 
 namespace tnk::supervisor {
@@ -41,14 +44,21 @@ int child_stdio(int log_fd) {
   return 0;
 }
 
-// The project bound under a fresh /run (virtiofsd's source) in a mount namespace of its own.
-int bind_project(const char* project, const char* source, const char* run_options) {
+// The project bound under a fresh /run (virtiofsd's source) in a mount namespace of its own, with its
+// protected paths read-only there: every write the guest sends through virtiofsd meets the host's
+// read-only mount (EROFS), and a rename or removal of a pinned parent EBUSY; nothing in the guest can
+// remount what its kernel never mounted.
+int bind_project(const char* project, const char* source, const char* run_options,
+                 const std::vector<std::string>& protected_paths) {
   if (::unshare(CLONE_NEWNS) != 0) return errno;
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
   if (::mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, run_options) != 0) return errno;
   if (::mkdir(source, 0755) != 0) return errno;
   if (::mount(project, source, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
-  return 0;
+  if (protected_paths.empty()) return 0;
+  UniqueFd top(::open(source, O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!top.valid()) return errno;
+  return ns::protect_paths(top.get(), protected_paths).err;
 }
 
 // virtiofsd's child, before exec (async-signal-safe calls only): the project bound, the user namespace
@@ -56,7 +66,7 @@ int bind_project(const char* project, const char* source, const char* run_option
 // the namespace does not map); rootless, the namespace comes first: it gives the user the right to
 // mount, and the user (`agent` there) looks the project up as itself.
 int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project, const char* source,
-                    const char* run_options, bool rootless) {
+                    const char* run_options, const std::vector<std::string>& protected_paths, bool rootless) {
   if (int e = child_stdio(log_fd); e != 0) return e;
   // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack: then the hard limit it has.
   rlimit limit{nofile, nofile};
@@ -66,12 +76,12 @@ int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, c
     if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return errno;
   }
   if (!rootless) {
-    if (int e = bind_project(project, source, run_options); e != 0) return e;
+    if (int e = bind_project(project, source, run_options, protected_paths); e != 0) return e;
     if (::setgroups(0, nullptr) != 0) return errno;
   }
   if (::setns(userns_fd, CLONE_NEWUSER) != 0) return errno;
   if (rootless) {
-    if (int e = bind_project(project, source, run_options); e != 0) return e;
+    if (int e = bind_project(project, source, run_options, protected_paths); e != 0) return e;
     if (::setgroups(0, nullptr) != 0) return errno;
   }
   if (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0) return errno;
@@ -143,7 +153,8 @@ Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
 }
 
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
-                              const std::filesystem::path& plan_source, int listen_fd, int log_fd) {
+                              const std::filesystem::path& plan_source, const std::vector<std::string>& protected_paths,
+                              int listen_fd, int log_fd) {
   const bool rootless = ::geteuid() != 0;
   TNK_ASSIGN_OR_RETURN(UniqueFd userns, idmap::create_userns({plan.uid_map, plan.gid_map, rootless}));
   // The tmpfs belongs to the namespace's root: ids as the mounter sees them (the host's, run as root).
@@ -155,9 +166,13 @@ Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesyst
   uint64_t nofile = plan.nofile_limit;
   auto started = start_process(plan.argv, [&]() {
     return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, project.c_str(), source.c_str(), run_options.c_str(),
-                           rootless);
+                           protected_paths, rootless);
   });
-  if (!started) return started.error().context("starting virtiofsd for " + project);
+  if (!started) {
+    std::string what = "starting virtiofsd for " + project;
+    if (!protected_paths.empty()) what += " (with " + join(protected_paths) + " read-only)";
+    return started.error().context(what);
+  }
   return *started;
 }
 

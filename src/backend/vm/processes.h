@@ -22,9 +22,11 @@ Result<UniqueFd> listen_unix(const std::filesystem::path& path);
 // Starts virtiofsd for `plan` (built with listen_fd = 3): in the plan's user namespace, so that files
 // keep the project owner's ownership and no guest uid is host root. The project directory is bound
 // by host root at `plan_source` in a private mount namespace first, so that virtiofsd, which is nobody
-// on the host, needs no access to the path above the project. Its output goes to `log`.
+// on the host, needs no access to the path above the project. `protected_paths` (project-relative) are
+// read-only binds in that namespace (ns/protect.h). Its output goes to `log`.
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
-                              const std::filesystem::path& plan_source, int listen_fd, int log_fd);
+                              const std::filesystem::path& plan_source, const std::vector<std::string>& protected_paths,
+                              int listen_fd, int log_fd);
 
 // Starts QEMU with `argv` in a network namespace of its own (loopback only); output to `log_fd`. It
 // dies with the supervisor (PDEATHSIG).

@@ -1,6 +1,7 @@
 #include "backend/vm/qemu_argv.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace tnk::vm {
 namespace {
@@ -155,9 +156,11 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
              "id=root,file=" + qemu_escape(c.root_disk.string()) +
                  ",format=qcow2,if=none,cache=writeback,discard=unmap,detect-zeroes=unmap",
              "-device", "virtio-blk-device,drive=root"});
-  if (!c.virtiofs_socket.empty()) {
-    add(argv, {"-chardev", "socket,id=vfs,path=" + qemu_escape(c.virtiofs_socket.string()), "-device",
-               "vhost-user-fs-device,chardev=vfs,tag=" + std::string(agent::kWorkspaceTag)});
+  for (const auto& [socket, id, tag] : {std::tuple{&c.virtiofs_socket, "vfs", agent::kWorkspaceTag},
+                                        std::tuple{&c.git_dir_socket, "vfsgit", agent::kGitDirTag}}) {
+    if (socket->empty()) continue;
+    add(argv, {"-chardev", "socket,id=" + std::string(id) + ",path=" + qemu_escape(socket->string()), "-device",
+               "vhost-user-fs-device,chardev=" + std::string(id) + ",tag=" + std::string(tag)});
   }
   if (c.network) {
     TNK_ASSIGN_OR_RETURN(std::string netdev, netdev_value(c));

@@ -45,6 +45,7 @@ struct QemuConfig {
   std::filesystem::path qmp_socket;       // created by QEMU (server)
   std::filesystem::path agent_socket;     // created by QEMU (server); the supervisor connects
   std::filesystem::path virtiofs_socket;  // virtiofsd's socket; empty: no workspace device
+  std::filesystem::path git_dir_socket;   // the git dir's virtiofsd (agent::kGitDirTag); empty: none
   // The guest console: QEMU connects to this socket as it starts (the supervisor listens, then caps what
   // it reads into serial.log). A file chardev would let the guest fill the host's disk.
   std::filesystem::path serial_socket;

@@ -40,10 +40,13 @@ TEST(AgentBootParamsTest, CmdlineRoundTrips) {
   p.mount = "/workspace";
   p.hostname = "h";
   p.ip = "10.0.2.15/24";
+  p.git_dir = "/home/u/code/main/.git";
   auto back = parse_boot_params("console=ttyS0 " + boot_cmdline(p));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->token, "tok");
   EXPECT_EQ(back->mount, "/workspace");
+  EXPECT_EQ(back->git_dir, "/home/u/code/main/.git");
+  EXPECT_FALSE(parse_boot_params("tnk.token=t tnk.gitdir=relative").ok());
   EXPECT_EQ(back->hostname, "h");
   EXPECT_EQ(back->ip, "10.0.2.15/24");
 }

@@ -28,6 +28,7 @@ TEST(SupervisorConfig, RoundTripsThroughJson) {
   config.open_ports = {8080, 22};
   config.forwards = {{8080, 3000}, {5173, 5173}};
   config.audit_log = "/home/ann/audit.ndjson";
+  config.readonly_paths = {".git/hooks", ".envrc"};
   auto back = config_from_json(to_json(config));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->project_dir, config.project_dir);
@@ -38,6 +39,7 @@ TEST(SupervisorConfig, RoundTripsThroughJson) {
   EXPECT_EQ(back->allow, config.allow);
   EXPECT_EQ(back->open_ports, config.open_ports);
   EXPECT_EQ(back->forwards, config.forwards);
+  EXPECT_EQ(back->readonly_paths, config.readonly_paths);
   EXPECT_EQ(back->audit_log, config.audit_log);
 }
 

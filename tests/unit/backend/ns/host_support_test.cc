@@ -71,7 +71,7 @@ TEST(NsHostSupportTest, SmallHelpers) {
 TEST(NsHostSupportTest, StartErrorsNameTheObjectAndHint) {
   SandboxSpec spec;
   spec.upper_dir = "/state/upper";
-  Error e = start_step_error(Step::kMountOverlay, EACCES, spec);
+  Error e = start_step_error(Step::kMountOverlay, EACCES, 0, spec);
   EXPECT_EQ(e.message, "mounting the overlay root of /state/upper: Permission denied");
   EXPECT_NE(e.hint.find("tnk doctor"), std::string::npos);
   std::vector<sys::Report> reports = {{static_cast<int32_t>(Step::kInitPid), 0, 77},

@@ -161,6 +161,25 @@ TEST(VmPlan, EachInputChangesItsOwnWords) {
   EXPECT_EQ(plan_of(project).virtiofsd_plan.argv, plan_of(base_config()).virtiofsd_plan.argv);
 }
 
+// A linked worktree's git dir: a second virtiofs device and virtiofsd, its path on the boot line;
+// nothing else changes (without one, the golden plans above hold).
+TEST(VmPlan, ALinkedWorktreesGitDirIsASecondShare) {
+  auto base = plan_of(base_config());
+  auto facts = base_facts();
+  facts.git_common_dir = "/home/ann/code/main/.git";
+  auto plan = plan_of(base_config(), facts);
+  EXPECT_EQ(plan.qemu_argv.size(), base.qemu_argv.size() + 4);  // -chardev ..., -device ...
+  std::string argv;
+  for (const auto& word : plan.qemu_argv) argv += word + "\n";
+  EXPECT_NE(argv.find("vhost-user-fs-device,chardev=vfsgit,tag=gitdir"), std::string::npos);
+  EXPECT_NE(argv.find("path=/root/.local/state/tnk/sandboxes/tnk-demo/gitfs.sock"), std::string::npos);
+  EXPECT_NE(argv.find("tnk.gitdir=/home/ann/code/main/.git"), std::string::npos);
+  ASSERT_TRUE(plan.git_virtiofsd.has_value());
+  EXPECT_EQ(plan.git_virtiofsd->source, kGitVirtiofsdSource);
+  EXPECT_EQ(plan.git_virtiofsd_plan.uid_map, plan.virtiofsd_plan.uid_map);  // the same owner as the project
+  EXPECT_FALSE(base.git_virtiofsd.has_value());
+}
+
 TEST(VmPlan, StateDirectoryFiles) {
   auto plan = plan_of(base_config());
   EXPECT_EQ(plan.files.agent_socket, "/root/.local/state/tnk/sandboxes/tnk-demo/agent.sock");
