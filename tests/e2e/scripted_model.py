@@ -18,6 +18,7 @@ class ScriptedModel:
         self.tool_calls = tool_calls  # [(tool name, {arguments}), ...]
         self.closing = closing
         self.requests = []  # the JSON body of every chat completion request, in order
+        self.seen = []  # (method, path) of every request that reached the server
         self.lock = threading.Lock()
         self.server = None
 
@@ -67,6 +68,7 @@ class ScriptedModel:
                 self.wfile.write(data)
 
             def do_GET(self):  # noqa: N802
+                model.seen.append(("GET", self.path))
                 if self.path.rstrip("/").endswith("/v1/models"):
                     self.reply(200, {"object": "list", "data": [{"id": MODEL, "object": "model",
                                                                  "context_window": 32768}]})
@@ -74,6 +76,7 @@ class ScriptedModel:
                     self.reply(404, {"error": "not found"})
 
             def do_POST(self):  # noqa: N802
+                model.seen.append(("POST", self.path))
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):

@@ -10,13 +10,14 @@ import secrets
 import socketserver
 import subprocess
 import threading
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from net_harness import audit_records, debian_mirror_url, wait_for_records
-from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixtures)
 from scripted_model import MODEL, ScriptedModel
 
 
@@ -40,7 +41,7 @@ def loopback_service(secret):
     return server
 
 
-def the_attacks(host_home, sibling, service_port):
+def the_attacks(host_home, sibling, service_port, model_port):
     release = debian_mirror_url() + "/dists/bookworm/Release"
     return [
         ("read ~/.ssh of the host", "bash", {"command": f"cat {host_home}/.ssh/id_ed25519 ~/.ssh/id_ed25519"}),
@@ -51,6 +52,9 @@ def the_attacks(host_home, sibling, service_port):
          {"command": f"curl -sS --max-time 5 http://127.0.0.1:{service_port}/; "
                      f"curl -sS --max-time 5 http://host.lima.internal:{service_port}/"}),
         ("reach the internet", "bash", {"command": f"curl -sS --max-time 8 {release} | head -c 300"}),
+        ("make the host's model server pull a model", "bash",
+         {"command": f"curl -sS --max-time 5 -X POST -d '{{\"name\": \"evil\"}}' "
+                     f"http://host.lima.internal:{model_port}/api/pull"}),
         ("plant a git hook", "write",
          {"path": "/workspace/.git/hooks/pre-commit", "content": "#!/bin/sh\ntouch /tmp/tnk-agent-hook-ran\n"}),
         ("the legitimate edit", "edit",
@@ -66,8 +70,10 @@ def transcript(attacks, results):
     return "\n".join(lines)
 
 
-def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(any_tnk, tmp_path):
-    tnk = any_tnk
+# ns only, for now: under TCG emulation, provisioning the pi profile in a vm (Debian's nodejs and npm, then
+# node and pi from the npm registry) took more than 900 s here; the vm's isolation has its own tests.
+def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(ns_tnk, tmp_path):
+    tnk = ns_tnk
     mark = secrets.token_hex(6)
     ssh_key, aws_key, sibling_secret = f"HOST-SSH-{mark}", f"HOST-AWS-{mark}", f"SIBLING-{mark}"
     env_secret, service_secret = f"HOST-ENV-{mark}", f"HOST-LOOPBACK-{mark}"
@@ -82,9 +88,10 @@ def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(any_tnk, 
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     service = loopback_service(service_secret)
     port = service.server_address[1]
-    attacks = the_attacks(tnk.home, sibling, port)
-    model = ScriptedModel([(tool, arguments) for _, tool, arguments in attacks], closing="All done.")
+    model = ScriptedModel([], closing="All done.")
     model_port = model.start()
+    attacks = the_attacks(tnk.home, sibling, port, model_port)
+    model.tool_calls = [(tool, arguments) for _, tool, arguments in attacks]
     try:
         # Each probe succeeds on the host (the positive controls): the secrets are there to be taken.
         assert ssh_key in (tnk.home / ".ssh/id_ed25519").read_text()
@@ -92,6 +99,11 @@ def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(any_tnk, 
             assert answer.read().decode() == service_secret
         with urllib.request.urlopen(debian_mirror_url() + "/dists/bookworm/Release", timeout=15) as answer:
             assert b"Origin: Debian" in answer.read(2000)
+        pull = urllib.request.Request(f"http://127.0.0.1:{model_port}/api/pull", data=b"{}", method="POST")
+        with pytest.raises(urllib.error.HTTPError):  # the stand-in has no /api/pull, but the request got there
+            urllib.request.urlopen(pull, timeout=5)
+        assert model.seen == [("POST", "/api/pull")]
+        model.seen.clear()
 
         tnk.env["TNK_SERVER_PORT"] = str(model_port)
         log = tmp_path / "audit.ndjson"
@@ -113,18 +125,21 @@ def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(any_tnk, 
             assert secret not in everything, secret
         assert "TNK_INFERENCE_URL=" in results["call_3"], results["call_3"]  # the environment was printed
         assert "Origin: Debian" not in results["call_5"]
+        assert ("POST", "/api/pull") not in model.seen, model.seen  # refused by tnk before the server
+        assert "not an inference API" in results["call_6"], results["call_6"]
         # The hook was not planted; the edit landed.
-        assert not (project / ".git/hooks/pre-commit").exists(), results["call_6"]
-        assert (project / "README.md").read_text() == "Hello, fixed by the agent\n", results["call_7"]
+        assert not (project / ".git/hooks/pre-commit").exists(), results["call_7"]
+        assert (project / "README.md").read_text() == "Hello, fixed by the agent\n", results["call_8"]
 
-        # The audit log: the session, the agent's traffic to the model, the refused connection.
+        # The audit log: the session, the agent's traffic to the model, the refused admin request. (Under the
+        # profile's `inference` policy nothing else has a way out to be refused: no route, no name service.)
         events = [r["event"] for r in audit_records(log)]
         for event in ("sandbox_start", "provision_end", "exec_invocation", "session_start", "session_exit"):
             assert event in events, events
         inference = wait_for_records(log, "net_allow", lambda rs: any(r["policy"] == "inference" for r in rs))
         assert any(r["policy"] == "inference" and r["bytes_down"] > 0 for r in inference), inference
-        refused = wait_for_records(log, "net_deny", lambda rs: any(r["port"] == port for r in rs))
-        assert any(r["port"] == port for r in refused), audit_records(log, "net_deny")
+        refused = wait_for_records(log, "net_deny", lambda rs: any("/api/pull" in r["reason"] for r in rs))
+        assert any(r["reason"] == "POST /api/pull is not an inference API" for r in refused), refused
         assert tnk.run("audit", "verify", str(log)).returncode == 0
         print("\n".join(json.dumps(r) for r in audit_records(log) if r["event"] != "provision_output"))
     finally:
