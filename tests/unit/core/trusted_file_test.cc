@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <utility>
 
 #include "core/error.h"
 #include "temp_dir.h"
@@ -34,7 +35,7 @@ void expect_refused(const Result<std::string>& read, const fs::path& path, const
 
 TEST(TrustedFile, ReadsAPrivateOrReadOnlyFile) {
   TempDir dir;
-  for (mode_t mode : {0600, 0644, 0400}) {
+  for (mode_t mode : {0600u, 0644u, 0400u}) {
     auto read = read_trusted_file(write(dir.path() / "m.yaml", "profile: x\n", mode), "manifest");
     ASSERT_TRUE(read.ok()) << read.error().message;
     EXPECT_EQ(*read, "profile: x\n");
@@ -43,11 +44,9 @@ TEST(TrustedFile, ReadsAPrivateOrReadOnlyFile) {
 
 TEST(TrustedFile, RefusesAFileOthersCanWrite) {
   TempDir dir;
-  for (mode_t mode : {0666, 0620, 0602}) {
+  for (const auto& [mode, octal] : {std::pair{0666u, "0666"}, std::pair{0620u, "0620"}, std::pair{0602u, "0602"}}) {
     fs::path path = write(dir.path() / "m.yaml", "profile: x\n", mode);
-    expect_refused(
-        read_trusted_file(path, "manifest"), path,
-        "its mode is 0" + std::to_string(mode / 64) + std::to_string(mode / 8 % 8) + std::to_string(mode % 8));
+    expect_refused(read_trusted_file(path, "manifest"), path, std::string("its mode is ") + octal);
   }
 }
 
