@@ -11,6 +11,7 @@
 
 #include "audit/sha256.h"
 #include "core/nofollow_dir.h"
+#include "core/trusted_file.h"
 
 namespace tnk::audit {
 namespace fs = std::filesystem;
@@ -20,12 +21,6 @@ namespace {
 // file is regular. O_NOFOLLOW refuses a symlink as the last path component.
 constexpr int kOpenFlags = O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK;
 constexpr off_t kChunk = 8192;
-
-std::string octal_mode(mode_t mode) {
-  std::string out;
-  for (int shift = 9; shift >= 0; shift -= 3) out.push_back(static_cast<char>('0' + ((mode >> shift) & 7)));
-  return out;
-}
 
 std::string damaged_hint(const fs::path& path) {
   return "run `tnk audit verify " + path.string() + "`, keep the file as evidence and choose another --audit-log path";
@@ -45,6 +40,8 @@ Status check_opened(const OpenedLog& log, const fs::path& path) {
     return permission_denied("refusing to use audit log " + path.string() + ": it is not a regular file",
                              "choose another --audit-log path");
   }
+  // Another user's log (root continuing one a user planted) could be read or truncated by them.
+  TNK_RETURN_IF_ERROR(check_owner(log.st, "continue audit log", path));
   mode_t mode = log.st.st_mode & 07777;
   if (mode != 0600) {
     return permission_denied(

@@ -103,6 +103,15 @@ Status AuditWriter::ensure_own_fd() {
 }
 
 Status AuditWriter::append(nlohmann::json record) {
+  Status appended = append_record(std::move(record));
+  if (!appended.ok()) {
+    ++unwritten_;
+    if (!first_failure_) first_failure_ = appended.error();
+  }
+  return appended;
+}
+
+Status AuditWriter::append_record(nlohmann::json record) {
   if (!record.is_object()) {
     return failed("cannot append to audit log " + path_.string() + ": a record must be a JSON object");
   }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/result.h"
 #include "core/unique_fd.h"
@@ -33,6 +34,12 @@ class AuditWriter {
   // value) and `ts` unless the caller set it. Keys are written sorted.
   Status append(nlohmann::json record);
 
+  // How many records append() could not write (disk full, I/O error) and the first one's error. A
+  // failed append leaves the log ending with a complete record, but the record is lost: the command
+  // must fail for it (sandbox::audit_outcome) rather than let a gap in the log pass unnoticed.
+  int unwritten() const { return unwritten_; }
+  const std::optional<Error>& first_failure() const { return first_failure_; }
+
   // fsync; called at session end.
   Status sync();
 
@@ -44,6 +51,7 @@ class AuditWriter {
  private:
   AuditWriter(UniqueFd fd, std::filesystem::path path, Clock now, dev_t dev, ino_t ino);
   Status ensure_own_fd();
+  Status append_record(nlohmann::json record);
 
   UniqueFd fd_;
   std::filesystem::path path_;  // absolute
@@ -51,6 +59,8 @@ class AuditWriter {
   pid_t pid_;  // the process that opened fd_ (a forked child must re-open)
   dev_t dev_;
   ino_t ino_;
+  int unwritten_ = 0;
+  std::optional<Error> first_failure_;
 };
 
 }  // namespace tnk::audit

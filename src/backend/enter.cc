@@ -31,7 +31,7 @@ Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::B
     ctx.log.info((outcome.created ? "created and started " : "started ") + r.id + " (" + to_string(r.backend) +
                  " backend) in " + std::to_string(ms.count()) + " ms");
     sandbox::audit_append(
-        ctx, audit, audit::sandbox_start(r.id, to_string(r.backend), r.profile, outcome.record.project_dir.string()));
+        audit, audit::sandbox_start(r.id, to_string(r.backend), r.profile, outcome.record.project_dir.string()));
   }
   r.record = outcome.record;
   r.state = state::SandboxState::kRunning;
@@ -52,10 +52,18 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
   bool fatal = request.start_verb || !request.session || r.state != state::SandboxState::kRunning;
   if (!ready.ok() && fatal) return ready.error();
   if (!ready.ok()) ctx.log.warn(ready.error().message + " (" + ready.error().hint + ")");
-  if (!request.session) return 0;
+  if (!request.session) {
+    TNK_RETURN_IF_ERROR(sandbox::audit_outcome(audit));
+    return 0;
+  }
+  // A record lost before the session makes run_session refuse to run it; one lost after it (its
+  // session_exit) makes the command fail instead of returning the session's status.
   Result<int> code = backend->run_session(ctx, r, *request.session, audit);
   if (backend->capabilities().protected_paths) report_appeared(ctx, r.id, audit);
-  return code;
+  if (!code) return code;
+  Status recorded = sandbox::audit_outcome(audit);
+  if (!recorded.ok()) return recorded.error().context("the session ended with status " + std::to_string(*code));
+  return *code;
 }
 
 Result<sandbox::StartPlan> start_plan(Context& ctx, const sandbox::ResolveOptions& options) {

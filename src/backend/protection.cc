@@ -53,20 +53,17 @@ void report_appeared(Context& ctx, const std::string& id, std::optional<audit::A
   current_record(ctx, id, &appeared);
   for (const auto& p : appeared) {
     ctx.log.warn(appeared_warning(p));
-    sandbox::audit_append(ctx, audit, audit::protected_path_appeared(id, p.path, p.host_path.string()));
+    sandbox::audit_append(audit, audit::protected_path_appeared(id, p.path, p.host_path.string()));
   }
 }
 
-void warn_appeared_at_stop(Context& ctx, const std::string& id) {
+void warn_appeared_at_stop(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit) {
   std::vector<state::ProtectedPath> appeared;
   for (const auto& p : current_record(ctx, id, &appeared)) {
     if (p.state == state::Protection::kAppeared) ctx.log.warn(appeared_warning(p));
   }
-  if (appeared.empty()) return;
-  auto audit = sandbox::open_audit(ctx, "", id);
-  if (!audit) return;
   for (const auto& p : appeared) {
-    sandbox::audit_append(ctx, *audit, audit::protected_path_appeared(id, p.path, p.host_path.string()));
+    sandbox::audit_append(audit, audit::protected_path_appeared(id, p.path, p.host_path.string()));
   }
 }
 

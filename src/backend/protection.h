@@ -21,6 +21,6 @@ std::vector<state::ProtectedPath> protection_of(Context& ctx, const sandbox::Res
 void report_appeared(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit);
 
 // At stop: a warning naming every path that appeared while the sandbox ran.
-void warn_appeared_at_stop(Context& ctx, const std::string& id);
+void warn_appeared_at_stop(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit);
 
 }  // namespace tnk::backend

@@ -46,12 +46,14 @@ Status stop_one(const Paths& paths, const Target& t, std::chrono::seconds grace,
   return backend->stop(paths, t.id, grace, log);
 }
 
-// After a stop: sandbox_stop in the audit log when `audit = true`, and the message.
-void record_stop(Context& ctx, const std::string& id, const std::string& reason) {
-  auto audit = sandbox::open_audit(ctx, "", id);
-  if (audit) sandbox::audit_append(ctx, *audit, audit::sandbox_stop(id, reason));
+// After a stop: the message, and sandbox_stop in the audit log when `audit = true` (an error when it
+// cannot be written: the sandbox is stopped, but the log must not miss it silently).
+Status record_stop(Context& ctx, const std::string& id, const std::string& reason) {
   ctx.log.info("stopped " + id);
-  warn_appeared_at_stop(ctx, id);
+  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, "", id));
+  warn_appeared_at_stop(ctx, id, audit);
+  sandbox::audit_append(audit, audit::sandbox_stop(id, reason));
+  return sandbox::audit_outcome(audit);
 }
 
 }  // namespace
@@ -87,9 +89,8 @@ Status stop_targets(Context& ctx, const std::vector<Target>& targets, bool dry_r
   for (auto& thread : threads) thread.join();
   std::optional<Error> first_error;
   for (size_t i = 0; i < running.size(); ++i) {
-    if (results[i].ok()) {
-      record_stop(ctx, running[i]->id, reason);
-    } else {
+    if (results[i].ok()) results[i] = record_stop(ctx, running[i]->id, reason);
+    if (!results[i].ok()) {
       ctx.log.warn(results[i].error().message);
       if (!first_error) first_error = results[i].error();
     }
@@ -105,13 +106,15 @@ Status delete_target(Context& ctx, const Target& t, std::chrono::seconds grace) 
   if (is_running(ctx, t)) {
     return failed("sandbox " + t.id + " was started again while it was being deleted", "run the delete again");
   }
+  // Opened first: a log that cannot be opened stops the delete before anything is removed.
+  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, "", t.id));
   if (t.record) {
     TNK_ASSIGN_OR_RETURN(auto backend, open_backend(t.record->backend));
     TNK_RETURN_IF_ERROR(backend->remove_outside_state(t.id, ctx.log));
   }
   TNK_RETURN_IF_ERROR(store.remove(t.id));
-  if (auto audit = sandbox::open_audit(ctx, "", t.id)) sandbox::audit_append(ctx, *audit, audit::sandbox_delete(t.id));
-  return ok_status();
+  sandbox::audit_append(audit, audit::sandbox_delete(t.id));
+  return sandbox::audit_outcome(audit);
 }
 
 }  // namespace tnk::backend

@@ -5,7 +5,7 @@
 #include "config/config_env.h"
 #include "config/config_file.h"
 #include "config/config_values.h"
-#include "core/files.h"
+#include "core/trusted_file.h"
 #include "workspace/workspace.h"
 
 namespace tnk {
@@ -38,13 +38,14 @@ Config default_config(const Paths& paths) {
 
 Result<Config> load_config(const Paths& paths, const Env& env, Log& log) {
   Config config = default_config(paths);
-  auto text = read_file(config.file);
+  auto text = read_trusted_file(config.file, "configuration");
   if (text.ok()) {
     config.file_exists = true;
     TNK_RETURN_IF_ERROR(config_detail::apply_config_file(*text, config, paths, log));
   } else if (text.error().sys_errno == ENOENT) {
     log.info("using default settings (run `tnk config init` to create " + config.file.string() + ")");
   } else {
+    if (!text.error().hint.empty()) return text.error();
     return text.error().with_hint("make " + config.file.string() + " a readable file, or move it away");
   }
   config_detail::apply_config_env(config, env, paths, log);

@@ -40,10 +40,26 @@ Error permission_denied(std::string message, std::string hint) {
   return Error{ErrorKind::kPermission, std::move(message), std::move(hint), 0};
 }
 
+namespace {
+
+// What to do about the errors a full or read-only file system gives, wherever they happen (a state
+// file, an audit log, the image cache): the message already names the path.
+std::string default_hint(int err) {
+  if (err == ENOSPC || err == EDQUOT || err == EFBIG) {
+    return "the file system is full (or a quota or file size limit is reached): free some space and run the "
+           "command again";
+  }
+  if (err == EROFS) return "the file system is mounted read-only: remount it read-write, or use another directory";
+  return {};
+}
+
+}  // namespace
+
 Error sys_error(int err, const std::string& what, std::string hint) {
   ErrorKind kind = ErrorKind::kFailed;
   if (err == ENOENT) kind = ErrorKind::kNotFound;
   if (err == EACCES || err == EPERM) kind = ErrorKind::kPermission;
+  if (hint.empty()) hint = default_hint(err);
   return Error{kind, what + ": " + std::strerror(err), std::move(hint), err};
 }
 

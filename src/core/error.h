@@ -38,6 +38,7 @@ Error usage_error(std::string message, std::string hint = {});
 Error not_found(std::string message, std::string hint = {});
 Error permission_denied(std::string message, std::string hint = {});
 // "<what>: <strerror>", kind chosen from errno (ENOENT -> not found, EACCES/EPERM -> permission).
+// Without a hint, a full (ENOSPC, EDQUOT, EFBIG) or read-only (EROFS) file system gets one.
 Error sys_error(int err, const std::string& what, std::string hint = {});
 
 }  // namespace tnk

@@ -15,10 +15,14 @@ namespace fs = std::filesystem;
 Result<std::string> read_file(const fs::path& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return sys_error(errno, "cannot read " + path.string());
+  return read_all(fd.get(), path);
+}
+
+Result<std::string> read_all(int fd, const fs::path& path) {
   std::string content;
   char buf[65536];
   for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return sys_error(errno, "cannot read " + path.string());
     if (n == 0) break;

@@ -11,6 +11,8 @@
 namespace tnk {
 
 Result<std::string> read_file(const std::filesystem::path& path);
+// The rest of the open file `fd` (`path` names it in errors), retrying on EINTR.
+Result<std::string> read_all(int fd, const std::filesystem::path& path);
 
 // Replaces `path` with `content` so that readers see the old or the new file, never a part.
 Status write_file_atomic(const std::filesystem::path& path, const std::string& content, mode_t mode = 0600);

@@ -44,10 +44,18 @@ Result<std::optional<audit::AuditWriter>> open_audit(Context& ctx, const std::st
   return std::optional<audit::AuditWriter>(std::move(writer));
 }
 
-void audit_append(Context& ctx, std::optional<audit::AuditWriter>& writer, nlohmann::json record) {
-  if (!writer) return;
-  Status appended = writer->append(std::move(record));
-  if (!appended.ok()) ctx.log.warn("audit log: " + appended.error().message);
+void audit_append(std::optional<audit::AuditWriter>& writer, nlohmann::json record) {
+  if (writer) (void)writer->append(std::move(record));
+}
+
+Status audit_outcome(const std::optional<audit::AuditWriter>& writer) {
+  if (!writer || writer->unwritten() == 0) return ok_status();
+  const int n = writer->unwritten();
+  const std::string path = writer->path().string();
+  return failed(std::to_string(n) + (n == 1 ? " audit record was" : " audit records were") +
+                    " not written: " + writer->first_failure()->message,
+                "the log still ends with a complete record (`tnk audit verify " + path +
+                    "`); free space on its file system, or fix the error, and run the command again");
 }
 
 }  // namespace tnk::sandbox

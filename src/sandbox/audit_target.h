@@ -17,7 +17,12 @@ namespace tnk::sandbox {
 Result<std::optional<audit::AuditWriter>> open_audit(Context& ctx, const std::string& flag_path, const std::string& id,
                                                      const std::filesystem::path& project_dir = {});
 
-// Appends, reporting a failure as a warning: a full disk must not end the user's session.
-void audit_append(Context& ctx, std::optional<audit::AuditWriter>& writer, nlohmann::json record);
+// Appends. A record that cannot be written is counted in the writer (the session it describes is
+// not cut short), and audit_outcome then makes the command fail for it.
+void audit_append(std::optional<audit::AuditWriter>& writer, nlohmann::json record);
+
+// Fails (exit 1) when a record of this command could not be written, naming the log and the first
+// error: a lost record is never silent (docs/audit-format.md).
+Status audit_outcome(const std::optional<audit::AuditWriter>& writer);
 
 }  // namespace tnk::sandbox

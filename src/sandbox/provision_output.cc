@@ -47,13 +47,13 @@ void ProvisionOutput::flush() {
 void ProvisionOutput::line(int stream, const std::string& text) {
   ctx_.log.stream() << terminal_safe(text) << '\n' << std::flush;
   if (text.starts_with("tnk: provisioning failed at ")) failure_ = text.substr(5);
-  audit_append(ctx_, audit_, audit::provision_output(r_.id, r_.profile, stream == 2 ? "stderr" : "stdout", text));
+  audit_append(audit_, audit::provision_output(r_.id, r_.profile, stream == 2 ? "stderr" : "stdout", text));
 }
 
 Status ProvisionOutput::finish(const Result<int>& code, const ProvisionFingerprint& fingerprint) {
   flush();
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
-  audit_append(ctx_, audit_, audit::provision_end(r_.id, r_.profile, code ? *code : -1, ms.count()));
+  audit_append(audit_, audit::provision_end(r_.id, r_.profile, code ? *code : -1, ms.count()));
   if (audit_) (void)audit_->sync();
   if (!code) return code.error();
   if (*code != 0) {

@@ -16,22 +16,25 @@ std::vector<std::string> session_environment(const Env& host, const Resolved& r,
   return env;
 }
 
-void audit_session_start(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& r,
-                         const std::string& cwd, const SessionSpec& spec) {
+Status audit_session_start(std::optional<audit::AuditWriter>& audit, const Resolved& r, const std::string& cwd,
+                           const SessionSpec& spec) {
   std::vector<std::string> names;
   for (const auto& kv : spec.user_env) names.push_back(kv.substr(0, kv.find('=')));
-  audit_append(ctx, audit, audit::session_start(r.id, cwd, spec.tty, spec.tty, r.runtime_env));
-  audit_append(ctx, audit, audit::exec_invocation(r.id, spec.argv, spec.tty, r.runtime_env, names));
+  audit_append(audit, audit::session_start(r.id, cwd, spec.tty, spec.tty, r.runtime_env));
+  audit_append(audit, audit::exec_invocation(r.id, spec.argv, spec.tty, r.runtime_env, names));
+  Status recorded = audit_outcome(audit);
+  if (!recorded.ok()) return recorded.error().context("not running the session");
+  return ok_status();
 }
 
-void audit_session_exit(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& r, int status) {
+void audit_session_exit(std::optional<audit::AuditWriter>& audit, const Resolved& r, int status) {
   std::optional<int> exit_code, signal;
   if (status > 128 && status < 128 + 65) {
     signal = status - 128;
   } else {
     exit_code = status;
   }
-  audit_append(ctx, audit, audit::session_exit(r.id, exit_code, signal));
+  audit_append(audit, audit::session_exit(r.id, exit_code, signal));
 }
 
 }  // namespace tnk::sandbox

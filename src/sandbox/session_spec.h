@@ -27,10 +27,11 @@ struct SessionSpec {
 std::vector<std::string> session_environment(const Env& host, const Resolved& resolved,
                                              const std::vector<std::string>& user_env);
 
-// session_start and exec_invocation (with the names of the -e variables, never their values).
-void audit_session_start(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& resolved,
-                         const std::string& cwd, const SessionSpec& spec);
+// session_start and exec_invocation (with the names of the -e variables, never their values). Fails
+// when a record of this command could not be written, so that no session runs unaudited.
+Status audit_session_start(std::optional<audit::AuditWriter>& audit, const Resolved& resolved, const std::string& cwd,
+                           const SessionSpec& spec);
 // session_exit for an exit status as shells report it: 128+N means killed by signal N.
-void audit_session_exit(Context& ctx, std::optional<audit::AuditWriter>& audit, const Resolved& resolved, int status);
+void audit_session_exit(std::optional<audit::AuditWriter>& audit, const Resolved& resolved, int status);
 
 }  // namespace tnk::sandbox

@@ -7,8 +7,8 @@
 #include <functional>
 
 #include "config/size.h"
-#include "core/files.h"
 #include "core/strings.h"
+#include "core/trusted_file.h"
 #include "specs/profiles.h"
 
 namespace tnk::specs {
@@ -265,7 +265,7 @@ Result<Manifest> load_manifest(const fs::path& config_dir, std::string_view prof
   if (choice.fell_back_to_base) {
     warn("no manifest for profile '" + std::string(profile) + "', using " + std::string(kBaseManifest));
   }
-  TNK_ASSIGN_OR_RETURN(std::string text, read_file(*choice.path));
+  TNK_ASSIGN_OR_RETURN(std::string text, read_trusted_file(*choice.path, "manifest"));
   TNK_ASSIGN_OR_RETURN(Manifest manifest, parse_manifest(text, *choice.path));
   if (!manifest.unknown_keys.empty()) {
     warn(choice.path->string() + ": ignoring keys tnk does not use: " + join(manifest.unknown_keys));

@@ -41,6 +41,10 @@ Status copy_tree(const fs::path& from, const fs::path& to) {
     } else if (fs::is_regular_file(st)) {
       fs::copy_file(src, dst, fs::copy_options::none, ec);
       if (ec) return sys_error(ec.value(), "cannot copy " + src.string() + " to " + dst.string());
+      // A manifest others can write is refused when it is read (core/trusted_file.h): a checkout
+      // made with umask 002 must not install specs tnk then refuses.
+      fs::permissions(dst, fs::perms::group_write | fs::perms::others_write, fs::perm_options::remove, ec);
+      if (ec) return sys_error(ec.value(), "cannot chmod " + dst.string());
     }
     // Symlinks, sockets, fifos and devices are not specs: skipped.
   }

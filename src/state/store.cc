@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/files.h"
+#include "core/trusted_file.h"
 #include "idmap/userns.h"
 #include "state/layout.h"
 
@@ -16,7 +17,8 @@ namespace fs = std::filesystem;
 
 Result<std::optional<SandboxRecord>> Store::load(const std::string& id) const {
   fs::path path = file(id, kRecordFile);
-  auto text = read_file(path);
+  // tnk writes the record itself (0600): a link, another user's file or a writable one is refused.
+  auto text = read_trusted_file(path, "sandbox record", LinkPolicy::kRefuse);
   if (!text) {
     if (text.error().sys_errno == ENOENT) return std::optional<SandboxRecord>();
     return text.error();

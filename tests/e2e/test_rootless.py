@@ -33,7 +33,7 @@ def ensure_user(name, with_range):
 
 @pytest.fixture(scope="module")
 def staged_bin():
-    """tnk and its bundled specs where any user can run them (the build tree may sit under /root)."""
+    """tnk, its agent, bundled specs and kernel fragment where any user can run them (the build tree may sit under /root)."""
     require(os.geteuid() == 0, "these tests run as root and make their own ordinary users")
     require(shutil.which("newuidmap") is not None, "newuidmap is not installed (package uidmap)")
     require(shutil.which("runuser") is not None, "runuser is not installed (util-linux)")
@@ -42,6 +42,7 @@ def staged_bin():
     shutil.copy2(TNK_BIN, stage / "tnk")
     shutil.copy2(Path(TNK_BIN).parent / "tnk-agent", stage / "tnk-agent")
     shutil.copytree(REPO / "specs", stage / "share" / "tnk" / "specs")
+    shutil.copytree(REPO / "kernel", stage / "share" / "tnk" / "kernel")  # as an install has them, beside it
     subprocess.run(["cc", "-O1", "-o", str(stage / "refuse_userns"), str(REPO / "tests" / "e2e" / "probes" /
                                                                         "refuse_userns.c")], check=True)
     yield stage / "tnk"

@@ -57,7 +57,9 @@ fs::path find_vmlinux(const Env& env, std::string& why) {
   } else if (auto resolved = Paths::resolve(env)) {
     paths = *resolved;
   }
-  auto recipe = image::shipped_kernel_recipe(paths, "");
+  // The fragment of this source tree: the test binary has no share/tnk/ beside it, as tnk has.
+  auto recipe =
+      image::current_kernel_recipe(fs::path(TNK_SOURCE_DIR) / "kernel" / image::kKernelFragmentName, paths.memo_dir());
   if (!recipe) {
     why = "cannot tell the guest kernel: " + recipe.error().message;
     return "";

@@ -1,7 +1,9 @@
 // Helpers shared by the audit unit tests: a private temp dir and raw file access.
 #pragma once
 
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,29 @@
 namespace tnk::audit::testing {
 
 using testing_support::TempDir;
+
+// While it lives, a write past `bytes` fails (EFBIG) as one on a full file system does (ENOSPC): the
+// soft file size limit is lowered and SIGXFSZ ignored, so write(2) returns the error.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &was_);
+    rlimit lowered = was_;
+    lowered.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &lowered);
+    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &was_);
+    ::signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit was_{};
+  sighandler_t old_handler_ = SIG_DFL;
+};
 
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

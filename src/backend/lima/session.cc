@@ -48,7 +48,7 @@ Status run_provisioning(Context& ctx, const Resolved& r, const ProvisionFiles& f
   auto limactl = lima::system_limactl();
   TNK_RETURN_IF_ERROR(copy_files(ctx, *limactl, r, files));
   ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
-  audit_append(ctx, audit, audit::provision_start(r.id, r.profile, fingerprint.full));
+  audit_append(audit, audit::provision_start(r.id, r.profile, fingerprint.full));
   auto env = session_environment(ctx.env, r, {});
   std::string script = guest_path(r.provision_script->filename().string());
   auto argv = lima::shell_argv(r.id, r.guest_workdir, env, {"bash", "-c", kProvisionRunner, script}, false);
@@ -65,11 +65,11 @@ Result<int> run_lima_session(Context& ctx, const Resolved& r, const SessionSpec&
   bool as_root = spec.identity == session::Identity::kRoot;
   auto argv = lima::shell_argv(r.id, r.guest_workdir, env, spec.argv, spec.tty, as_root);
   // The argv run inside the sandbox, as on the other backends; never limactl's, which holds -e values.
-  audit_session_start(ctx, audit, r, r.guest_workdir, spec);
+  TNK_RETURN_IF_ERROR(audit_session_start(audit, r, r.guest_workdir, spec));
   if (audit) (void)audit->sync();
   auto limactl = lima::system_limactl();
   TNK_ASSIGN_OR_RETURN(int code, limactl->interactive(argv));
-  audit_session_exit(ctx, audit, r, code);
+  audit_session_exit(audit, r, code);
   if (audit) (void)audit->sync();
   return code;
 }

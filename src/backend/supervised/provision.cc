@@ -93,7 +93,7 @@ Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files,
   }
   TNK_RETURN_IF_ERROR(copy_in(ctx, r, files));
   ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
-  sandbox::audit_append(ctx, audit, audit::provision_start(r.id, r.profile, fingerprint.full));
+  sandbox::audit_append(audit, audit::provision_start(r.id, r.profile, fingerprint.full));
   SessionSpec spec;
   spec.argv = {"/bin/bash", "-c", sandbox::kProvisionRunner, std::string(kGuestDir) + "/" + files.script_name};
   spec.identity = session::Identity::kProvision;

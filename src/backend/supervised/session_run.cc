@@ -41,10 +41,10 @@ Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec
   session::ExecRequest request = exec_request(ctx, r, spec);
   if (audit) request.audit_log = audit->path().string();  // the sandbox's network records go there too
   TNK_ASSIGN_OR_RETURN(UniqueFd ctl, connect_sandbox(ctx, r.id));
-  sandbox::audit_session_start(ctx, audit, r, request.cwd, spec);
+  TNK_RETURN_IF_ERROR(sandbox::audit_session_start(audit, r, request.cwd, spec));
   auto ran = session::run_session(ctl.get(), request, options);
   // The supervisor reports 128+n for a signal, as shells do.
-  if (ran && !ran->refused) sandbox::audit_session_exit(ctx, audit, r, ran->exit_code);
+  if (ran && !ran->refused) sandbox::audit_session_exit(audit, r, ran->exit_code);
   if (audit) (void)audit->sync();
   if (!ran) return ran.error();
   // The program could not be started: say why once, and exit as a shell would (127 / 126).

@@ -393,5 +393,32 @@ TEST(AuditWriterTest, ContinuingAHugeLogReadsOnlyItsTail) {
   EXPECT_EQ(appended["prev"], sha256_hex(last));
 }
 
+// Issue 16, item 3: a record the disk has no room for is counted (for the command to fail on) and
+// leaves the log ending with its last complete record, so that the next append continues the chain.
+TEST(AuditWriter, AFailedAppendIsCountedAndLeavesTheLogComplete) {
+  TempDir dir;
+  fs::path path = dir.path() / "full.ndjson";
+  auto writer = AuditWriter::open(path, fixed_clock());
+  ASSERT_TRUE(writer.ok());
+  ASSERT_TRUE(writer->append({{"event", "first"}}).ok());
+  EXPECT_EQ(writer->unwritten(), 0);  // the control: nothing lost yet
+  const std::string before = slurp(path);
+  {
+    testing::FileSizeLimit full(before.size() + 16);
+    Status lost = writer->append({{"event", "second"}, {"pad", std::string(256, 'x')}});
+    ASSERT_FALSE(lost.ok());
+    EXPECT_NE(lost.error().message.find("cannot write to audit log " + path.string()), std::string::npos)
+        << lost.error().message;
+  }
+  EXPECT_EQ(writer->unwritten(), 1);
+  ASSERT_TRUE(writer->first_failure().has_value());
+  EXPECT_EQ(slurp(path), before);
+  ASSERT_TRUE(writer->append({{"event", "third"}}).ok());
+  auto report = verify_log(path);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok);
+  EXPECT_EQ(split_lines(slurp(path)).size(), 2u);
+}
+
 }  // namespace
 }  // namespace tnk::audit

@@ -62,6 +62,16 @@ TEST(ErrorKinds, MapToTheDocumentedExitCodes) {
   EXPECT_EQ(exit_code_for(failed("limactl said: permission denied").kind), 1);
 }
 
+// Issue 16, item 3: a full or read-only file system says what to do; a hint given wins; other
+// errors get none (the control).
+TEST(CliSysErrorHint, FullAndReadOnlyFileSystemsGetAHint) {
+  EXPECT_NE(sys_error(ENOSPC, "cannot write /s/x").hint.find("file system is full"), std::string::npos);
+  EXPECT_NE(sys_error(EROFS, "cannot create /s/x").hint.find("read-only"), std::string::npos);
+  EXPECT_EQ(sys_error(ENOSPC, "x", "mine").hint, "mine");
+  EXPECT_EQ(sys_error(EIO, "x").hint, "");
+  EXPECT_EQ(sys_error(ENOSPC, "cannot write /s/x").message, "cannot write /s/x: No space left on device");
+}
+
 TEST_F(CliExitCodes, HelpAndVersionSucceed) {
   EXPECT_EQ(run_tnk({"--help"}), 0);
   EXPECT_EQ(run_tnk({"sandbox", "shell", "--help"}), 0);

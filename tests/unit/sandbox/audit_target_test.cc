@@ -90,14 +90,35 @@ TEST_F(SandboxTest, AuditTargetBrokenConfigIsTheError) {
 TEST_F(SandboxTest, AuditAppendWritesToTheWriterAndNothingWithout) {
   auto writer = open_audit(ctx(), (root_ / "a.ndjson").string(), "tnk-demo");
   ASSERT_TRUE(writer.ok());
-  sandbox::audit_append(ctx(), *writer, {{"event", "test"}, {"n", 1}});
+  sandbox::audit_append(*writer, {{"event", "test"}, {"n", 1}});
   std::optional<audit::AuditWriter> none;
-  sandbox::audit_append(ctx(), none, {{"event", "lost"}});
+  sandbox::audit_append(none, {{"event", "lost"}});
   auto records = audit_records(root_ / "a.ndjson");
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]["event"], "test");
   EXPECT_EQ(records[0]["n"], 1);
   EXPECT_EQ(records[0]["seq"], 1);
+}
+
+// Issue 16, item 3: a lost record makes the command fail, naming the log; none lost, no error.
+TEST_F(SandboxTest, AuditOutcomeFailsOnlyWhenARecordWasLost) {
+  auto writer = open_audit(ctx(), (root_ / "a.ndjson").string(), "tnk-demo");
+  ASSERT_TRUE(writer.ok());
+  sandbox::audit_append(*writer, {{"event", "kept"}});
+  EXPECT_TRUE(sandbox::audit_outcome(*writer).ok());
+  EXPECT_TRUE(sandbox::audit_outcome(std::nullopt).ok());
+  {
+    audit::testing::FileSizeLimit full(audit::testing::slurp(root_ / "a.ndjson").size());
+    sandbox::audit_append(*writer, {{"event", "lost"}});
+  }
+  Status outcome = sandbox::audit_outcome(*writer);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(exit_code_for(outcome.error().kind), kExitFailed);
+  EXPECT_NE(outcome.error().message.find("1 audit record was not written: cannot write to audit log " +
+                                         (root_ / "a.ndjson").string()),
+            std::string::npos)
+      << outcome.error().message;
+  EXPECT_EQ(audit_records(root_ / "a.ndjson").size(), 1u);
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ class SandboxSessionAuditTest : public SandboxTest {
 };
 
 TEST_F(SandboxSessionAuditTest, ExitStatusUpTo128IsAnExitCode) {
-  for (int status : {0, 1, 2, 127, 128}) sandbox::audit_session_exit(ctx(), writer_, r_, status);
+  for (int status : {0, 1, 2, 127, 128}) sandbox::audit_session_exit(writer_, r_, status);
   auto records = audit_records(log_path());
   ASSERT_EQ(records.size(), 5u);
   std::vector<int> codes;
@@ -69,7 +69,7 @@ TEST_F(SandboxSessionAuditTest, ExitStatusUpTo128IsAnExitCode) {
 }
 
 TEST_F(SandboxSessionAuditTest, ExitStatus128PlusNIsSignalN) {
-  for (int status : {129, 137, 143, 192}) sandbox::audit_session_exit(ctx(), writer_, r_, status);
+  for (int status : {129, 137, 143, 192}) sandbox::audit_session_exit(writer_, r_, status);
   auto records = audit_records(log_path());
   ASSERT_EQ(records.size(), 4u);
   std::vector<int> signals;
@@ -81,7 +81,7 @@ TEST_F(SandboxSessionAuditTest, ExitStatus128PlusNIsSignalN) {
 }
 
 TEST_F(SandboxSessionAuditTest, ExitStatusAboveTheSignalRangeIsAnExitCode) {
-  for (int status : {193, 255}) sandbox::audit_session_exit(ctx(), writer_, r_, status);
+  for (int status : {193, 255}) sandbox::audit_session_exit(writer_, r_, status);
   auto records = audit_records(log_path());
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0]["exit_code"], 193);
@@ -95,7 +95,7 @@ TEST_F(SandboxSessionAuditTest, StartRecordsNameUserVariablesButNeverTheirValues
   spec.argv = {"bash", "-lc", "make test"};
   spec.user_env = {"API_KEY=sk-very-secret", "DEBUG=1"};
   spec.tty = true;
-  sandbox::audit_session_start(ctx(), writer_, r_, "/workspace/sub", spec);
+  ASSERT_TRUE(sandbox::audit_session_start(writer_, r_, "/workspace/sub", spec).ok());
   auto records = audit_records(log_path());
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0]["event"], "session_start");
@@ -108,10 +108,30 @@ TEST_F(SandboxSessionAuditTest, StartRecordsNameUserVariablesButNeverTheirValues
   EXPECT_EQ(audit::testing::slurp(log_path()).find("sk-very-secret"), std::string::npos);
 }
 
+// Issue 16, item 3: with no room for session_start, the session is not run (the backends return this
+// error before they start it), and the error names the log; StartRecords... above is the control.
+TEST_F(SandboxSessionAuditTest, NoSessionRunsWhenItsStartRecordsCannotBeWritten) {
+  sandbox::SessionSpec spec;
+  spec.argv = {"true"};
+  Status started = ok_status();
+  {
+    audit::testing::FileSizeLimit full(0);
+    started = sandbox::audit_session_start(writer_, r_, "/workspace", spec);
+  }
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.error().message.find("not running the session: 2 audit records were not written: "
+                                         "cannot write to audit log " +
+                                         log_path().string()),
+            0u)
+      << started.error().message;
+  EXPECT_NE(started.error().hint.find("tnk audit verify " + log_path().string()), std::string::npos);
+  EXPECT_EQ(audit::testing::slurp(log_path()), "");
+}
+
 TEST_F(SandboxSessionAuditTest, WithoutAWriterNothingIsWritten) {
   std::optional<audit::AuditWriter> none;
-  sandbox::audit_session_exit(ctx(), none, r_, 0);
-  sandbox::audit_session_start(ctx(), none, r_, "/workspace", sandbox::SessionSpec{});
+  sandbox::audit_session_exit(none, r_, 0);
+  EXPECT_TRUE(sandbox::audit_session_start(none, r_, "/workspace", sandbox::SessionSpec{}).ok());
   EXPECT_EQ(audit::testing::slurp(log_path()), "");
   EXPECT_EQ(err(), "");
 }

@@ -83,6 +83,27 @@ TEST_F(StoreTest, CorruptRecordNamesTheFileAndHowToRecover) {
   EXPECT_NE(loaded.error().hint.find("tnk sandbox delete"), std::string::npos);
 }
 
+// Issue 16, item 4: a record others can write (or a link in its place) is refused, not trusted.
+TEST_F(StoreTest, RecordOthersCouldHaveWrittenIsRefused) {
+  Store store(dir_ / "sandboxes");
+  ASSERT_TRUE(store.save(sample()).ok());
+  const fs::path path = store.file("tnk-demo", kRecordFile);
+  ASSERT_TRUE(store.load("tnk-demo").ok());  // the control: the record as tnk wrote it
+  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+  auto writable = store.load("tnk-demo");
+  ASSERT_FALSE(writable.ok());
+  EXPECT_EQ(exit_code_for(writable.error().kind), kExitPermission);
+  EXPECT_NE(writable.error().message.find("refusing to read sandbox record " + path.string() + ": its mode is 0666"),
+            std::string::npos)
+      << writable.error().message;
+  fs::rename(path, dir_ / "elsewhere.json");
+  ASSERT_EQ(::chmod((dir_ / "elsewhere.json").c_str(), 0600), 0);
+  fs::create_symlink(dir_ / "elsewhere.json", path);
+  auto linked = store.load("tnk-demo");
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.error().message.find("symbolic link"), std::string::npos) << linked.error().message;
+}
+
 TEST_F(StoreTest, RecordFromANewerTnkIsRefused) {
   auto r = record_from_json_text(R"({"schema": 99})", "/x/sandbox.json");
   ASSERT_FALSE(r.ok());

@@ -1,0 +1,89 @@
+// read_trusted_file (src/core/trusted_file.h): the files whose content steers tnk are read only when
+// nobody else can have written them, and never block on a FIFO. Issue 16, item 4.
+#include "core/trusted_file.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <utility>
+
+#include "core/error.h"
+#include "temp_dir.h"
+
+namespace tnk {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_support::TempDir;
+
+fs::path write(const fs::path& path, const std::string& content, mode_t mode) {
+  std::ofstream(path) << content;
+  EXPECT_EQ(::chmod(path.c_str(), mode), 0);
+  return path;
+}
+
+void expect_refused(const Result<std::string>& read, const fs::path& path, const std::string& why) {
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(exit_code_for(read.error().kind), kExitPermission);
+  EXPECT_NE(read.error().message.find("refusing to read manifest " + path.string()), std::string::npos)
+      << read.error().message;
+  EXPECT_NE(read.error().message.find(why), std::string::npos) << read.error().message;
+  EXPECT_FALSE(read.error().hint.empty());
+}
+
+TEST(TrustedFile, ReadsAPrivateOrReadOnlyFile) {
+  TempDir dir;
+  for (mode_t mode : {0600u, 0644u, 0400u}) {
+    auto read = read_trusted_file(write(dir.path() / "m.yaml", "profile: x\n", mode), "manifest");
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    EXPECT_EQ(*read, "profile: x\n");
+  }
+}
+
+TEST(TrustedFile, RefusesAFileOthersCanWrite) {
+  TempDir dir;
+  for (const auto& [mode, octal] : {std::pair{0666u, "0666"}, std::pair{0620u, "0620"}, std::pair{0602u, "0602"}}) {
+    fs::path path = write(dir.path() / "m.yaml", "profile: x\n", mode);
+    expect_refused(read_trusted_file(path, "manifest"), path, std::string("its mode is ") + octal);
+  }
+}
+
+TEST(TrustedFile, RefusesAnotherUsersFile) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can give a file to another user";
+  TempDir dir;
+  fs::path path = write(dir.path() / "m.yaml", "profile: x\n", 0600);
+  ASSERT_EQ(::chown(path.c_str(), 4242, 4242), 0);
+  expect_refused(read_trusted_file(path, "manifest"), path, "owned by uid 4242, not by you (uid 0)");
+}
+
+TEST(TrustedFile, RefusesAFifoWithoutBlocking) {
+  TempDir dir;
+  fs::path path = dir.path() / "m.yaml";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  expect_refused(read_trusted_file(path, "manifest"), path, "not a regular file");
+}
+
+TEST(TrustedFile, FollowsALinkUnlessTheFileIsTnksOwn) {
+  TempDir dir;
+  write(dir.path() / "real.yaml", "profile: x\n", 0600);
+  fs::create_symlink(dir.path() / "real.yaml", dir.path() / "m.yaml");
+  EXPECT_TRUE(read_trusted_file(dir.path() / "m.yaml", "manifest").ok());
+  expect_refused(read_trusted_file(dir.path() / "m.yaml", "manifest", LinkPolicy::kRefuse), dir.path() / "m.yaml",
+                 "it is a symbolic link");
+}
+
+TEST(TrustedFile, MissingFileAndDirectoryKeepTheirErrno) {
+  TempDir dir;
+  auto missing = read_trusted_file(dir.path() / "none.yaml", "manifest");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().sys_errno, ENOENT);
+  auto directory = read_trusted_file(dir.path(), "manifest");
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.error().sys_errno, EISDIR);
+  EXPECT_NE(directory.error().message.find(dir.path().string()), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tnk
