@@ -38,6 +38,15 @@ def digest(paths):
     return {p: hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in paths if Path(p).exists()}
 
 
+def installed_status():
+    """dpkg's status of tnk when it is installed ("install ok installed", a half-installed state), else "".
+    A removed package's record ("deinstall ok config-files": dpkg keeps its postrm until a purge) is not
+    an install."""
+    query = subprocess.run(["dpkg-query", "-W", "-f=${Status}", "tnk"], capture_output=True, text=True)
+    status = query.stdout.strip() if query.returncode == 0 else ""
+    return "" if status.endswith(("not-installed", "config-files")) else status
+
+
 def run(*argv, **kwargs):
     result = subprocess.run(argv, capture_output=True, text=True, timeout=kwargs.pop("timeout", 900), **kwargs)
     assert result.returncode == 0, f"{argv}: {result.stdout}\n{result.stderr}"
@@ -57,8 +66,8 @@ def as_user(home: Path, *argv, cwd=None, check=True, timeout=900):
 @pytest.fixture(scope="module")
 def package(tmp_path_factory):
     require(shutil.which("cpack") and shutil.which("apt-get"), "cpack and apt-get are needed")
-    require(subprocess.run(["dpkg", "-s", "tnk"], capture_output=True).returncode != 0 and
-            not Path("/usr/bin/tnk").exists(), "a tnk is already installed on this machine: the test would replace it")
+    require(not installed_status() and not Path("/usr/bin/tnk").exists(),
+            "a tnk is already installed on this machine: the test would replace it")
     tree = os.environ.get("TNK_PACKAGE_TREE", str(REPO / "build-package"))
     built = run("bash", str(REPO / "scripts/package.sh"), tree, timeout=3600)
     return Path(built.stdout.strip().splitlines()[-1])
@@ -116,7 +125,9 @@ def test_the_package_installs_runs_as_a_user_and_removes_cleanly(package):
         left = sorted(files_under(WATCHED) - before)
         assert left == [], f"left behind by the package: {left}"
         assert digest(ACCOUNT_FILES) == accounts_before_removal, "removing the package changed an account file"
+        assert installed_status() == ""
         # The user's own data is theirs: dpkg -r leaves it.
         assert (home / ".config/tnk/sandbox.d").is_dir()
     finally:
         shutil.rmtree(home, ignore_errors=True)
+        subprocess.run(["dpkg", "--purge", "tnk"], capture_output=True)  # dpkg's own record of it, too

@@ -9,6 +9,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -141,8 +142,14 @@ def test_a_rootless_sandbox_runs_no_process_as_host_root(user_tnk, tnk, backend)
     assert started.returncode == 0, started.stderr
     background = user_tnk.run("sandbox", "exec", "--", "sh", "-c", "sleep 30 >/dev/null 2>&1 &", cwd=project)
     assert background.returncode == 0, background.stderr
-    tree = process_tree(supervisor_pid(user_tnk.home))
-    names = {name for name, _ in tree.values()}
+    # The background sh's child is still named sh until it has run sleep: wait for that moment.
+    deadline = time.monotonic() + 10
+    while True:
+        tree = process_tree(supervisor_pid(user_tnk.home))
+        names = {name for name, _ in tree.values()}
+        if EXPECTED[backend] <= names or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert EXPECTED[backend] <= names, tree
     assert [p for p, (_, uids) in tree.items() if 0 in uids] == [], tree
     # No host-side process keeps the project as its working directory (security review M2).
