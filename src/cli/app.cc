@@ -55,14 +55,6 @@ OutputFormat early_format(int argc, char** argv) {
   return OutputFormat::kText;
 }
 
-std::string command_path(const CLI::App& command) {
-  std::string path;
-  for (const CLI::App* c = &command; c != nullptr; c = c->get_parent()) {
-    path = path.empty() ? c->get_name() : c->get_name() + " " + path;
-  }
-  return path;
-}
-
 // "Usage: tnk sandbox shell ..." rather than CLI11's bare "Usage: shell ...".
 std::string help_text(const CLI::App& command) {
   const CLI::App* parent = command.get_parent();
@@ -70,6 +62,14 @@ std::string help_text(const CLI::App& command) {
 }
 
 }  // namespace
+
+std::string command_path(const CLI::App& command) {
+  std::string path;
+  for (const CLI::App* c = &command; c != nullptr; c = c->get_parent()) {
+    path = path.empty() ? c->get_name() : c->get_name() + " " + path;
+  }
+  return path;
+}
 
 constexpr std::string_view kExampleMark = "\n\nExample:\n  ";
 constexpr std::string_view kGlobalFlagsNote =

@@ -51,6 +51,9 @@ void add_version_command(CLI::App& root, CommandTable& table);
 // Adds the explanation and the example that `<command> --help` shows below the usage.
 void describe(CLI::App& command, const std::string& explanation, const std::string& example);
 
+// "tnk sandbox start": the command's words from the root down.
+std::string command_path(const CLI::App& command);
+
 struct CommandDoc {
   std::string explanation;
   std::string example;

@@ -31,14 +31,6 @@ std::string roff(const std::string& text) {
   return out;
 }
 
-std::string command_path(const CLI::App& command) {
-  std::string path;
-  for (const CLI::App* c = &command; c != nullptr; c = c->get_parent()) {
-    path = path.empty() ? c->get_name() : c->get_name() + " " + path;
-  }
-  return path;
-}
-
 bool hidden(const CLI::App& command) { return command.get_group().empty(); }
 
 // "-n, --dry-run", "--network POLICY", "NAME" (a positional argument).

@@ -7,38 +7,15 @@ session, the inference traffic and the refusals. The transcript is printed (pyte
 the audit log."""
 import json
 import secrets
-import socketserver
 import subprocess
-import threading
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from net_harness import audit_records, debian_mirror_url, wait_for_records
+from net_harness import audit_records, debian_mirror_url, serve, wait_for_records
 from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixtures)
 from scripted_model import MODEL, ScriptedModel
-
-
-def loopback_service(secret):
-    """A service on the host's loopback that the sandbox must not reach."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            body = secret.encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def the_attacks(host_home, sibling, service_port, model_port):
@@ -86,7 +63,7 @@ def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(ns_tnk, t
     project = tnk.project("agentwork")
     (project / "README.md").write_text("Hello\n")
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    service = loopback_service(service_secret)
+    service = serve(service_secret.encode())  # a service on the host's loopback the sandbox must not reach
     port = service.server_address[1]
     model = ScriptedModel([], closing="All done.")
     model_port = model.start()
