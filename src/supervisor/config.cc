@@ -21,6 +21,10 @@ nlohmann::json to_json(const SupervisorConfig& config) {
       {"vm_base_disk", config.vm_base_disk.string()},
       {"vm_kvm", config.vm_kvm},
   };
+  json["gateway"] = {{"api_key", config.gateway.api_key},
+                     {"aliases", config.gateway.aliases},
+                     {"concurrency", config.gateway.concurrency},
+                     {"token_env", config.gateway.token_env}};
   if (config.disk_bytes) json["disk_bytes"] = *config.disk_bytes;
   for (const PortForward& f : config.forwards) {
     json["forwards"].push_back({{"host_port", f.host_port}, {"guest_port", f.guest_port}});
@@ -44,6 +48,13 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
     config.readonly_paths = json.value("readonly_paths", std::vector<std::string>());
     config.inference_host = json.at("inference_host").get<std::string>();
     config.inference_port = json.at("inference_port").get<uint16_t>();
+    if (json.contains("gateway")) {
+      const auto& gateway = json["gateway"];
+      config.gateway.api_key = gateway.value("api_key", std::string());
+      config.gateway.aliases = gateway.value("aliases", std::map<std::string, std::string>());
+      config.gateway.concurrency = gateway.value("concurrency", 4u);
+      config.gateway.token_env = gateway.value("token_env", std::vector<std::string>());
+    }
     auto network = parse_network_policy(json.at("network").get<std::string>());
     if (!network) return failed("invalid supervisor config: unknown network policy " + json.at("network").dump());
     config.network = *network;

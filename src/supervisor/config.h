@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,17 @@
 #include "net/policy.h"
 
 namespace tnk::supervisor {
+
+// What the inference gateway (net/inference_gateway.h) does besides checking paths, as the command line
+// resolved it from tnk.toml and the profile. The key travels only on the config pipe: never in a file,
+// an argument or the sandbox.
+struct InferenceGateway {
+  std::string api_key;                         // empty: none; the gateway adds it to each request
+  std::map<std::string, std::string> aliases;  // model name an agent asks for -> model the server has
+  unsigned concurrency = 4;                    // requests upstream at a time per sandbox; more queue, then 429
+  std::vector<std::string> token_env;          // session variables set to the per-start token, besides
+                                               // TNK_INFERENCE_TOKEN (the profile's agent settings)
+};
 
 struct SupervisorConfig {
   std::string id;                           // the sandbox id
@@ -29,6 +41,7 @@ struct SupervisorConfig {
   std::optional<double> cpus;
   std::string inference_host;                         // where the supervisor reaches the endpoint on the host
   uint16_t inference_port = 0;                        // 0: no endpoint forwarder
+  InferenceGateway gateway;                           // what the inference gateway adds and checks
   NetworkPolicy network = NetworkPolicy::kInference;  // in JSON by its name (net/policy.h)
   std::vector<std::string> allow;     // allowlist: the domains the proxy lets through (registries resolved)
   std::vector<uint16_t> open_ports;   // open (and provisioning under open): ports besides 80 and 443
