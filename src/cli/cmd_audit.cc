@@ -52,8 +52,8 @@ std::vector<std::string> stat_cells(std::string label, const audit::RequestStats
 }
 
 std::vector<std::string> stat_headers(std::string first) {
-  return {std::move(first), "REQUESTS", "ERRORS", "PROMPT-TOKENS", "COMPLETION-TOKENS",
-          "NO-TOKENS",      "MS-P50",   "MS-P95", "TTFB-P50",      "TTFB-P95"};
+  return {std::move(first), "REQUESTS",    "ERRORS",      "PROMPT-TOKENS", "COMPLETION-TOKENS",
+          "NO-TOKENS",      "LATENCY-P50", "LATENCY-P95", "TTFB-P50",      "TTFB-P95"};
 }
 
 // "#12 2026-12-03T13:42:38Z bash -l": start seq, start time (UTC) and the command, cut to fit a line.
