@@ -1,6 +1,10 @@
 // tnk audit verify PATH: checks an audit log's hash chain and names the first broken record.
 // tnk audit summary PATH: the log's inference requests per model and per session, its chain checked too.
+#include <cstdio>
 #include <ctime>
+#include <optional>
+#include <ostream>
+#include <system_error>
 
 #include "audit/summary.h"
 #include "audit/verify.h"
@@ -64,7 +68,11 @@ std::string session_label(const audit::SessionInfo& session) {
   if (gmtime_r(&ts, &tm) != nullptr) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
   std::string command;
   for (const auto& arg : session.argv) command += (command.empty() ? "" : " ") + arg;
-  if (command.size() > 48) command = command.substr(0, 45) + "...";
+  if (command.size() > 48) {
+    size_t cut = 45;
+    while (cut > 0 && (static_cast<unsigned char>(command[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    command = command.substr(0, cut) + "...";
+  }
   std::string label = "#" + std::to_string(session.start_seq) + " " + when;
   return command.empty() ? label : label + " " + command;
 }
@@ -108,7 +116,9 @@ void add_summary_command(CLI::App& audit, CommandTable& table) {
                    chain.problem + "; the summary counts every record that could be read, edited or not");
     }
     nlohmann::json doc = audit::to_json(result);
-    doc["path"] = std::filesystem::absolute(*path).lexically_normal().string();
+    std::error_code ec;
+    std::filesystem::path absolute = std::filesystem::absolute(*path, ec);
+    doc["path"] = (ec ? std::filesystem::path(*path) : absolute).lexically_normal().string();
     doc["chain"] = audit::to_json(chain);
     ctx.out.document(doc, [&](std::ostream& os) { print_summary(os, *path, result); });
     return chain.ok ? kExitOk : kExitFailed;

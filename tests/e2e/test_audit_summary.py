@@ -6,9 +6,13 @@ import json
 import subprocess
 import time
 
+import pytest
+
 from conftest import TNK_BIN
 from e2e_util import FAILED, NOT_FOUND, OK, append_audit, assert_error, lines_with
 from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.rootless_suite
 
 
 def request(served, status, latency, ttfb, **extra):
