@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import TNK_BIN
-from e2e_util import FAILED, NOT_FOUND, OK, append_audit, assert_error, lines_with
+from e2e_util import FAILED, NOT_FOUND, OK, append_audit, assert_error, audit_lines, lines_with
 from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.rootless_suite
@@ -147,3 +147,22 @@ def test_empty_log_has_no_requests(tnk, tmp_path):
     empty.write_text("")
     result = tnk.run("audit", "summary", str(empty))
     assert result.returncode == OK and result.stdout == f"{empty}: 0 records, 0 inference requests\n"
+
+
+# The sandbox chooses the model a request names (model_requested, and model_served when the endpoint
+# echoes it) and the argv it runs: in text they are made safe for the terminal like every name tnk
+# prints. The same log's plain name is the control.
+def test_names_from_the_sandbox_are_printed_without_control_sequences(tnk, tmp_path):
+    hostile = "evil\x1b]52;c;cm0gLXJmIH4=\x07"
+    log = tmp_path / "audit.ndjson"
+    log.write_text("".join(line + "\n" for line in audit_lines([
+        {"event": "session_start"}, {"event": "exec_invocation", "argv": ["pi", "\x1b[2J"]},
+        request(hostile, 200, 1.0, 0.5), request("plain-model", 200, 1.0, 0.5)])))
+    result = tnk.run("audit", "summary", str(log))
+    assert result.returncode == OK, result.stderr
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "evil\\x1b]52;c;cm0gLXJmIH4=\\x07  " in result.stdout
+    assert "pi \\x1b[2J  " in result.stdout
+    assert "\nplain-model  " in result.stdout
+    models = {m["model"] for m in tnk.json("audit", "summary", str(log), "-o", "json")["models"]}
+    assert models == {hostile, "plain-model"}  # the data keeps what was sent
