@@ -113,8 +113,9 @@ def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(ns_tnk, t
         events = [r["event"] for r in audit_records(log)]
         for event in ("sandbox_start", "provision_end", "exec_invocation", "session_start", "session_exit"):
             assert event in events, events
-        inference = wait_for_records(log, "net_allow", lambda rs: any(r["policy"] == "inference" for r in rs))
-        assert any(r["policy"] == "inference" and r["bytes_down"] > 0 for r in inference), inference
+        inference = wait_for_records(log, "inference_request", lambda rs: any(r["status"] == 200 for r in rs))
+        assert any(r["path"] == "/v1/chat/completions" and r["status"] == 200 and r["bytes_down"] > 0
+                   for r in inference), inference
         refused = wait_for_records(log, "net_deny", lambda rs: any("/api/pull" in r["reason"] for r in rs))
         assert any(r["reason"] == "POST /api/pull is not an inference API" for r in refused), refused
         assert tnk.run("audit", "verify", str(log)).returncode == 0

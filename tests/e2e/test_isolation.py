@@ -140,9 +140,9 @@ def test_network_none_blocks_even_the_endpoint(any_tnk, tmp_path):
         assert denied.returncode != 0 and "ENDPOINT-OK" not in denied.stdout
         # The pair in the logs: the endpoint connection is a record; under `none` nothing got through
         # (the kernel refused it inside the sandbox: no relay saw it, so there is nothing to record).
-        records = wait_for_records(online_log, "net_allow", lambda rs: rs != [])
+        records = wait_for_records(online_log, "inference_request", lambda rs: rs != [])
         assert any(r["rule"] == "inference endpoint" for r in records)
-        assert audit_records(offline_log, "net_allow") == []
+        assert audit_records(offline_log, "inference_request") == audit_records(offline_log, "net_allow") == []
         for log in (offline_log, online_log):
             assert any_tnk.run("audit", "verify", str(log)).returncode == 0
     finally:

@@ -65,7 +65,7 @@ def test_inference_reaches_the_endpoint_and_nothing_else(any_tnk, tmp_path):
         assert "HTTP_PROXY" not in env and "http_proxy" not in env  # inference has no proxy
         endpoint_record = lambda r: (r["policy"] == "inference" and r["rule"] == "inference endpoint"  # noqa: E731
                                      and r["port"] == port and r["bytes_down"] > 0)
-        allowed = wait_for_records(log, "net_allow", lambda rs: any(map(endpoint_record, rs)))
+        allowed = wait_for_records(log, "inference_request", lambda rs: any(map(endpoint_record, rs)))
         assert any(map(endpoint_record, allowed)), allowed
         verify(any_tnk, log)
     finally:

@@ -326,6 +326,8 @@ TEST(InferenceGateway, BeyondTheConcurrencyLimitA429) {
   EXPECT_NE(turned_away.find("Retry-After: 1\r\n"), std::string::npos) << turned_away;
   EXPECT_EQ(endpoint.seen().size(), 1u);
   endpoint.release();
+  running.reset();
+  EXPECT_NE(read_until_eof(waiting.get()).find("data: first"), std::string::npos);  // served once a slot freed
 }
 
 }  // namespace
