@@ -132,10 +132,14 @@ void AnswerMeter::feed_content(std::string_view content) {
   while (!content.empty()) {
     std::size_t newline = content.find('\n');
     std::string_view part = content.substr(0, newline);
-    if (pending_.size() + part.size() <= kMaxLineBytes) pending_.append(part);
-    if (newline == std::string_view::npos) return;
-    read_line(pending_);
-    pending_.clear();
+    if (newline != std::string_view::npos && pending_.empty()) {
+      read_line(part);  // a whole line in this piece: read in place, not copied
+    } else {
+      if (pending_.size() + part.size() <= kMaxLineBytes) pending_.append(part);
+      if (newline == std::string_view::npos) return;
+      read_line(pending_);
+      pending_.clear();
+    }
     content.remove_prefix(newline + 1);
   }
 }
