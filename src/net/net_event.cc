@@ -9,7 +9,7 @@ constexpr size_t kMaxTextField = 600;  // 3 such fields and the rest stay well u
 
 // At most kMaxTextField bytes, cut before a UTF-8 sequence rather than inside it (a split sequence is
 // invalid UTF-8, which JSON cannot carry).
-std::string cut(const std::string& text) {
+std::string cut_text(const std::string& text) {
   if (text.size() <= kMaxTextField) return text;
   size_t end = kMaxTextField;
   while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) --end;
@@ -36,9 +36,11 @@ uint64_t count(const nlohmann::json& json, const char* key, uint64_t max) {
 
 }  // namespace
 
+std::string cut_event_text(const std::string& text) { return cut_text(text); }
+
 nlohmann::json to_json(const NetEvent& event) {
-  return {{"allowed", event.allowed},   {"host", cut(event.host)},       {"address", event.address},
-          {"port", event.port},         {"rule", cut(event.rule)},       {"reason", cut(event.reason)},
+  return {{"allowed", event.allowed},   {"host", cut_text(event.host)},  {"address", event.address},
+          {"port", event.port},         {"rule", cut_text(event.rule)},  {"reason", cut_text(event.reason)},
           {"bytes_up", event.bytes_up}, {"bytes_down", event.bytes_down}};
 }
 

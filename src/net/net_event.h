@@ -31,6 +31,9 @@ using NetEventSink = std::function<void(const NetEvent&)>;
 // One JSON object, for the line a relay process sends to its supervisor. `reason` and `host` are cut
 // to a length that keeps the line under PIPE_BUF, so that each line is one atomic write.
 nlohmann::json to_json(const NetEvent& event);
+// `text` cut as to_json cuts a NetEvent's text fields (at most 600 bytes, before a UTF-8 sequence rather
+// than inside it), for other relays' event lines.
+std::string cut_event_text(const std::string& text);
 NetEvent net_event_from_json(const nlohmann::json& json);
 
 }  // namespace tnk::net

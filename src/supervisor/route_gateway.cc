@@ -15,6 +15,7 @@
 #include "net/forwarder.h"
 #include "net/head_reader.h"
 #include "net/http_request.h"
+#include "net/net_event.h"
 #include "net/proxy_session.h"
 #include "net/relay.h"
 #include "net/request_body.h"
@@ -69,11 +70,11 @@ void RouteExchange::run() {
     event_.path = head.path.substr(0, head.path.find('?'));
     return refuse(403, head.method + " " + event_.path + ": not a route (routes are below /r/<name>/)");
   }
-  event_.route = target->name;
+  event_.route = net::printable_ascii(target->name);
   event_.path = target->rest.substr(0, target->rest.find('?'));
   const GatewayRoute* route = find(target->name);
   if (route == nullptr) {
-    return refuse(403, "no route named '" + net::printable_ascii(target->name) + "' (the [[routes]] of tnk.toml)");
+    return refuse(403, "no route named '" + event_.route + "' (the [[routes]] of tnk.toml)");
   }
   if (auto refusal = net::route_refusal(route->route, head.method, event_.path)) return refuse(403, *refusal);
   auto body = net::RequestBody::of(head);
@@ -161,15 +162,17 @@ void RouteExchange::report() {
 
 }  // namespace
 
+// Each text field cut so that the line stays under PIPE_BUF (one atomic write); the route's name and
+// the method are ASCII already (RouteExchange::run), the path and the reason are cut as NetEvent's are.
 nlohmann::json to_json(const RouteEvent& event) {
   return {{"event", "route_request"},
           {"route", event.route.substr(0, 64)},
           {"method", event.method.substr(0, 32)},
-          {"path", event.path.substr(0, 512)},
+          {"path", net::cut_event_text(event.path)},
           {"upstream", event.upstream},
           {"allowed", event.allowed},
           {"status", event.status},
-          {"reason", event.reason.substr(0, 512)},
+          {"reason", net::cut_event_text(event.reason)},
           {"bytes_up", event.bytes_up},
           {"bytes_down", event.bytes_down},
           {"latency_ms", event.latency_ms}};

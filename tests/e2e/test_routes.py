@@ -11,9 +11,10 @@ import subprocess
 
 import pytest
 
-from net_harness import wait_for_records
+from net_harness import children_named, supervisor_pid, wait_for_records
 from route_harness import basic, serve_git
 from sandbox_harness import Sandbox, any_tnk, ns_tnk  # noqa: F401 (fixtures)
+from test_network import foreign_descriptors, proc_status
 
 pytestmark = pytest.mark.rootless_suite
 
@@ -145,6 +146,14 @@ def test_route_rules_refuse_with_403_and_a_record(ns_tnk, tmp_path):
         assert passed and passed[0]["path"] == "/allowed/x" and passed[0]["upstream"].startswith("127.0.0.1:"), passed
         verify = ns_tnk.run("audit", "verify", str(log))
         assert verify.returncode == 0, verify.stdout + verify.stderr
+
+        # The gateway parses what the sandbox sends, like the other relays: no privilege, its own fds only
+        # (its CA file was read before the drop).
+        (state,) = (ns_tnk.state_dir / "sandboxes").iterdir()
+        (gateway,) = children_named(supervisor_pid(ns_tnk, state.name), "tnk-routes")
+        status = proc_status(gateway)
+        assert (status["NoNewPrivs"].strip(), status["Seccomp"].strip()) == ("1", "2"), status
+        assert int(status["CapEff"], 16) == 0 and foreign_descriptors(gateway, state) == []
 
         inspect = box.run("sandbox", "inspect")
         assert f"git: {base}/git/ -> https://127.0.0.1:{server.server_address[1]}" in inspect.stdout, inspect.stdout
