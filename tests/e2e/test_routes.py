@@ -190,3 +190,24 @@ def test_routes_are_absent_under_network_none(ns_tnk, tmp_path):
         assert server.seen == []
     finally:
         server.shutdown()
+
+
+def test_routes_work_beside_the_egress_proxy(ns_tnk, tmp_path):
+    """Under `open` (and `allowlist`) sessions have HTTP_PROXY; the routes' host is in NO_PROXY, so curl and
+    git reach the gateway directly, and the route's upstream (here the host's loopback, which the proxy
+    refuses) is reached through the route only."""
+    token = "tnk-route-" + secrets.token_hex(12)
+    server = setup_routes(ns_tnk, tmp_path, token)
+    log = tmp_path / "audit.ndjson"
+    box = Sandbox(ns_tnk, ns_tnk.project("open"))
+    try:
+        box.start("--profile", "routes", "--network", "open", "--audit-log", str(log))
+        assert "HTTP_PROXY=" in box.exec("env").stdout
+        via_route = box.exec(*CURL, "-w", "\n%{http_code}", "http://host.tnk.internal:3130/r/git/echo")
+        assert via_route.stdout.endswith("\n200"), via_route.stdout + via_route.stderr
+        direct = box.exec(*CURL, "-k", f"https://127.0.0.1:{server.server_address[1]}/echo")
+        assert direct.returncode != 0  # the proxy refuses the host's loopback
+        records = wait_for_records(log, "route_request", lambda rs: rs != [])
+        assert records and records[0]["policy"] == "open" and records[0]["status"] == 200, records
+    finally:
+        server.shutdown()
