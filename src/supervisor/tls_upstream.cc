@@ -95,92 +95,126 @@ Result<TlsUpstream> TlsUpstream::connect(SSL_CTX* ctx, UniqueFd tcp, const std::
   return TlsUpstream(std::move(tcp), std::move(ssl));
 }
 
+namespace {
+
+// One pump's buffers and steps. Each step returns whether it made progress; a failure sets `failure`.
+class TlsPump {
+ public:
+  TlsPump(SSL* ssl, int local, net::Redactor& redactor) : ssl_(ssl), local_(local), redactor_(redactor) {}
+
+  // The client's bytes, as they come, into `up_` (one piece at a time).
+  bool read_local() {
+    if (local_eof_ || !up_.empty()) return false;
+    ssize_t n = ::recv(local_, buffer_, sizeof buffer_, MSG_DONTWAIT);
+    if (n > 0) up_.assign(buffer_, static_cast<size_t>(n));
+    if (n == 0) local_eof_ = true;
+    if (n < 0 && errno != EAGAIN && errno != EINTR) failure = std::string("reading the request: ") + strerror(errno);
+    return n >= 0;
+  }
+
+  bool write_upstream() {
+    if (up_.empty()) return false;
+    int rc = SSL_write(ssl_, up_.data(), static_cast<int>(up_.size()));
+    if (rc > 0) up_.erase(0, static_cast<size_t>(rc));
+    return rc > 0 || wants(rc, "sending upstream: ");
+  }
+
+  // The answer through the redactor into `down_`; at its end, what the redactor held back.
+  bool read_upstream(PumpResult& result) {
+    if (upstream_eof || !down_.empty()) return false;
+    int rc = SSL_read(ssl_, buffer_, sizeof buffer_);
+    if (rc > 0) {
+      if (first_.size() < 12) first_.append(buffer_, std::min<size_t>(static_cast<size_t>(rc), 12 - first_.size()));
+      if (result.status == 0) result.status = status_of(first_);
+      down_ = redactor_.feed(std::string_view(buffer_, static_cast<size_t>(rc)));
+      return true;
+    }
+    int e = SSL_get_error(ssl_, rc);
+    if (e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL) {
+      ERR_clear_error();
+      upstream_eof = true;
+      down_ = redactor_.finish();
+      return true;
+    }
+    return wants(rc, "reading the answer: ");
+  }
+
+  bool write_local() {
+    if (down_.empty()) return false;
+    ssize_t n = ::send(local_, down_.data(), down_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) down_.erase(0, static_cast<size_t>(n));
+    if (n < 0 && errno != EAGAIN && errno != EINTR) failure = std::string("passing the answer on: ") + strerror(errno);
+    return n > 0;
+  }
+
+  bool answered() const { return upstream_eof && down_.empty(); }
+  short tcp_events() const { return tcp_events_; }
+  short local_events() const {
+    return static_cast<short>((!local_eof_ && up_.empty() ? POLLIN : 0) | (down_.empty() ? 0 : POLLOUT));
+  }
+  void new_turn() { tcp_events_ = 0; }
+
+  bool upstream_eof = false;
+  std::string failure;
+
+ private:
+  // After an SSL call that did not move bytes: what the socket must become (false), or the failure.
+  bool wants(int rc, const char* what) {
+    int e = SSL_get_error(ssl_, rc);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+      tcp_events_ |= e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
+    } else {
+      failure = what + ssl_error_text("the connection ended");
+    }
+    return false;
+  }
+
+  SSL* ssl_;
+  int local_;
+  net::Redactor& redactor_;
+  std::string up_, down_, first_;
+  bool local_eof_ = false;
+  short tcp_events_ = 0;
+  char buffer_[kPumpChunk];
+};
+
+}  // namespace
+
 // One loop, nonblocking both ways: each turn tries every step that could make progress, and polls only
 // when none did (OpenSSL may hold decrypted bytes that no poll would announce).
 PumpResult TlsUpstream::pump(int local, net::Redactor& redactor, std::chrono::milliseconds idle, int stop_fd,
                              int done_fd) {
   PumpResult result;
-  std::string up, down, first;
-  bool local_eof = false, upstream_eof = false;
-  char buffer[kPumpChunk];
-  SSL* ssl = ssl_.get();
-  auto fail = [&](const std::string& what) {
-    result.end = "error: " + what;
-    return result;
-  };
+  TlsPump pump(ssl_.get(), local, redactor);
   for (;;) {
-    bool progress = false;
-    short tcp_events = 0;
-    if (!local_eof && up.empty()) {
-      ssize_t n = ::recv(local, buffer, sizeof buffer, MSG_DONTWAIT);
-      if (n > 0) up.assign(buffer, static_cast<size_t>(n));
-      if (n == 0) local_eof = true;
-      if (n < 0 && errno != EAGAIN && errno != EINTR)
-        return fail(std::string("reading the request: ") + strerror(errno));
-      progress |= n >= 0;
+    pump.new_turn();
+    bool progress = pump.read_local();
+    progress |= pump.write_upstream();
+    progress |= pump.read_upstream(result);
+    progress |= pump.write_local();
+    if (!pump.failure.empty()) {
+      result.end = "error: " + pump.failure;
+      return result;
     }
-    if (!up.empty()) {
-      int rc = SSL_write(ssl, up.data(), static_cast<int>(up.size()));
-      if (rc > 0) {
-        up.erase(0, static_cast<size_t>(rc));
-        progress = true;
-      } else if (int e = SSL_get_error(ssl, rc); e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-        tcp_events |= e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
-      } else {
-        return fail("sending upstream: " + ssl_error_text("the connection ended"));
-      }
-    }
-    if (!upstream_eof && down.empty()) {
-      int rc = SSL_read(ssl, buffer, sizeof buffer);
-      if (rc > 0) {
-        if (first.size() < 12) first.append(buffer, std::min<size_t>(static_cast<size_t>(rc), 12 - first.size()));
-        if (result.status == 0) result.status = status_of(first);
-        down = redactor.feed(std::string_view(buffer, static_cast<size_t>(rc)));
-        progress = true;
-      } else if (int e = SSL_get_error(ssl, rc); e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-        tcp_events |= e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
-      } else if (e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL) {
-        ERR_clear_error();
-        upstream_eof = true;
-        down = redactor.finish();
-        progress = true;
-      } else {
-        return fail("reading the answer: " + ssl_error_text("the connection ended"));
-      }
-    }
-    if (!down.empty()) {
-      ssize_t n = ::send(local, down.data(), down.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n > 0) {
-        down.erase(0, static_cast<size_t>(n));
-        progress = true;
-      } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        return fail(std::string("passing the answer on: ") + strerror(errno));
-      }
-    }
-    if (upstream_eof && down.empty()) {
+    if (pump.answered()) {
       ::shutdown(local, SHUT_WR);
       result.end = "closed";
       return result;
     }
     if (progress) continue;
-    pollfd fds[4] = {
-        {tcp_.get(), tcp_events, 0},
-        {local, static_cast<short>((!local_eof && up.empty() ? POLLIN : 0) | (down.empty() ? 0 : POLLOUT)), 0},
-        {stop_fd, POLLIN, 0},
-        {done_fd, POLLIN, 0}};
+    pollfd fds[4] = {{tcp_.get(), pump.tcp_events(), 0},
+                     {local, pump.local_events(), 0},
+                     {stop_fd, POLLIN, 0},
+                     {done_fd, POLLIN, 0}};
     int n = ::poll(fds, 4, idle.count() > 0 ? static_cast<int>(idle.count()) : -1);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail(std::string("poll: ") + strerror(errno));
-    if (n == 0) {
-      result.end = "idle timeout";
-      return result;
-    }
-    if ((fds[2].revents | fds[3].revents) != 0) {
-      result.end = "stopped";
+    if (n <= 0 || (fds[2].revents | fds[3].revents) != 0) {
+      result.end = n < 0 ? std::string("error: poll: ") + strerror(errno) : n == 0 ? "idle timeout" : "stopped";
       return result;
     }
     if ((fds[1].revents & (POLLHUP | POLLERR)) != 0 && (fds[1].revents & POLLIN) == 0) {
-      return fail("the client went away");
+      result.end = "error: the client went away";
+      return result;
     }
   }
 }
