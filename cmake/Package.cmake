@@ -12,7 +12,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-# The libraries tnk links (libc only: libstdc++, toml++, yaml-cpp and libseccomp are linked in) come from
+# The libraries tnk links (libc only: libstdc++, toml++, yaml-cpp, libseccomp and OpenSSL are linked in) come from
 # dpkg-shlibdeps; the programs it runs are listed by hand:
 #   Depends     the ns backend: sandbox images (mmdebstrap), rootless id maps (uidmap), ext4 tools
 #   Recommends  the vm backend (QEMU with virtiofsd, socat for its forwarders, the guest kernel's build

@@ -8,6 +8,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git clang-format
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libseccomp-dev
   libgtest-dev libgmock-dev
+  # the route gateway's TLS to its upstreams
+  libssl-dev
   # run: the image build (ns and vm backends); uidmap: newuidmap/newgidmap, with which an ordinary
   # user maps a rootless sandbox (and mmdebstrap's unshare mode) onto its subordinate ids
   mmdebstrap uidmap

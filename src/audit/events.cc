@@ -119,4 +119,20 @@ json net_deny(const std::string& container_id, const NetRecord& record) {
   return e;
 }
 
+json route_request(const std::string& container_id, const RouteRecord& record) {
+  json e = event("route_request", container_id);
+  e["route"] = record.route;
+  e["method"] = record.method;
+  e["path"] = record.path;
+  e["upstream"] = record.upstream;
+  e["policy"] = record.policy;
+  e["allowed"] = record.allowed;
+  e["status"] = record.status;
+  e[record.allowed ? "end" : "reason"] = record.reason;
+  e["bytes_up"] = record.bytes_up;
+  e["bytes_down"] = record.bytes_down;
+  e["latency_ms"] = record.latency_ms;
+  return e;
+}
+
 }  // namespace tnk::audit

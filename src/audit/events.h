@@ -61,4 +61,19 @@ nlohmann::json net_deny(const std::string& container_id, const NetRecord& record
 nlohmann::json inference_request(const std::string& container_id, const NetRecord& record,
                                  const nlohmann::json& exchange);
 
+// One request through a credential route (docs/audit-format.md, route_request). Never the credential.
+struct RouteRecord {
+  std::string route;     // the route's name as asked for
+  std::string method;    // "GET"
+  std::string path;      // below the route, without the query
+  std::string upstream;  // host:port; empty when refused
+  std::string policy;    // the sandbox's network policy
+  bool allowed = false;  // false: refused by tnk (`reason` says why)
+  int status = 0;        // the answer's HTTP status: the upstream's, or tnk's refusal
+  std::string reason;    // refused: why; passed: how the connection ended
+  uint64_t bytes_up = 0, bytes_down = 0;
+  int64_t latency_ms = 0;
+};
+nlohmann::json route_request(const std::string& container_id, const RouteRecord& record);
+
 }  // namespace tnk::audit

@@ -23,6 +23,9 @@ void print_network_text(const sandbox::Resolved& r, const nlohmann::json& runnin
   if (running.is_object()) {
     row("  running with", running.value("policy", "?"));
     if (running["proxy"].is_object()) row("  proxy", running["proxy"].value("address", "") + " (HTTP_PROXY inside)");
+    for (const auto& route : running.value("routes", nlohmann::json::array())) {
+      row("  route", route.value("name", "") + ": " + route.value("url", "") + " -> " + route.value("upstream", ""));
+    }
     for (const auto& f : running["forwards"]) {
       row("  forward",
           "127.0.0.1:" + std::to_string(f.value("host_port", 0)) + " -> " + std::to_string(f.value("guest_port", 0)));

@@ -8,7 +8,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "config/routes.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "core/paths.h"
@@ -56,6 +58,7 @@ struct Config {
   Setting<bool> audit{false};                        // every session writes an audit log
   Setting<std::string> audit_dir;                    // default: Paths::default_audit_dir()
   std::filesystem::path audit_dir_path;              // expanded; always absolute
+  std::vector<RouteSetting> routes;                  // [[routes]], in file order (config/routes.h)
 };
 
 // The configuration with no file and no environment: the defaults, with the paths filled in.

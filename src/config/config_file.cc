@@ -15,6 +15,7 @@
 
 #include "config/config_keys.h"
 #include "config/config_values.h"
+#include "config/routes_toml.h"
 
 namespace tnk::config_detail {
 namespace {
@@ -98,10 +99,14 @@ std::string position(const Config& config, const toml::source_position& at) {
   return config.file.string() + ":" + std::to_string(at.line) + ":" + std::to_string(at.column);
 }
 
-Error value_error(const Config& config, const toml::node& node, std::string_view key, std::string_view expect) {
+Error node_error(const Config& config, const toml::node& node, const std::string& what) {
   return failed(
-      position(config, node.source().begin) + ": key '" + std::string(key) + "' must be " + std::string(expect),
+      position(config, node.source().begin) + ": " + what,
       "edit the value in " + config.file.string() + " (`tnk config init --force` rewrites the file with the defaults)");
+}
+
+Error value_error(const Config& config, const toml::node& node, std::string_view key, std::string_view expect) {
+  return node_error(config, node, "key '" + std::string(key) + "' must be " + std::string(expect));
 }
 
 // toml::table iterates in key order; warnings and the first error should follow the file.
@@ -126,6 +131,12 @@ struct Walk {
       const toml::node& node = *node_ptr;
       std::string name = prefix + std::string(key->str());
       auto line = static_cast<int>(key->source().begin.line);
+      if (name == "routes" && prefix.empty()) {
+        TNK_RETURN_IF_ERROR(apply_routes(
+            node, config, paths.home,
+            [this](const toml::node& at, const std::string& what) { return node_error(config, at, what); }));
+        continue;
+      }
       if (name == "sandbox") {
         const auto* sandbox = node.as_table();
         if (sandbox == nullptr) return value_error(config, node, name, "a table");

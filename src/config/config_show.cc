@@ -87,6 +87,29 @@ std::string padded(std::string text, size_t width) {
   return text;
 }
 
+// A route as `config show` lists it: where it goes and where its credential comes from, never the
+// credential (which is not read here) nor the header's value.
+nlohmann::json route_json(const RouteSetting& route) {
+  return {{"name", route.name},
+          {"upstream", net::upstream_url(route.host, route.port)},
+          {"header", route.header.name},
+          {"source", route.source},
+          {"methods", route.methods},
+          {"paths", route.paths},
+          {"ca_file", route.ca_file.string()},
+          {"line", route.line}};
+}
+
+std::string route_text(const RouteSetting& route) {
+  std::string rules;
+  for (const auto* list : {&route.methods, &route.paths}) {
+    for (const std::string& item : *list) rules += " " + item;
+  }
+  return padded("routes." + route.name, 26) + padded(net::upstream_url(route.host, route.port), 16) + "(file, line " +
+         std::to_string(route.line) + ") header " + route.header.name + " from " + route.source +
+         (rules.empty() ? "" : ", only" + rules) + "\n";
+}
+
 }  // namespace
 
 nlohmann::json config_to_json(const Config& config) {
@@ -98,7 +121,12 @@ nlohmann::json config_to_json(const Config& config) {
     if (r.source == Source::kEnv) entry["env"] = env_var(r.key);
     settings[r.key] = std::move(entry);
   }
-  return {{"file", config.file.string()}, {"file_exists", config.file_exists}, {"settings", std::move(settings)}};
+  nlohmann::json routes = nlohmann::json::array();
+  for (const RouteSetting& route : config.routes) routes.push_back(route_json(route));
+  return {{"file", config.file.string()},
+          {"file_exists", config.file_exists},
+          {"settings", std::move(settings)},
+          {"routes", std::move(routes)}};
 }
 
 std::string config_show_text(const Config& config) {
@@ -106,6 +134,7 @@ std::string config_show_text(const Config& config) {
   for (const ShowRow& r : show_rows(config)) {
     out += padded(r.key, 26) + padded(r.text, 16) + source_text(r) + "\n";
   }
+  for (const RouteSetting& route : config.routes) out += route_text(route);
   return out;
 }
 

@@ -1,7 +1,8 @@
 #include "net/inference_paths.h"
 
-#include <cctype>
 #include <string_view>
+
+#include "net/path_check.h"
 
 namespace tnk::net {
 namespace {
@@ -32,28 +33,6 @@ constexpr Route kRoutes[] = {
 };
 constexpr std::string_view kModelPrefix = "/v1/models/";  // GET /v1/models/<id>; ids may hold '/' and ':'
 
-// Letters, digits and "-._~:@+/": no '%' (a server decodes it, we would not), nothing else to reinterpret.
-bool plain_path(std::string_view path) {
-  for (char c : path) {
-    if (std::isalnum(static_cast<unsigned char>(c)) == 0 &&
-        std::string_view("-._~:@+/").find(c) == std::string_view::npos)
-      return false;
-  }
-  return true;
-}
-
-// "/a/b" has no empty, "." or ".." segment ("/" alone is the root).
-bool normal_segments(std::string_view path) {
-  if (path == "/") return true;
-  std::string_view rest = path.substr(1);
-  for (;;) {
-    std::string_view segment = rest.substr(0, rest.find('/'));
-    if (segment.empty() || segment == "." || segment == "..") return false;
-    if (segment.size() == rest.size()) return true;
-    rest.remove_prefix(segment.size() + 1);
-  }
-}
-
 bool listed(std::string_view method, std::string_view path) {
   // HEAD is GET without the body: a health check may use either.
   std::string_view as = method == "HEAD" ? "GET" : method;
@@ -76,9 +55,7 @@ std::optional<std::string> inference_refusal(const RequestHead& head) {
   std::string_view target = head.path;
   std::string_view path = target.substr(0, target.find('?'));
   std::string what = head.method + " " + std::string(path);
-  if (!path.starts_with('/')) return what + ": not an origin-form path";
-  if (!plain_path(path)) return what + ": the path has percent-encoding or other characters a server could decode";
-  if (!normal_segments(path)) return what + ": the path has an empty, \".\" or \"..\" segment";
+  if (auto refusal = path_refusal(path)) return what + ": " + *refusal;
   if (!listed(head.method, path)) return what + " is not an inference API";
   // After a 101 the connection carries another protocol, which nothing here could check.
   if (asks_upgrade(head)) return what + ": protocol upgrades (Upgrade:) are not relayed";

@@ -82,6 +82,8 @@ InferenceExchange exchange_from_json(const nlohmann::json& json) {
 
 }  // namespace
 
+std::string cut_event_text(const std::string& text) { return cut(text); }
+
 nlohmann::json to_json(const NetEvent& event) {
   nlohmann::json json = {{"allowed", event.allowed},   {"host", cut(event.host)},       {"address", event.address},
                          {"port", event.port},         {"rule", cut(event.rule)},       {"reason", cut(event.reason)},

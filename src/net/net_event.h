@@ -50,6 +50,9 @@ using NetEventSink = std::function<void(const NetEvent&)>;
 nlohmann::json to_json(const NetEvent& event);
 // The exchange's fields as an inference_request record carries them (text fields cut shorter).
 nlohmann::json to_json(const InferenceExchange& exchange);
+// `text` cut as to_json cuts a NetEvent's text fields (at most 600 bytes, before a UTF-8 sequence rather
+// than inside it), for other relays' event lines.
+std::string cut_event_text(const std::string& text);
 NetEvent net_event_from_json(const nlohmann::json& json);
 
 }  // namespace tnk::net

@@ -9,6 +9,7 @@
 #include "config/size.h"
 #include "core/strings.h"
 #include "core/trusted_file.h"
+#include "net/credential_route.h"
 #include "specs/profiles.h"
 
 namespace tnk::specs {
@@ -32,6 +33,7 @@ class Parser {
       if (key == "security") return section(value, key, [&](auto& k, auto& v) { return security(k, v); });
       if (key == "network") return section(value, key, [&](auto& k, auto& v) { return network(k, v); });
       if (key == "ports") return ports(key, value);
+      if (key == "git_routes") return git_routes(key, value);
       if (key == kLimaSection) return ok_status();
       if (key == "provision") {
         return section(value, key, [&](auto& k, auto& v) { return allow(k, v, m_.provision_allow_domains); });
@@ -197,6 +199,25 @@ class Parser {
       m_.ports.push_back(*forward);
       return ok_status();
     });
+  }
+
+  // Route name -> the URL prefix git is pointed away from (url.<route>.insteadOf <prefix>).
+  Status git_routes(const std::string& key, const YAML::Node& value) {
+    const std::string hint = "for example `git_routes: {github: \"https://github.com/\"}` (a route of tnk.toml)";
+    if (value.IsNull()) return ok_status();
+    if (!value.IsMap()) return error(value, key, "must be a mapping of route names to URL prefixes", hint);
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (!it->first.IsScalar() || !net::valid_route_name(it->first.Scalar())) {
+        return error(it->first, key, "route names are letters, digits and '-'", hint);
+      }
+      const std::string& prefix = it->second.IsScalar() ? it->second.Scalar() : std::string();
+      bool url = (prefix.starts_with("https://") || prefix.starts_with("http://")) &&
+                 std::none_of(prefix.begin(), prefix.end(), [](char c) { return c <= ' ' || c == 0x7f; });
+      if (!url)
+        return error(it->second, key, "the prefix of '" + it->first.Scalar() + "' must be an http(s):// URL", hint);
+      m_.git_routes[it->first.Scalar()] = prefix;
+    }
+    return ok_status();
   }
 
   Status allow(const std::string& key, const YAML::Node& value, std::vector<std::string>& out) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,8 +33,10 @@ struct Manifest {
   std::optional<NetworkPolicy> provision_network;                     // network.provision: none | allowlist | open
   std::vector<uint16_t> open_ports;                                   // network.open_ports: `open` beyond 80, 443
   std::vector<PortForward> ports;                                     // ports: host:guest forwards, on 127.0.0.1
-  std::vector<std::string> unknown_keys;                              // "image (line 3)", in file order
-  std::filesystem::path source;                                       // the file it came from; empty for defaults
+  std::map<std::string, std::string>
+      git_routes;                         // git_routes: tnk.toml route name -> URL prefix git fetches through it
+  std::vector<std::string> unknown_keys;  // "image (line 3)", in file order
+  std::filesystem::path source;           // the file it came from; empty for defaults
 };
 
 // Parses one manifest. Errors name "<source>:<line>:<column>" (1-based) and the key.

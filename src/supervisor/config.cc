@@ -25,6 +25,19 @@ nlohmann::json to_json(const SupervisorConfig& config) {
                      {"aliases", config.gateway.aliases},
                      {"concurrency", config.gateway.concurrency},
                      {"token_env", config.gateway.token_env}};
+  json["routes"] = nlohmann::json::array();
+  for (const net::CredentialRoute& r : config.routes) {
+    json["routes"].push_back({{"name", r.name},
+                              {"host", r.host},
+                              {"port", r.port},
+                              {"ca_file", r.ca_file},
+                              {"methods", r.methods},
+                              {"paths", r.paths},
+                              {"header_name", r.header_name},
+                              {"header_value", r.header_value},
+                              {"secrets", r.secrets}});
+  }
+  json["git_routes"] = config.git_routes;
   if (config.disk_bytes) json["disk_bytes"] = *config.disk_bytes;
   for (const PortForward& f : config.forwards) {
     json["forwards"].push_back({{"host_port", f.host_port}, {"guest_port", f.guest_port}});
@@ -55,6 +68,14 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
       config.gateway.concurrency = gateway.value("concurrency", 4u);
       config.gateway.token_env = gateway.value("token_env", std::vector<std::string>());
     }
+    for (const auto& r : json.value("routes", nlohmann::json::array())) {
+      config.routes.push_back(
+          {r.at("name").get<std::string>(), r.at("host").get<std::string>(), r.at("port").get<uint16_t>(),
+           r.at("ca_file").get<std::string>(), r.at("methods").get<std::vector<std::string>>(),
+           r.at("paths").get<std::vector<std::string>>(), r.at("header_name").get<std::string>(),
+           r.at("header_value").get<std::string>(), r.at("secrets").get<std::vector<std::string>>()});
+    }
+    config.git_routes = json.value("git_routes", std::map<std::string, std::string>());
     auto network = parse_network_policy(json.at("network").get<std::string>());
     if (!network) return failed("invalid supervisor config: unknown network policy " + json.at("network").dump());
     config.network = *network;

@@ -14,6 +14,7 @@
 
 #include "core/result.h"
 #include "naming/backend_kind.h"
+#include "net/credential_route.h"
 #include "net/policy.h"
 
 namespace tnk::supervisor {
@@ -47,6 +48,10 @@ struct SupervisorConfig {
   std::vector<uint16_t> open_ports;   // open (and provisioning under open): ports besides 80 and 443
   std::vector<PortForward> forwards;  // set up at start (the manifest's `ports`)
   std::filesystem::path audit_log;    // where network records go besides the sessions' own logs; empty: none
+  // Credential routes (tnk.toml [[routes]]), their credentials resolved by the command line: like the
+  // gateway's key, only on the config pipe. git_routes: route name -> URL prefix git is pointed away from.
+  std::vector<net::CredentialRoute> routes;
+  std::map<std::string, std::string> git_routes;
   // vm only: what the guest boots (image/kernel_and_disk.h), the overlay's size, and the accelerator.
   std::filesystem::path vm_kernel;
   std::filesystem::path vm_base_disk;

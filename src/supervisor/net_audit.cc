@@ -4,6 +4,7 @@
 
 #include "audit/events.h"
 #include "core/json_fields.h"
+#include "supervisor/route_gateway.h"
 
 namespace tnk::supervisor {
 
@@ -40,15 +41,27 @@ std::string policy_of(const nlohmann::json& line) {
   return policy ? *policy : std::string();
 }
 
-}  // namespace
-
-void NetAudit::record(const nlohmann::json& line) {
+// A relay line as its audit record: the route gateway's say "event": "route_request", the others are
+// net/net_event.h's.
+nlohmann::json record_of(const std::string& id, const nlohmann::json& line) {
+  auto kind = JsonFields(line, "a network event").optional_string("event");
+  if (kind && *kind == "route_request") {
+    RouteEvent e = route_event_from_json(line);
+    audit::RouteRecord record{e.route,  e.method, e.path,     e.upstream,   policy_of(line), e.allowed,
+                              e.status, e.reason, e.bytes_up, e.bytes_down, e.latency_ms};
+    return audit::route_request(id, record);
+  }
   net::NetEvent event = net::net_event_from_json(line);
   audit::NetRecord record{event.host, event.address, event.port,     policy_of(line),
                           event.rule, event.reason,  event.bytes_up, event.bytes_down};
-  nlohmann::json json = event.inference ? audit::inference_request(config_.id, record, net::to_json(*event.inference))
-                        : event.allowed ? audit::net_allow(config_.id, record)
-                                        : audit::net_deny(config_.id, record);
+  if (event.inference) return audit::inference_request(id, record, net::to_json(*event.inference));
+  return event.allowed ? audit::net_allow(id, record) : audit::net_deny(id, record);
+}
+
+}  // namespace
+
+void NetAudit::record(const nlohmann::json& line) {
+  nlohmann::json json = record_of(config_.id, line);
   if (!config_.audit_log.empty()) open(config_.audit_log);  // the sandbox's own log, kept open while it runs
   for (auto& [path, log] : logs_) {
     if (!log.writer) continue;

@@ -80,6 +80,7 @@ Status Network::start() {
   ::fcntl(events_read_.get(), F_SETFL, O_NONBLOCK);
   TNK_RETURN_IF_ERROR(start_forwarder());
   TNK_RETURN_IF_ERROR(start_policy_proxy());
+  TNK_RETURN_IF_ERROR(start_route_gateway());
   for (const PortForward& forward : config_.forwards) {
     auto added = add_forward(forward);
     if (!added) return added.error().context("forwarding the manifest's port " + to_string(forward));
@@ -117,6 +118,15 @@ Status Network::start_policy_proxy() {
   return ok_status();
 }
 
+// Under every policy but `none` (which has no network at all), when tnk.toml defines routes.
+Status Network::start_route_gateway() {
+  if (config_.routes.empty() || config_.network == NetworkPolicy::kNone) return ok_status();
+  TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(kRoutesPort));
+  TNK_ASSIGN_OR_RETURN(routes_, supervisor::start_route_gateway(std::move(listener), config_.routes,
+                                                                {events_write_.get(), to_string(config_.network)}));
+  return ok_status();
+}
+
 void Network::read_events() {
   char buffer[8192];
   for (;;) {
@@ -133,7 +143,7 @@ void Network::read_events() {
 }
 
 bool Network::owns(pid_t pid) const {
-  if (pid == forwarder_ || pid == proxy_ || pid == provision_proxy_) return true;
+  if (pid == forwarder_ || pid == proxy_ || pid == provision_proxy_ || pid == routes_) return true;
   for (const auto& [port, entry] : forwards_) {
     if (entry.second == pid) return true;
   }
@@ -148,12 +158,17 @@ void Network::relay_ended(pid_t pid) {
     forwards_.erase(it);
     break;
   }
-  bool forwarder = pid == forwarder_, proxy = pid == proxy_;
+  bool forwarder = pid == forwarder_, proxy = pid == proxy_, routes = pid == routes_;
   if (forwarder) forwarder_ = 0;
   if (proxy) proxy_ = 0;
-  if (stopping_ || !(forwarder || proxy)) return;
-  log_line(std::string("the ") + (forwarder ? "inference forwarder" : "egress proxy") + " ended; restarting it");
-  Status restarted = forwarder ? start_forwarder() : start_policy_proxy();
+  if (routes) routes_ = 0;
+  if (stopping_ || !(forwarder || proxy || routes)) return;
+  log_line(std::string("the ") +
+           (forwarder ? "inference forwarder"
+            : proxy   ? "egress proxy"
+                      : "route gateway") +
+           " ended; restarting it");
+  Status restarted = forwarder ? start_forwarder() : proxy ? start_policy_proxy() : start_route_gateway();
   if (!restarted.ok()) log_line("cannot restart it: " + restarted.error().message);
 }
 
@@ -185,16 +200,34 @@ void Network::end_provisioning() {
 
 std::vector<std::string> Network::session_env(bool provisioning) const {
   std::string host = engine_.relay_host();
-  if (provisioning) {
-    if (provision_proxy_ == 0) return {};
-    return proxy_env(kProvisionProxyPort, host, "tnk:" + provision_token_ + "@");
+  std::vector<std::string> env = routes_env();
+  std::vector<std::string> proxy;
+  if (provisioning && provision_proxy_ != 0) {
+    proxy = proxy_env(kProvisionProxyPort, host, "tnk:" + provision_token_ + "@");
+  } else if (!provisioning && has_egress_proxy(config_.network)) {
+    proxy = proxy_env(kProxyPort, host);
   }
-  std::vector<std::string> env =
-      has_egress_proxy(config_.network) ? proxy_env(kProxyPort, host) : std::vector<std::string>{};
-  if (!inference_token_.empty()) {
+  if (!provisioning && !inference_token_.empty()) {
     env.push_back("TNK_INFERENCE_TOKEN=" + inference_token_);
     for (const std::string& name : config_.gateway.token_env) env.push_back(name + "=" + inference_token_);
   }
+  env.insert(env.end(), proxy.begin(), proxy.end());
+  return env;
+}
+
+// TNK_ROUTES_URL, and git pointed at the profile's git_routes through GIT_CONFIG_* (no file is written
+// inside): url.<routes>/<name>/.insteadOf <prefix>. host.tnk.internal names the relays on every backend.
+std::vector<std::string> Network::routes_env() const {
+  if (config_.routes.empty() || config_.network == NetworkPolicy::kNone) return {};
+  std::string base = "http://host.tnk.internal:" + std::to_string(kRoutesPort) + std::string(net::kRoutesPrefix);
+  std::vector<std::string> env = {"TNK_ROUTES_URL=" + base.substr(0, base.size() - 1)};
+  std::size_t n = 0;
+  for (const auto& [name, prefix] : config_.git_routes) {
+    std::string i = std::to_string(n++);
+    env.push_back("GIT_CONFIG_KEY_" + i + "=url." + base + name + "/.insteadOf");
+    env.push_back("GIT_CONFIG_VALUE_" + i + "=" + prefix);
+  }
+  if (n > 0) env.push_back("GIT_CONFIG_COUNT=" + std::to_string(n));
   return env;
 }
 
@@ -281,22 +314,27 @@ nlohmann::json Network::describe(bool ask) {
       proxy["answers"] = answers;
     }
   }
-  return {{"policy", to_string(config_.network)},
-          {"allow", config_.allow},
-          {"inference_forwarder", forwarder_ != 0},
-          {"proxy", proxy},
-          {"forwards", forwards}};
+  nlohmann::json routes = nlohmann::json::array();
+  for (const net::CredentialRoute& route : config_.routes) {  // never the header's value
+    routes.push_back({{"name", route.name},
+                      {"upstream", net::upstream_url(route.host, route.port)},
+                      {"url", "http://host.tnk.internal:" + std::to_string(kRoutesPort) +
+                                  std::string(net::kRoutesPrefix) + route.name + "/"},
+                      {"running", routes_ != 0}});
+  }
+  return {{"policy", to_string(config_.network)},   {"allow", config_.allow}, {"routes", routes},
+          {"inference_forwarder", forwarder_ != 0}, {"proxy", proxy},         {"forwards", forwards}};
 }
 
 void Network::stop() {
   stopping_ = true;
-  std::vector<pid_t> relays = {forwarder_, proxy_, provision_proxy_};
+  std::vector<pid_t> relays = {forwarder_, proxy_, provision_proxy_, routes_};
   for (const auto& [port, entry] : forwards_) relays.push_back(entry.second);
   for (pid_t pid : relays) {
     if (pid > 0) ::kill(pid, SIGTERM);
   }
   for (pid_t pid : relays) end_relay(pid);
-  forwarder_ = proxy_ = provision_proxy_ = 0;
+  forwarder_ = proxy_ = provision_proxy_ = routes_ = 0;
   forwards_.clear();
   read_events();
 }

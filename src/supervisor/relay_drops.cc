@@ -33,6 +33,7 @@ constexpr const char* kAllowed[] = {"read",
                                     "dup3",
                                     "pipe2",
                                     "socket",
+                                    "socketpair",  // the route gateway's TLS pump
                                     "connect",
                                     "accept",
                                     "accept4",

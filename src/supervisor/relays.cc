@@ -39,25 +39,50 @@ Result<pid_t> fork_relay(const char* what, const char* comm, const std::function
 }
 
 // One line per decision to the supervisor's event pipe (one write: lines stay whole), which the
-// supervisor turns into the audit record, and one to its log, rate-limited (line_rate.h). Text that
-// is not valid UTF-8 is replaced, as the audit writer does: the strict encoder would throw and lose
+// supervisor turns into the audit record, and `summary` to its log, rate-limited (line_rate.h). Text
+// that is not valid UTF-8 is replaced, as the audit writer does: the strict encoder would throw and lose
 // the decision (security review L1).
-net::NetEventSink event_sink(const RelayEvents& events) {
+using DecisionWriter = std::function<void(nlohmann::json line, const std::string& summary)>;
+
+DecisionWriter decision_writer(const RelayEvents& events) {
   auto rate = std::make_shared<LineRate>();
-  return [events, rate](const net::NetEvent& event) {
-    nlohmann::json line = net::to_json(event);
+  return [events, rate](nlohmann::json line, const std::string& summary) {
     line["policy"] = events.policy;
     std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (events.fd >= 0) (void)write_all(events.fd, text, "the supervisor's event pipe");
     std::string note;
     if (!rate->admit(LineRate::Clock::now(), note)) return;
     if (!note.empty()) std::fprintf(stderr, "%s: %s\n", events.policy.c_str(), note.c_str());
-    std::fprintf(stderr, "%s: %s %s port %u: %s\n", events.policy.c_str(), event.allowed ? "allowed" : "denied",
-                 event.host.c_str(), event.port, event.allowed ? event.rule.c_str() : event.reason.c_str());
+    std::fprintf(stderr, "%s: %s\n", events.policy.c_str(), summary.c_str());
+  };
+}
+
+net::NetEventSink event_sink(const RelayEvents& events) {
+  return [write = decision_writer(events)](const net::NetEvent& event) {
+    write(net::to_json(event), std::string(event.allowed ? "allowed " : "denied ") + event.host + " port " +
+                                   std::to_string(event.port) + ": " + (event.allowed ? event.rule : event.reason));
+  };
+}
+
+// The route gateway's lines: one route_request each (never the credential: a RouteEvent has none).
+RouteEventSink route_event_sink(const RelayEvents& events) {
+  return [write = decision_writer(events)](const RouteEvent& event) {
+    write(to_json(event), "route " + event.route + ": " + event.method + " " + event.path + ": " +
+                              std::to_string(event.status) + (event.allowed ? "" : " " + event.reason));
   };
 }
 
 }  // namespace
+
+Result<pid_t> start_route_gateway(UniqueFd listener, const std::vector<net::CredentialRoute>& routes,
+                                  const RelayEvents& events) {
+  int fd = listener.get();
+  return fork_relay("route gateway", "tnk-routes", [&](int stop_fd) -> Status {
+    TNK_ASSIGN_OR_RETURN(auto prepared, prepare_routes(routes));  // reads the CA files: before the drop
+    TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
+    return serve_routes(fd, prepared, stop_fd, route_event_sink(events));
+  });
+}
 
 Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
                                         const net::InferenceLimits& limits, const net::GatewaySettings& settings) {

@@ -17,6 +17,7 @@
 #include "net/forwarder.h"
 #include "net/inference_forwarder.h"
 #include "net/proxy.h"
+#include "supervisor/route_gateway.h"
 
 namespace tnk::supervisor {
 
@@ -36,6 +37,11 @@ struct RelayEvents {
 // sandbox) to `target` (the endpoint on the host) as `settings` say, refuses every other request.
 Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
                                         const net::InferenceLimits& limits, const net::GatewaySettings& settings);
+
+// The route gateway (tnk-routes): passes /r/<name>/... accepted on `listener` (inside the sandbox) to
+// each route's upstream with its credential (supervisor/route_gateway.h).
+Result<pid_t> start_route_gateway(UniqueFd listener, const std::vector<net::CredentialRoute>& routes,
+                                  const RelayEvents& events);
 
 // A port forward: relays raw TCP from `listener` (on the host) to `target`. `enter` runs first in the
 // relay process: it moves into the sandbox's network there, its listener stays outside.

@@ -6,12 +6,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 
 #include "backend/ns/host_support.h"
 #include "backend/ns/sandbox.h"
 #include "backend/vm/boot/boot_files.h"
+#include "config/route_source.h"
 #include "core/files.h"
 #include "host/host_probe.h"
 #include "idmap/userns.h"
@@ -63,6 +65,24 @@ state::SandboxRecord new_record(const Resolved& r, const std::string& image_id) 
   return record;
 }
 
+// tnk.toml's routes, their credentials read now (docs/inference.md, "Credential routes"), and the
+// profile's git_routes, each of which must name one of them.
+Status add_routes(Context& ctx, const Resolved& r, supervisor::SupervisorConfig& config) {
+  TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
+  TNK_ASSIGN_OR_RETURN(config.routes, resolve_routes(*loaded, ctx.env, ctx.paths.home));
+  for (const auto& [name, prefix] : r.manifest.git_routes) {
+    bool defined = std::any_of(config.routes.begin(), config.routes.end(),
+                               [&name](const net::CredentialRoute& route) { return route.name == name; });
+    if (!defined) {
+      return usage_error(r.manifest.source.string() + ": git_routes names the route '" + name + "', which " +
+                             loaded->file.string() + " does not define",
+                         "add a [[routes]] section named '" + name + "' to tnk.toml, or remove it from git_routes");
+    }
+  }
+  config.git_routes = r.manifest.git_routes;
+  return ok_status();
+}
+
 Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resolved& r,
                                                        const state::SandboxRecord& record,
                                                        const image::ImageInfo& image,
@@ -89,6 +109,7 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
     config.allow = *allow;
     if (config.allow.empty()) ctx.log.note("network policy allowlist with an empty network.allow: only the endpoint");
   }
+  if (r.network != NetworkPolicy::kNone) TNK_RETURN_IF_ERROR(add_routes(ctx, r, config));
   config.open_ports = r.manifest.open_ports;
   config.forwards = r.manifest.ports;
   config.audit_log = audit_log;

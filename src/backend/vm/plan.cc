@@ -12,21 +12,23 @@ namespace tnk::vm {
 namespace {
 
 // The guest ports whose connections reach the supervisor's relays (supervisor/network.cc starts the
-// same ones): under every policy but `none`, the inference endpoint (when there is one) and the proxy
-// that runs while provisioning does; under allowlist and open, the egress proxy too.
-std::vector<uint16_t> relay_ports(NetworkPolicy policy, uint16_t inference_port) {
-  if (policy == NetworkPolicy::kNone) return {};
+// same ones): under every policy but `none`, the inference endpoint (when there is one), the proxy
+// that runs while provisioning does and the route gateway (when there are routes); under allowlist and
+// open, the egress proxy too.
+std::vector<uint16_t> relay_ports(const supervisor::SupervisorConfig& config) {
+  if (config.network == NetworkPolicy::kNone) return {};
   std::vector<uint16_t> ports;
-  if (inference_port != 0) ports.push_back(inference_port);
-  if (has_egress_proxy(policy)) ports.push_back(supervisor::kProxyPort);
+  if (config.inference_port != 0) ports.push_back(config.inference_port);
+  if (has_egress_proxy(config.network)) ports.push_back(supervisor::kProxyPort);
   ports.push_back(supervisor::kProvisionProxyPort);
+  if (!config.routes.empty()) ports.push_back(supervisor::kRoutesPort);
   return ports;
 }
 
 // Each connection to 10.0.2.100:<port> in the guest: a socat QEMU starts into the relay's socket.
 std::vector<GuestForward> guest_forwards(const supervisor::SupervisorConfig& config) {
   std::vector<GuestForward> forwards;
-  for (uint16_t port : relay_ports(config.network, config.inference_port)) {
+  for (uint16_t port : relay_ports(config)) {
     GuestForward f;
     f.guest_port = port;
     f.command = {"socat", "STDIO", "UNIX-CONNECT:" + forward_socket(config.state_dir, port).string()};

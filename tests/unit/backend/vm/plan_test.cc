@@ -161,6 +161,31 @@ TEST(VmPlan, EachInputChangesItsOwnWords) {
   EXPECT_EQ(plan_of(project).virtiofsd_plan.argv, plan_of(base_config()).virtiofsd_plan.argv);
 }
 
+// Credential routes add the gateway's guest port (3130) to the guest forwards under every policy but
+// `none`; the route's credential and header reach no argv.
+TEST(VmPlan, RoutesAddTheGatewayPortAndNoCredential) {
+  auto c = base_config();
+  net::CredentialRoute route;
+  route.name = "github";
+  route.host = "github.com";
+  route.header_name = "Authorization";
+  route.header_value = "Bearer route-secret";
+  route.secrets = {"route-secret"};
+  c.routes = {route};
+  auto joined = [](const VmPlan& plan) {
+    std::string all;
+    for (const auto& word : plan.qemu_argv) all += word + "\n";
+    for (const auto& word : plan.virtiofsd_plan.argv) all += word + "\n";
+    return all;
+  };
+  std::string with = joined(plan_of(c));
+  EXPECT_NE(with.find("10.0.2.100:3130"), std::string::npos) << with;
+  EXPECT_EQ(with.find("route-secret"), std::string::npos);
+  EXPECT_EQ(joined(plan_of(base_config())).find(":3130"), std::string::npos);  // without routes: no port
+  c.network = NetworkPolicy::kNone;
+  EXPECT_EQ(joined(plan_of(c)).find(":3130"), std::string::npos);
+}
+
 // A linked worktree's git dir: a second virtiofs device and virtiofsd, its path on the boot line;
 // nothing else changes (without one, the golden plans above hold).
 TEST(VmPlan, ALinkedWorktreesGitDirIsASecondShare) {

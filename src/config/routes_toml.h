@@ -1,0 +1,25 @@
+// Reads tnk.toml's [[routes]] array (toml++ is confined to config_file.cc and this). Internal to config/.
+#pragma once
+
+#ifndef TOML_ASSERT
+#define TOML_ASSERT(expr) ((void)0)  // as config_file.cc has it
+#endif
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "config/config.h"
+
+namespace tnk::config_detail {
+
+// The error for `node`, "<file>:<line>:<col>: " + `what`, with config_file.cc's hint.
+using TomlNodeError = std::function<Error(const toml::node& node, const std::string& what)>;
+
+// Appends each route of `node` (the value of `routes`) to config.routes. Everything is checked here, at
+// load: a wrong or unknown key, a missing one, a name used twice.
+Status apply_routes(const toml::node& node, Config& config, const std::filesystem::path& home,
+                    const TomlNodeError& error);
+
+}  // namespace tnk::config_detail
