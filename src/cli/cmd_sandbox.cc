@@ -98,6 +98,7 @@ sandbox::ResolveOptions SandboxFlags::resolve_options() const {
   if (!profile.empty()) options.profile = profile;
   if (!backend.empty()) options.backend = backend;
   options.network = network;
+  options.review = review;
   return options;
 }
 
@@ -145,6 +146,7 @@ void add_sandbox_commands(CLI::App& root, CommandTable& table) {
   add_sandbox_lifecycle_commands(*sandbox, table);
   add_network_commands(*sandbox, table);
   add_debug_commands(*sandbox, table);
+  add_review_commands(*sandbox, table);
 }
 
 }  // namespace tnk::cli

@@ -28,6 +28,7 @@ struct Manifest {
   std::optional<NetworkPolicy> network;                               // security.network
   std::vector<std::string> allow_domains;                             // network.allow: what `allowlist` lets through
   std::vector<std::string> readonly_paths;                            // mounts.readonly: project-relative, normalized
+  bool review = false;  // `workspace: review`: writes held in a layer until applied (docs/workspace.md)
   std::vector<std::string> provision_allow_domains;                   // provision.allow: what provisioning may reach
   std::optional<NetworkPolicy> provision_network;                     // network.provision: none | allowlist | open
   std::vector<uint16_t> open_ports;                                   // network.open_ports: `open` beyond 80, 443

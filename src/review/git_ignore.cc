@@ -1,0 +1,44 @@
+#include "review/git_ignore.h"
+
+#include <set>
+#include <string>
+
+#include "core/subprocess.h"
+
+namespace tnk::review {
+namespace {
+
+constexpr size_t kBatch = 500;  // paths per git run: far below ARG_MAX for any path length
+
+}  // namespace
+
+Result<bool> mark_ignored(const std::filesystem::path& project, std::vector<Change>& changes) {
+  // git refuses paths inside its own directory: those are never ignored anyway.
+  std::vector<std::string> paths;
+  for (const auto& c : changes) {
+    if (c.path != ".git" && !c.path.starts_with(".git/")) paths.push_back(c.path);
+  }
+  std::set<std::string> ignored;
+  for (size_t start = 0; start < paths.size(); start += kBatch) {
+    // -c: the project's config must not make the host run anything (core.fsmonitor is a command).
+    std::vector<std::string> argv = {"git",          "-c", "core.fsmonitor=false", "-C", project.string(),
+                                     "check-ignore", "-z", "--"};
+    for (size_t i = start; i < paths.size() && i < start + kBatch; ++i) argv.push_back(paths[i]);
+    ProcessOptions options;
+    options.capture_stdout = true;
+    options.capture_stderr = true;
+    options.timeout = std::chrono::seconds(30);
+    Result<ProcessResult> ran = run_process(argv, options);
+    if (!ran || (ran->exit_code != 0 && ran->exit_code != 1)) return false;  // no git, or not a work tree
+    for (size_t pos = 0; pos < ran->out.size();) {
+      size_t end = ran->out.find('\0', pos);
+      if (end == std::string::npos) end = ran->out.size();
+      ignored.insert(ran->out.substr(pos, end - pos));
+      pos = end + 1;
+    }
+  }
+  for (auto& c : changes) c.ignored = ignored.count(c.path) != 0;
+  return true;
+}
+
+}  // namespace tnk::review
