@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "audit/events.h"
+#include "core/strings.h"
 #include "review/git_ignore.h"
 #include "review/layer.h"
 #include "sandbox/audit_target.h"
@@ -125,9 +126,8 @@ Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequ
   TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::read_layer_baseline(o.layer));
   TNK_ASSIGN_OR_RETURN(auto refused, review::conflicts(o.project.get(), baseline, selected.changes));
   if (!refused.empty()) {
-    std::string list;
-    for (const auto& line : refused) list += "\n  " + line;
-    return failed("refusing to apply: the project changed underneath the review layer; nothing was written:" + list,
+    return failed("refusing to apply, nothing was written: the project changed underneath the review layer: " +
+                      join(refused, "; "),
                   "look at each with `tnk sandbox diff PATH`; apply the other paths by naming them (`tnk sandbox "
                   "apply PATH...`), or drop the layer with `tnk sandbox discard`");
   }

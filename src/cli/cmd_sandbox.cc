@@ -45,6 +45,7 @@ void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nloh
   row("provision script", r.provision_script ? r.provision_script->string() : "<none>");
   row("mount", r.manifest.workspace_mount);
   row("workdir", r.guest_workdir);
+  row("workspace", std::string(r.review ? "review" : "direct") + " (" + r.review_source + ")");
   print_network_text(r, running, limits, row);
   for (const auto& p : protected_paths) row("read-only", p.path + " (" + std::string(state::to_string(p.state)) + ")");
   std::string backend = std::string(to_string(r.backend)) + " (" + r.backend_source + ")";

@@ -192,6 +192,7 @@ nlohmann::json to_json(const Resolved& r) {
       {"mount", r.manifest.workspace_mount},
       {"workdir", r.guest_workdir},
       {"network", network_json(r)},
+      {"workspace", {{"mode", r.review ? "review" : "direct"}, {"source", r.review_source}}},
       {"runtime_env", env},
       {"inference",
        {{"url", r.host_inference_url},
