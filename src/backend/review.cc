@@ -1,11 +1,13 @@
 #include "backend/review.h"
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdio>
 
 #include "audit/events.h"
 #include "core/strings.h"
+#include "idmap/userns.h"
 #include "review/git_ignore.h"
 #include "review/layer.h"
 #include "sandbox/audit_target.h"
@@ -31,7 +33,8 @@ Result<UniqueFd> open_top(const std::filesystem::path& dir, const std::string& w
 Result<Opened> open_layer(Context& ctx, const std::string& id) {
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
-  if (!record) return not_found("sandbox " + id + " does not exist", "start it in review mode: tnk sandbox start --review");
+  if (!record)
+    return not_found("sandbox " + id + " does not exist", "start it in review mode: tnk sandbox start --review");
   Opened o;
   o.record = *record;
   o.layer = review::layer_in(store.dir(id));
@@ -72,14 +75,16 @@ Result<DiffReport> select(Context& ctx, const ReviewRequest& request, Opened& o)
     selectors.push_back(rel);
   }
   for (const auto& selector : selectors) {
-    bool any = std::any_of(changes.begin(), changes.end(), [&](const auto& c) { return review::selects(selector, c.path); });
+    bool any =
+        std::any_of(changes.begin(), changes.end(), [&](const auto& c) { return review::selects(selector, c.path); });
     if (!any) {
       return not_found("no change to " + (selector.empty() ? std::string(".") : selector) + " in the review layer",
                        "`tnk sandbox diff` lists the changes");
     }
   }
   for (auto& c : changes) {
-    bool named = std::any_of(selectors.begin(), selectors.end(), [&](const auto& s) { return review::selects(s, c.path); });
+    bool named =
+        std::any_of(selectors.begin(), selectors.end(), [&](const auto& s) { return review::selects(s, c.path); });
     if (!selectors.empty() && !named) continue;
     // A PATH that names an ignored path explicitly selects it; a directory or no PATH leaves it out.
     bool explicit_name = std::find(selectors.begin(), selectors.end(), c.path) != selectors.end();
@@ -94,7 +99,8 @@ Result<DiffReport> select(Context& ctx, const ReviewRequest& request, Opened& o)
 
 Status require_stopped(const Opened& o, const std::string& id, const char* verb) {
   if (!o.running) return ok_status();
-  return failed("sandbox " + id + " is running: " + verb + " needs it stopped (overlayfs must not change under a mounted overlay)",
+  return failed("sandbox " + id + " is running: " + verb +
+                    " needs it stopped (overlayfs must not change under a mounted overlay)",
                 "`tnk sandbox stop`, then `tnk sandbox " + std::string(verb) + "`");
 }
 
@@ -102,6 +108,21 @@ Status write_record(Context& ctx, const ReviewRequest& request, const Opened& o,
   TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, request.id, o.record.project_dir));
   sandbox::audit_append(audit, record);
   return sandbox::audit_outcome(audit);
+}
+
+// Rootless, what root inside made in the layer belongs to the user's subordinate range: what the user
+// cannot remove is removed as the range's owner.
+Status empty_layer(const Opened& o) {
+  const std::string what = o.layer.upper.string();
+  Status emptied = review::empty_dir(o.upper.get(), what);
+  if (emptied || ::geteuid() == 0) return emptied;
+  int upper = o.upper.get();
+  auto again = idmap::run_as_range_owner("emptying " + what, [upper, &what]() -> Result<std::string> {
+    TNK_RETURN_IF_ERROR(review::empty_dir(upper, what));
+    return std::string();
+  });
+  if (!again) return again.error();
+  return ok_status();
 }
 
 std::string octal(uint32_t mode) {
@@ -121,8 +142,8 @@ Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequ
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(request.id, ctx.log));  // no start meanwhile
   TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
-  TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "apply"));
   TNK_ASSIGN_OR_RETURN(DiffReport selected, select(ctx, request, o));
+  TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "apply"));
   TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::read_layer_baseline(o.layer));
   TNK_ASSIGN_OR_RETURN(auto refused, review::conflicts(o.project.get(), baseline, selected.changes));
   if (!refused.empty()) {
@@ -150,7 +171,7 @@ Result<std::vector<review::Touched>> review_discard(Context& ctx, const ReviewRe
   TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "discard"));
   TNK_ASSIGN_OR_RETURN(auto changes, review::diff_layer(o.upper.get(), o.project.get()));
   TNK_ASSIGN_OR_RETURN(auto dropped, review::describe_layer(o.upper.get(), changes));
-  TNK_RETURN_IF_ERROR(review::empty_dir(o.upper.get(), o.layer.upper.string()));
+  TNK_RETURN_IF_ERROR(empty_layer(o));
   TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::take_baseline(o.record.project_dir));
   TNK_RETURN_IF_ERROR(review::write_layer_baseline(o.layer, baseline));
   TNK_RETURN_IF_ERROR(write_record(

@@ -36,7 +36,8 @@ char letter(review::ChangeKind kind) {
 
 std::string mode_note(const review::Change& c) {
   if (c.old_type == review::EntryType::kNone || c.type == review::EntryType::kNone) return {};
-  if (c.old_type != c.type) return std::string("  (") + review::to_string(c.old_type) + " -> " + review::to_string(c.type) + ")";
+  if (c.old_type != c.type)
+    return std::string("  (") + review::to_string(c.old_type) + " -> " + review::to_string(c.type) + ")";
   if (c.old_mode == c.new_mode) return {};
   char buf[40];
   std::snprintf(buf, sizeof buf, "  (mode %04o -> %04o)", c.old_mode, c.new_mode);

@@ -134,7 +134,8 @@ class Applier {
       if (exists) continue;
       struct stat up {};
       TNK_ASSIGN_OR_RETURN(bool in_layer, stat_below(upper_, rel, &up));
-      Change made{rel, ChangeKind::kAdded, EntryType::kDir, EntryType::kNone, 0, in_layer ? up.st_mode : 0755, {}, false};
+      Change made{rel,  ChangeKind::kAdded, EntryType::kDir, EntryType::kNone, 0, in_layer ? up.st_mode : 0755, {},
+                  false};
       TNK_RETURN_IF_ERROR(apply(made));
     }
     return open_dir_below(project_, parent);

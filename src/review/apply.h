@@ -21,7 +21,8 @@ struct Touched {
 
 // The changes whose host path no longer matches the baseline (changed on the host since the layer was
 // made), each with a reason. Also refuses what apply never writes (a device, fifo or socket).
-Result<std::vector<std::string>> conflicts(int project_fd, const Baseline& baseline, const std::vector<Change>& changes);
+Result<std::vector<std::string>> conflicts(int project_fd, const Baseline& baseline,
+                                           const std::vector<Change>& changes);
 
 // Applies `changes` (checked with conflicts() first): each file written to a temporary name beside its
 // target and renamed over it, with setuid and setgid bits dropped, every directory opened without

@@ -87,7 +87,8 @@ class Differ {
  private:
   Status entry(int upper, int lower, const std::string& dir, const std::string& name) {
     std::string rel = join_rel(dir, name);
-    struct stat ust {}, lst{};
+    struct stat ust {
+    }, lst{};
     if (::fstatat(upper, name.c_str(), &ust, AT_SYMLINK_NOFOLLOW) != 0) return sys_error(errno, "checking " + rel);
     bool in_lower = lower >= 0 && ::fstatat(lower, name.c_str(), &lst, AT_SYMLINK_NOFOLLOW) == 0;
     if (is_whiteout(ust)) {

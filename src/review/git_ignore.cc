@@ -20,9 +20,19 @@ Result<bool> mark_ignored(const std::filesystem::path& project, std::vector<Chan
   }
   std::set<std::string> ignored;
   for (size_t start = 0; start < paths.size(); start += kBatch) {
-    // -c: the project's config must not make the host run anything (core.fsmonitor is a command).
-    std::vector<std::string> argv = {"git",          "-c", "core.fsmonitor=false", "-C", project.string(),
-                                     "check-ignore", "-z", "--"};
+    // The project's config must not make the host run anything (core.fsmonitor is a command); run by
+    // root in a user's project, git would refuse it as another user's without safe.directory.
+    std::vector<std::string> argv = {"git",
+                                     "--no-pager",
+                                     "-c",
+                                     "core.fsmonitor=false",
+                                     "-c",
+                                     "safe.directory=" + project.string(),
+                                     "-C",
+                                     project.string(),
+                                     "check-ignore",
+                                     "-z",
+                                     "--"};
     for (size_t i = start; i < paths.size() && i < start + kBatch; ++i) argv.push_back(paths[i]);
     ProcessOptions options;
     options.capture_stdout = true;

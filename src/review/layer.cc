@@ -46,8 +46,9 @@ Status prepare_layer_top(const std::filesystem::path& upper, const std::filesyst
 Result<Baseline> read_layer_baseline(const Layer& layer) {
   auto text = read_file(layer.baseline);
   if (!text) {
-    return text.error().context("reading the review layer's baseline").with_hint(
-        "`tnk sandbox discard` drops the layer; the next start in review mode makes a new one");
+    return text.error()
+        .context("reading the review layer's baseline")
+        .with_hint("`tnk sandbox discard` drops the layer; the next start in review mode makes a new one");
   }
   return parse_baseline(*text, layer.baseline.string());
 }

@@ -9,9 +9,7 @@
 
 namespace tnk::review {
 
-std::string join_rel(const std::string& dir, const std::string& name) {
-  return dir.empty() ? name : dir + "/" + name;
-}
+std::string join_rel(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
 
 std::pair<std::string, std::string> split_rel(const std::string& rel) {
   size_t slash = rel.rfind('/');

@@ -84,8 +84,9 @@ class Parser {
   }
 
   Status workspace_mode(const std::string& key, const YAML::Node& value) {
-    const std::string hint = "use `workspace: direct` (the default: the sandbox writes the project) or `workspace: "
-                             "review` (its writes wait in a layer for `tnk sandbox apply`)";
+    const std::string hint =
+        "use `workspace: direct` (the default: the sandbox writes the project) or `workspace: "
+        "review` (its writes wait in a layer for `tnk sandbox apply`)";
     std::string mode;
     TNK_RETURN_IF_ERROR(scalar(value, key, hint, mode));
     if (value.IsNull()) return ok_status();

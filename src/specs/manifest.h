@@ -29,12 +29,12 @@ struct Manifest {
   std::vector<std::string> allow_domains;                             // network.allow: what `allowlist` lets through
   std::vector<std::string> readonly_paths;                            // mounts.readonly: project-relative, normalized
   bool review = false;  // `workspace: review`: writes held in a layer until applied (docs/workspace.md)
-  std::vector<std::string> provision_allow_domains;                   // provision.allow: what provisioning may reach
-  std::optional<NetworkPolicy> provision_network;                     // network.provision: none | allowlist | open
-  std::vector<uint16_t> open_ports;                                   // network.open_ports: `open` beyond 80, 443
-  std::vector<PortForward> ports;                                     // ports: host:guest forwards, on 127.0.0.1
-  std::vector<std::string> unknown_keys;                              // "image (line 3)", in file order
-  std::filesystem::path source;                                       // the file it came from; empty for defaults
+  std::vector<std::string> provision_allow_domains;  // provision.allow: what provisioning may reach
+  std::optional<NetworkPolicy> provision_network;    // network.provision: none | allowlist | open
+  std::vector<uint16_t> open_ports;                  // network.open_ports: `open` beyond 80, 443
+  std::vector<PortForward> ports;                    // ports: host:guest forwards, on 127.0.0.1
+  std::vector<std::string> unknown_keys;             // "image (line 3)", in file order
+  std::filesystem::path source;                      // the file it came from; empty for defaults
 };
 
 // Parses one manifest. Errors name "<source>:<line>:<column>" (1-based) and the key.

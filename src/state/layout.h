@@ -39,8 +39,8 @@ inline constexpr const char* kProtectionFile = "protection.json";
 // Review mode (docs/workspace.md): the layer the sandbox's writes to the project land in, and the
 // project's stamps when the layer was made (review/baseline.h). Present: the sandbox is in review mode.
 inline constexpr const char* kReviewDir = "review";
-inline constexpr const char* kReviewUpperDir = "review/upper";        // overlayfs upper over the project
-inline constexpr const char* kReviewWorkDir = "review/work";          // its work directory
+inline constexpr const char* kReviewUpperDir = "review/upper";         // overlayfs upper over the project
+inline constexpr const char* kReviewWorkDir = "review/work";           // its work directory
 inline constexpr const char* kReviewBaselineFile = "review/baseline";  // NUL-separated stamps
 
 // The top-level directories (config, state/sandboxes, state/audit, cache/images) are spelled once,

@@ -125,7 +125,8 @@ Result<lima::InstanceSpec> lima_instance_spec(Context& ctx, const Resolved& r) {
 
 Result<StartOutcome> ensure_running_lima(Context& ctx, const Resolved& r) {
   if (r.review) {
-    return usage_error("review mode (" + r.review_source + ") is not available on lima: its guest's root could "
+    return usage_error("review mode (" + r.review_source +
+                           ") is not available on lima: its guest's root could "
                            "reach past any layer a mount inside it makes",
                        "use --backend ns or --backend vm, or start without review mode");
   }

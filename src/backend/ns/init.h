@@ -33,7 +33,7 @@ struct InitPlan {
   std::string staging_dir;
   std::string upper_dir;
   std::string work_dir;
-  std::string mount_point;  // relative to the new root, e.g. "workspace"
+  std::string mount_point;                // relative to the new root, e.g. "workspace"
   std::string review_upper, review_work;  // review mode: the project's overlay layer (empty: direct)
   std::string hostname;
   std::vector<std::string> protected_paths;  // project-relative: made read-only (protect.h)

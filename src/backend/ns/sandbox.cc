@@ -82,13 +82,15 @@ Status prepare_review_layer(const SandboxSpec& spec) {
   if (!spec.rootless) agent = review::Owner{ids.uid + kAgentId, ids.gid + kAgentId};
   TNK_RETURN_IF_ERROR(review::prepare_layer_top(spec.review_upper, spec.project_dir, agent));
   TNK_RETURN_IF_ERROR(make_dirs(spec.review_work, 0700));
-  struct stat upper {}, work{};
+  struct stat upper {
+  }, work{};
   if (lstat(spec.review_upper.c_str(), &upper) != 0 || lstat(spec.review_work.c_str(), &work) != 0) {
     return sys_error(errno, "checking the review layer " + spec.review_upper.string());
   }
   if (upper.st_dev != work.st_dev) return failed("the review layer's directories are on different filesystems");
   if (!spec.rootless && lchown(spec.review_work.c_str(), ids.uid, ids.gid) != 0) {
-    return sys_error(errno, "giving the review layer's work directory " + spec.review_work.string() + " to the sandbox");
+    return sys_error(errno,
+                     "giving the review layer's work directory " + spec.review_work.string() + " to the sandbox");
   }
   return ok_status();
 }

@@ -52,7 +52,8 @@ std::string step_action(Step step, int32_t value, const SandboxSpec& spec) {
     case Step::kMountProject:
       return "mounting the project " + spec.project_dir.string() + " at " + spec.mount_point + " in the sandbox";
     case Step::kMountReviewOverlay:
-      return "mounting the project " + spec.project_dir.string() + " under its review layer " + spec.review_upper.string();
+      return "mounting the project " + spec.project_dir.string() + " under its review layer " +
+             spec.review_upper.string();
     case Step::kProtectPath:
       return "making " + nth(spec.protected_paths, value, spec.project_dir.string()) + " read-only in the sandbox";
     case Step::kMountGitDir: return "sharing the linked worktree's git dir " + spec.git_common_dir.string();

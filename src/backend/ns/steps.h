@@ -45,7 +45,7 @@ enum class Step : int32_t {
   kBindResolv,
   kMountProject,
   kMountReviewOverlay,  // review mode: the project seen through its layer
-  kProtectPath,  // value = the index of the protected path (InitPlan::protected_paths)
+  kProtectPath,         // value = the index of the protected path (InitPlan::protected_paths)
   kMountGitDir,
   kProtectGitPath,  // value = the index in InitPlan::git_protected_paths
   kSetHostname,

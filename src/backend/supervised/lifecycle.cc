@@ -142,7 +142,8 @@ Status choose_review(Context& ctx, const Resolved& r, supervisor::SupervisorConf
     return ok_status();
   }
   if (!r.review) {
-    ctx.log.note("starting " + r.id + " in review mode: its review layer holds changes (`tnk sandbox diff`, then "
+    ctx.log.note("starting " + r.id +
+                 " in review mode: its review layer holds changes (`tnk sandbox diff`, then "
                  "apply or discard them)");
   }
   return review::ensure_layer(layer, config.project_dir);

@@ -108,8 +108,9 @@ class VmEngine : public Engine {
     TNK_ASSIGN_OR_RETURN(vm::VmPlan plan, vm::vm_plan(config_, facts, token));
     TNK_RETURN_IF_ERROR(ensure_overlay(plan));
     TNK_ASSIGN_OR_RETURN(std::optional<ReviewDirs> review_layer, review_dirs());
-    TNK_ASSIGN_OR_RETURN(virtiofsd_, launch_virtiofsd(plan.virtiofsd_plan, plan.virtiofsd, config_.project_dir,
-                                                      protection.project_binds, review_layer, plan.files.virtiofsd_log));
+    TNK_ASSIGN_OR_RETURN(
+        virtiofsd_, launch_virtiofsd(plan.virtiofsd_plan, plan.virtiofsd, config_.project_dir, protection.project_binds,
+                                     review_layer, plan.files.virtiofsd_log));
     if (plan.git_virtiofsd) {
       TNK_ASSIGN_OR_RETURN(git_virtiofsd_,
                            launch_virtiofsd(plan.git_virtiofsd_plan, *plan.git_virtiofsd, protection.git_common_dir,
