@@ -12,6 +12,7 @@ import pytest
 
 from e2e_util import FAILED, NOT_FOUND, OK, USAGE, assert_error
 from sandbox_harness import Sandbox, ns_tnk, vm_tnk  # noqa: F401 (fixtures)
+from test_output import check_fields, doc_tables, field_tree
 from test_workspace_protection import git
 
 pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
@@ -105,6 +106,7 @@ def test_review_holds_every_change_until_applied_and_refuses_host_changes(ns_tnk
     assert tree(box.project) == before
 
     doc = diff(box)
+    check_fields(doc, field_tree(doc_tables()["fields:diff"]))  # exactly what docs/json-output.md says
     assert changes(doc) == EXPECTED
     assert doc["ignored_hidden"] == 1 and doc["gitignore"] == "git"
     assert changes(diff(box, "--all"))["debug.log"] == "added"
@@ -123,7 +125,9 @@ def test_review_holds_every_change_until_applied_and_refuses_host_changes(ns_tnk
     assert tree(box.project) == host_edit
 
     # A subset writes exactly that subset.
-    assert box.run("sandbox", "apply", "created.txt", "newdir", "--audit-log", str(audit)).returncode == OK
+    subset = box.tnk.json("sandbox", "apply", "created.txt", "newdir", "--audit-log", str(audit), "-o", "json",
+                          cwd=box.project)
+    check_fields(subset, field_tree(doc_tables()["fields:apply"]))
     want = dict(host_edit)
     want["created.txt"] = ("file", "0o644", hashlib.sha256(b"new\n").hexdigest())
     want["newdir"] = ("dir", "0o755")
