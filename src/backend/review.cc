@@ -64,7 +64,7 @@ Result<std::string> project_relative(const Context& ctx, const std::filesystem::
 
 // The changes `request` selects: those below a PATH (each PATH must select one), or all but the
 // ignored ones (all of them with --all).
-Result<DiffReport> select(Context& ctx, const ReviewRequest& request, Opened& o) {
+Result<DiffReport> select_changes(Context& ctx, const ReviewRequest& request, Opened& o) {
   TNK_ASSIGN_OR_RETURN(std::vector<review::Change> changes, review::diff_layer(o.upper.get(), o.project.get()));
   DiffReport report;
   report.running = o.running;
@@ -135,14 +135,14 @@ std::string octal(uint32_t mode) {
 
 Result<DiffReport> review_diff(Context& ctx, const ReviewRequest& request) {
   TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
-  return select(ctx, request, o);
+  return select_changes(ctx, request, o);
 }
 
 Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequest& request) {
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(request.id, ctx.log));  // no start meanwhile
   TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
-  TNK_ASSIGN_OR_RETURN(DiffReport selected, select(ctx, request, o));
+  TNK_ASSIGN_OR_RETURN(DiffReport selected, select_changes(ctx, request, o));
   TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "apply"));
   TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::read_layer_baseline(o.layer));
   TNK_ASSIGN_OR_RETURN(auto refused, review::conflicts(o.project.get(), baseline, selected.changes));

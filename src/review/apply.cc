@@ -273,13 +273,22 @@ class Applier {
 Result<std::vector<std::string>> conflicts(int project_fd, const Baseline& baseline,
                                            const std::vector<Change>& changes) {
   std::vector<std::string> out;
+  std::set<std::string> parents_seen;
   for (const auto& c : changes) {
     if (c.kind != ChangeKind::kDeleted && c.type == EntryType::kOther) {
       out.push_back(c.path + ": a device, fifo or socket, which apply never writes");
       continue;
     }
+    // The directories on the way too: one the host replaced (by a link, say) is refused here, by name.
+    std::string why;
+    for (std::string at = split_rel(c.path).first; !at.empty() && why.empty(); at = split_rel(at).first) {
+      if (!parents_seen.insert(at).second) break;
+      TNK_ASSIGN_OR_RETURN(std::optional<Stamp> parent_now, stamp_now(project_fd, at));
+      why = conflict_reason(recorded(baseline, at), parent_now);
+      if (!why.empty()) why = "its directory " + at + " " + why;
+    }
     TNK_ASSIGN_OR_RETURN(std::optional<Stamp> now, stamp_now(project_fd, c.path));
-    std::string why = conflict_reason(recorded(baseline, c.path), now);
+    if (why.empty()) why = conflict_reason(recorded(baseline, c.path), now);
     bool replaces_dir = c.old_type == EntryType::kDir && c.type != EntryType::kDir;
     if (why.empty() && replaces_dir) {
       TNK_ASSIGN_OR_RETURN(why, subtree_reason(project_fd, baseline, c.path));

@@ -9,7 +9,7 @@
 namespace tnk::review {
 namespace {
 
-using namespace testing;
+using namespace fixture;
 
 struct Applied {
   std::vector<std::string> refused;

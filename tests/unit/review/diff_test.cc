@@ -10,7 +10,7 @@
 namespace tnk::review {
 namespace {
 
-using namespace testing;
+using namespace fixture;
 
 std::vector<Change> diff(const LayerFixture& f) {
   auto changes = diff_layer(f.open(f.upper).get(), f.open(f.project).get());

@@ -17,7 +17,7 @@
 #include "review/diff.h"
 #include "temp_dir.h"
 
-namespace tnk::review::testing {
+namespace tnk::review::fixture {
 
 namespace fs = std::filesystem;
 
@@ -58,4 +58,4 @@ struct LayerFixture {
   }
 };
 
-}  // namespace tnk::review::testing
+}  // namespace tnk::review::fixture
