@@ -1,6 +1,6 @@
 // What a review layer (an overlayfs upper directory over the project) changes in the project: read
 // from the upper directory, compared with the project. Renames show as a deletion and an addition
-// (the overlay is mounted without redirect_dir); the layer's own owner ids are not a change.
+// (the overlay makes no directory redirects with userxattr); the layer's own owner ids are not a change.
 #pragma once
 
 #include <cstdint>

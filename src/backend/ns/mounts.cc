@@ -173,9 +173,10 @@ StepError protect_below(int root, const char* at, const std::vector<std::string>
 }
 
 // Review mode: the project (attached in the staging tmpfs, as overlayfs wants its layers mounted in this
-// namespace) as the lower layer of an overlay whose upper is tnk's review layer. Without redirect_dir a
-// rename of a directory is EXDEV (tools copy instead) and without metacopy every changed file is whole
-// in the upper: the layer then reads as plain files and whiteouts (review/diff.h).
+// namespace) as the lower layer of an overlay whose upper is tnk's review layer. userxattr implies
+// redirect_dir=nofollow, so a rename of a directory is EXDEV (tools copy instead), and without metacopy
+// every changed file is whole in the upper: the layer then reads as plain files and whiteouts
+// (review/diff.h).
 StepError mount_review_overlay(const OpenedDirs& dirs, int staging, int target) {
   if (mkdirat(staging, "project", 0700) != 0 || attach(dirs.project, staging, "project") != 0) {
     return failed_at(Step::kMountReviewOverlay);
@@ -186,7 +187,7 @@ StepError mount_review_overlay(const OpenedDirs& dirs, int staging, int target) 
   options.add("lowerdir=").add(sys::fd_path(lower.get()).c_str());
   options.add(",upperdir=").add(sys::fd_path(dirs.review_upper).c_str());
   options.add(",workdir=").add(sys::fd_path(dirs.review_work).c_str());
-  options.add(",userxattr,redirect_dir=off,metacopy=off");
+  options.add(",userxattr,metacopy=off");
   if (mount_at("overlay", target, "overlay", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
     return failed_at(Step::kMountReviewOverlay);
   }

@@ -61,7 +61,7 @@ int mount_review_overlay(const char* project, const char* source, const char* up
   options.add("lowerdir=").add(ns::sys::fd_path(lower_fd.get()).c_str());
   options.add(",upperdir=").add(ns::sys::fd_path(upper_fd.get()).c_str());
   options.add(",workdir=").add(ns::sys::fd_path(work_fd.get()).c_str());
-  options.add(",userxattr,redirect_dir=off,metacopy=off");
+  options.add(",userxattr,metacopy=off");
   if (options.overflowed()) return ENAMETOOLONG;
   return ::mount("overlay", source, "overlay", MS_NOSUID | MS_NODEV, options.c_str()) == 0 ? 0 : errno;
 }
