@@ -22,17 +22,9 @@ Result<bool> mark_ignored(const std::filesystem::path& project, std::vector<Chan
   for (size_t start = 0; start < paths.size(); start += kBatch) {
     // The project's config must not make the host run anything (core.fsmonitor is a command); run by
     // root in a user's project, git would refuse it as another user's without safe.directory.
-    std::vector<std::string> argv = {"git",
-                                     "--no-pager",
-                                     "-c",
-                                     "core.fsmonitor=false",
-                                     "-c",
-                                     "safe.directory=" + project.string(),
-                                     "-C",
-                                     project.string(),
-                                     "check-ignore",
-                                     "-z",
-                                     "--"};
+    std::vector<std::string> argv = {
+        "git", "--no-pager",     "-c", "core.fsmonitor=false", "-c",           "safe.directory=" + project.string(),
+        "-C",  project.string(), "-c", "core.quotePath=false", "check-ignore", "--"};
     for (size_t i = start; i < paths.size() && i < start + kBatch; ++i) argv.push_back(paths[i]);
     ProcessOptions options;
     options.capture_stdout = true;
@@ -40,8 +32,9 @@ Result<bool> mark_ignored(const std::filesystem::path& project, std::vector<Chan
     options.timeout = std::chrono::seconds(30);
     Result<ProcessResult> ran = run_process(argv, options);
     if (!ran || (ran->exit_code != 0 && ran->exit_code != 1)) return false;  // no git, or not a work tree
+    // One path a line; git quotes one with a newline or a quote in it, which then stays reported.
     for (size_t pos = 0; pos < ran->out.size();) {
-      size_t end = ran->out.find('\0', pos);
+      size_t end = ran->out.find('\n', pos);
       if (end == std::string::npos) end = ran->out.size();
       ignored.insert(ran->out.substr(pos, end - pos));
       pos = end + 1;
