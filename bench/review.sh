@@ -21,8 +21,8 @@ for d in $(seq 50); do
   for f in $(seq 100); do echo "file $d/$f" > "src/d$d/f$f.txt"; done
 done
 printf '*.log\n' > .gitignore
-git init -q . && git -c user.name=b -c user.email=b@example.com add -A && \
-  git -c user.name=b -c user.email=b@example.com commit -q -m files
+g() { git -c safe.directory='*' -c user.name=b -c user.email=b@example.com "$@"; }
+g init -q . && g add -A && g commit -q -m files
 [ "$(id -u)" -ne 0 ] || chown -R 4242:4242 "$project"
 
 "$tnk" -q init >/dev/null
@@ -36,8 +36,7 @@ change='cd /workspace && for d in 1 2 3 4 5 6; do for f in $(seq 10); do echo ed
   for f in $(seq 10); do if [ -x src/d9/f$f.txt ]; then chmod 644 src/d9/f$f.txt; else chmod 755 src/d9/f$f.txt; fi; done'
 "$tnk" sandbox exec -- sh -c "$change"
 "$tnk" -q sandbox stop
-count=$("$tnk" -o json sandbox diff | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["changes"]))')
-echo "the layer holds $count changes"
+"$tnk" -o json sandbox diff | python3 -c 'import json,sys; d=json.load(sys.stdin); print("the layer holds", len(d["changes"]), "changes; .gitignore from", d["gitignore"])'
 
 j() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' "$@"; }
 echo
