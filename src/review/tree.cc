@@ -1,11 +1,12 @@
 #include "review/tree.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+
+#include "core/nofollow_dir.h"
 
 namespace tnk::review {
 
@@ -56,23 +57,7 @@ Result<bool> stat_below(int top, const std::string& rel, struct stat* st) {
 }
 
 Result<std::vector<std::string>> list_dir(int dir, const std::string& what) {
-  int copy = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (copy < 0) return sys_error(errno, "opening " + what);
-  DIR* d = ::fdopendir(copy);
-  if (d == nullptr) {
-    int err = errno;
-    ::close(copy);
-    return sys_error(err, "listing " + what);
-  }
-  std::vector<std::string> names;
-  errno = 0;
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(std::move(name));
-  }
-  int err = errno;
-  ::closedir(d);
-  if (err != 0) return sys_error(err, "listing " + what);
+  TNK_ASSIGN_OR_RETURN(std::vector<std::string> names, dir_names(dir, what));
   std::sort(names.begin(), names.end());
   return names;
 }
