@@ -48,6 +48,20 @@ json session_exit(const std::string& container_id, std::optional<int> exit_code,
   return e;
 }
 
+json workspace_apply(const std::string& container_id, const std::string& project_dir, const json& paths) {
+  json e = event("workspace_apply", container_id);
+  e["project_dir"] = project_dir;
+  e["paths"] = paths;
+  return e;
+}
+
+json workspace_discard(const std::string& container_id, const std::string& project_dir, const json& paths) {
+  json e = event("workspace_discard", container_id);
+  e["project_dir"] = project_dir;
+  e["paths"] = paths;
+  return e;
+}
+
 json sandbox_start(const std::string& container_id, const std::string& backend, const std::string& profile,
                    const std::string& project_dir) {
   json e = event("sandbox_start", container_id);

@@ -35,6 +35,13 @@ nlohmann::json sandbox_delete(const std::string& container_id);
 nlohmann::json protected_path_appeared(const std::string& container_id, const std::string& path,
                                        const std::string& host_path);
 
+// Review mode (docs/workspace.md): what `tnk sandbox apply` wrote into the project, or `discard` dropped
+// from the layer; `paths` is [{"path", "change", "type", "sha256"}], sha256 null where there is no content.
+nlohmann::json workspace_apply(const std::string& container_id, const std::string& project_dir,
+                               const nlohmann::json& paths);
+nlohmann::json workspace_discard(const std::string& container_id, const std::string& project_dir,
+                                 const nlohmann::json& paths);
+
 nlohmann::json provision_start(const std::string& container_id, const std::string& profile,
                                const std::string& fingerprint);
 nlohmann::json provision_end(const std::string& container_id, const std::string& profile, int exit_code,

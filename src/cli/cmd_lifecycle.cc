@@ -17,15 +17,6 @@ constexpr unsigned kDefaultStopGraceSeconds = 30;
 
 Result<std::vector<std::string>> all_ids(Context& ctx) { return state::Store(ctx.paths.sandboxes_dir()).list_ids(); }
 
-// The current project's sandbox id, worked out from the cwd alone: stop and delete need nothing
-// else, and must work even when the sandbox's record is corrupt (resolve() would refuse it).
-Result<std::string> current_sandbox_id(Context& ctx) {
-  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
-  TNK_ASSIGN_OR_RETURN(auto project, workspace::resolve_project(config->workspace_root_path, ctx.paths.home, ctx.cwd));
-  state::Store store(ctx.paths.sandboxes_dir());
-  return naming::sandbox_id(project.name, naming::max_sandbox_id_length(store.root()));
-}
-
 struct StopFlags {
   bool all = false;
   std::vector<std::string> names;
@@ -88,6 +79,13 @@ Result<int> run_delete(Context& ctx, const DeleteFlags& flags) {
 }
 
 }  // namespace
+
+Result<std::string> current_sandbox_id(Context& ctx) {
+  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+  TNK_ASSIGN_OR_RETURN(auto project, workspace::resolve_project(config->workspace_root_path, ctx.paths.home, ctx.cwd));
+  state::Store store(ctx.paths.sandboxes_dir());
+  return naming::sandbox_id(project.name, naming::max_sandbox_id_length(store.root()));
+}
 
 void add_sandbox_lifecycle_commands(CLI::App& sandbox, CommandTable& table) {
   auto* stop = sandbox.add_subcommand("stop", "Stop the current project's sandbox, named ones, or all");

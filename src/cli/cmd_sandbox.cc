@@ -48,6 +48,7 @@ void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nloh
   row("provision script", r.provision_script ? r.provision_script->string() : "<none>");
   row("mount", r.manifest.workspace_mount);
   row("workdir", r.guest_workdir);
+  row("workspace", std::string(r.review ? "review" : "direct") + " (" + r.review_source + ")");
   print_network_text(r, running, limits, row);
   for (const auto& p : protected_paths) row("read-only", p.path + " (" + std::string(state::to_string(p.state)) + ")");
   std::string backend = std::string(to_string(r.backend)) + " (" + r.backend_source + ")";
@@ -101,6 +102,7 @@ sandbox::ResolveOptions SandboxFlags::resolve_options() const {
   if (!profile.empty()) options.profile = profile;
   if (!backend.empty()) options.backend = backend;
   options.network = network;
+  options.review = review;
   return options;
 }
 
@@ -148,6 +150,7 @@ void add_sandbox_commands(CLI::App& root, CommandTable& table) {
   add_sandbox_lifecycle_commands(*sandbox, table);
   add_network_commands(*sandbox, table);
   add_debug_commands(*sandbox, table);
+  add_review_commands(*sandbox, table);
 }
 
 }  // namespace tnk::cli

@@ -79,6 +79,9 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
   auto start_flags = std::make_shared<SessionFlags>();
   add_sandbox_flags(*start, start_flags->sandbox, true);
   start->add_option("--audit-log", start_flags->audit_log, "Append NDJSON audit records to this file");
+  start->add_flag("--review", start_flags->sandbox.review,
+                  "Review mode: the sandbox's writes to the project wait in a layer for `tnk sandbox diff` and "
+                  "`apply` (default: the manifest's `workspace:`, else direct)");
   start->add_flag("--shell,--enter", start_flags->enter_shell, "Open an interactive shell once it is ready");
   start->add_flag("--reprovision", start_flags->reprovision,
                   "Run the profile's provisioning again even when its inputs are unchanged (ends the agent's "

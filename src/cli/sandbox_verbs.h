@@ -14,6 +14,7 @@ struct SandboxFlags {
   std::string profile;
   std::string backend;
   std::optional<NetworkPolicy> network;
+  bool review = false;  // start --review
   sandbox::ResolveOptions resolve_options() const;
 };
 
@@ -22,5 +23,10 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table);            //
 void add_sandbox_lifecycle_commands(CLI::App& sandbox, CommandTable& table);  // stop, delete
 void add_network_commands(CLI::App& sandbox, CommandTable& table);            // forward
 void add_debug_commands(CLI::App& sandbox, CommandTable& table);              // agent-ping (hidden)
+void add_review_commands(CLI::App& sandbox, CommandTable& table);             // diff, apply, discard
+
+// The current project's sandbox id, worked out from the cwd alone: stop, delete and the review verbs
+// need nothing else, and must work even when the sandbox's record is corrupt (resolve() would refuse it).
+Result<std::string> current_sandbox_id(Context& ctx);
 
 }  // namespace tnk::cli

@@ -1,7 +1,9 @@
 #include "core/nofollow_dir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -46,6 +48,27 @@ Result<UniqueFd> open_dir_nofollow(const fs::path& dir, std::optional<mode_t> cr
     fd = std::move(next);
   }
   return fd;
+}
+
+Result<std::vector<std::string>> dir_names(int dirfd, const std::string& path) {
+  int copy = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0) return sys_error(errno, "cannot open directory " + path);
+  DIR* dir = ::fdopendir(copy);
+  if (dir == nullptr) {
+    int e = errno;
+    ::close(copy);
+    return sys_error(e, "cannot read directory " + path);
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (dirent* d = ::readdir(dir)) {
+    std::string name = d->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  int e = errno;
+  ::closedir(dir);
+  if (e != 0) return sys_error(e, "cannot read directory " + path);
+  return names;
 }
 
 }  // namespace tnk

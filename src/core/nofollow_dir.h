@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "core/unique_fd.h"
@@ -19,5 +21,9 @@ namespace tnk {
 // With `create_mode`, missing components are created on the way (mkdirat, that mode); without it,
 // a missing one is not_found.
 Result<UniqueFd> open_dir_nofollow(const std::filesystem::path& dir, std::optional<mode_t> create_mode = std::nullopt);
+
+// The names in the open directory `dirfd` (without . and ..), in readdir's order; `path` names it in
+// errors. `dirfd` itself is not consumed.
+Result<std::vector<std::string>> dir_names(int dirfd, const std::string& path);
 
 }  // namespace tnk

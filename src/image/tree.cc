@@ -1,6 +1,5 @@
 #include "image/tree.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/nofollow_dir.h"
 #include "core/unique_fd.h"
 #include "idmap/userns.h"
 
@@ -52,33 +52,11 @@ Result<UniqueFd> open_dir(int dirfd, const char* name, const std::string& path) 
   return fd;
 }
 
-// The names in a directory (without . and ..).
-Result<std::vector<std::string>> names_in(int dirfd, const std::string& path) {
-  int copy = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (copy < 0) return sys_error(errno, "cannot open directory " + path);
-  DIR* dir = ::fdopendir(copy);
-  if (dir == nullptr) {
-    int e = errno;
-    ::close(copy);
-    return sys_error(e, "cannot read directory " + path);
-  }
-  std::vector<std::string> names;
-  errno = 0;
-  while (dirent* d = ::readdir(dir)) {
-    std::string name = d->d_name;
-    if (name != "." && name != "..") names.push_back(std::move(name));
-  }
-  int e = errno;
-  ::closedir(dir);
-  if (e != 0) return sys_error(e, "cannot read directory " + path);
-  return names;
-}
-
 using Visit = std::function<Status(int dirfd, const std::string& name, const Entry& e, const std::string& path)>;
 
 // Depth-first, children before their directory (`visit` sees a directory after its contents).
 Status walk(int dirfd, const std::string& path, const Where& top, const Visit& visit) {
-  TNK_ASSIGN_OR_RETURN(std::vector<std::string> names, names_in(dirfd, path));
+  TNK_ASSIGN_OR_RETURN(std::vector<std::string> names, dir_names(dirfd, path));
   for (const auto& name : names) {
     std::string child = path + "/" + name;
     TNK_ASSIGN_OR_RETURN(Entry e, stat_entry(dirfd, name.c_str(), child));

@@ -161,6 +161,8 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   if (r.record) r.manifest.workspace_mount = r.record->mount_point;
   r.network = options.network ? *options.network : r.manifest.network.value_or(config->default_network.value);
   r.network_source = options.network ? "--network" : r.manifest.network ? "manifest" : "config";
+  r.review = options.review || r.manifest.review;
+  r.review_source = options.review ? "--review" : r.manifest.review ? "manifest" : "default";
   TNK_ASSIGN_OR_RETURN(r.provision_script, specs::provision_script(ctx.paths.config_dir, r.profile));
   r.guest_workdir = workspace::guest_workdir(r.project, r.manifest.workspace_mount);
   TNK_RETURN_IF_ERROR(choose_backend(ctx, *config, options, r));
@@ -190,6 +192,7 @@ nlohmann::json to_json(const Resolved& r) {
       {"mount", r.manifest.workspace_mount},
       {"workdir", r.guest_workdir},
       {"network", network_json(r)},
+      {"workspace", {{"mode", r.review ? "review" : "direct"}, {"source", r.review_source}}},
       {"runtime_env", env},
       {"inference",
        {{"url", r.host_inference_url},

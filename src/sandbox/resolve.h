@@ -27,6 +27,7 @@ struct ResolveOptions {
   std::optional<std::string> profile;    // --profile
   std::optional<std::string> backend;    // --backend
   std::optional<NetworkPolicy> network;  // --network
+  bool review = false;                   // --review
 };
 
 struct Resolved {
@@ -37,6 +38,8 @@ struct Resolved {
   specs::Manifest manifest;
   NetworkPolicy network = NetworkPolicy::kInference;  // --network, else the manifest's, else default_network
   std::string network_source;                         // "--network", "manifest", "config"
+  bool review = false;        // review mode (docs/workspace.md): --review, else the manifest's `workspace:`
+  std::string review_source;  // "--review", "manifest", "default"
   std::optional<std::filesystem::path> manifest_file;
   std::optional<std::filesystem::path> provision_script;
   std::string guest_workdir;

@@ -34,6 +34,7 @@ class Parser {
       if (key == "network") return section(value, key, [&](auto& k, auto& v) { return network(k, v); });
       if (key == "ports") return ports(key, value);
       if (key == "git_routes") return git_routes(key, value);
+      if (key == "workspace") return workspace_mode(key, value);
       if (key == kLimaSection) return ok_status();
       if (key == "provision") {
         return section(value, key, [&](auto& k, auto& v) { return allow(k, v, m_.provision_allow_domains); });
@@ -81,6 +82,18 @@ class Parser {
     if (value.IsNull()) return ok_status();
     if (!value.IsScalar()) return error(value, key, "must be a single value", hint);
     out = value.Scalar();
+    return ok_status();
+  }
+
+  Status workspace_mode(const std::string& key, const YAML::Node& value) {
+    const std::string hint =
+        "use `workspace: direct` (the default: the sandbox writes the project) or `workspace: "
+        "review` (its writes wait in a layer for `tnk sandbox apply`)";
+    std::string mode;
+    TNK_RETURN_IF_ERROR(scalar(value, key, hint, mode));
+    if (value.IsNull()) return ok_status();
+    if (mode != "direct" && mode != "review") return error(value, key, "unknown mode '" + mode + "'", hint);
+    m_.review = mode == "review";
     return ok_status();
   }
 

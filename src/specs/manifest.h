@@ -29,10 +29,11 @@ struct Manifest {
   std::optional<NetworkPolicy> network;                               // security.network
   std::vector<std::string> allow_domains;                             // network.allow: what `allowlist` lets through
   std::vector<std::string> readonly_paths;                            // mounts.readonly: project-relative, normalized
-  std::vector<std::string> provision_allow_domains;                   // provision.allow: what provisioning may reach
-  std::optional<NetworkPolicy> provision_network;                     // network.provision: none | allowlist | open
-  std::vector<uint16_t> open_ports;                                   // network.open_ports: `open` beyond 80, 443
-  std::vector<PortForward> ports;                                     // ports: host:guest forwards, on 127.0.0.1
+  bool review = false;  // `workspace: review`: writes held in a layer until applied (docs/workspace.md)
+  std::vector<std::string> provision_allow_domains;  // provision.allow: what provisioning may reach
+  std::optional<NetworkPolicy> provision_network;    // network.provision: none | allowlist | open
+  std::vector<uint16_t> open_ports;                  // network.open_ports: `open` beyond 80, 443
+  std::vector<PortForward> ports;                    // ports: host:guest forwards, on 127.0.0.1
   std::map<std::string, std::string>
       git_routes;                         // git_routes: tnk.toml route name -> URL prefix git fetches through it
   std::vector<std::string> unknown_keys;  // "image (line 3)", in file order

@@ -36,6 +36,12 @@ inline constexpr const char* kRuntimeDir = "run";                // ns: generate
 inline constexpr const char* kProvisionLock = "provision.lock";  // flock held while provisioning runs
 // The protected paths and what became of each at start (state/protection.h), rewritten when one appears.
 inline constexpr const char* kProtectionFile = "protection.json";
+// Review mode (docs/workspace.md): the layer the sandbox's writes to the project land in, and the
+// project's stamps when the layer was made (review/baseline.h). Present: the sandbox is in review mode.
+inline constexpr const char* kReviewDir = "review";
+inline constexpr const char* kReviewUpperDir = "review/upper";         // overlayfs upper over the project
+inline constexpr const char* kReviewWorkDir = "review/work";           // its work directory
+inline constexpr const char* kReviewBaselineFile = "review/baseline";  // NUL-separated stamps
 
 // The top-level directories (config, state/sandboxes, state/audit, cache/images) are spelled once,
 // in core/paths.h. $XDG_CACHE_HOME/tnk/...

@@ -11,6 +11,7 @@ nlohmann::json to_json(const SupervisorConfig& config) {
       {"project_dir", config.project_dir.string()},
       {"mount_point", config.mount_point},
       {"readonly_paths", config.readonly_paths},
+      {"review", config.review},
       {"inference_host", config.inference_host},
       {"inference_port", config.inference_port},
       {"network", to_string(config.network)},
@@ -59,6 +60,7 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
     config.project_dir = json.at("project_dir").get<std::string>();
     config.mount_point = json.at("mount_point").get<std::string>();
     config.readonly_paths = json.value("readonly_paths", std::vector<std::string>());
+    config.review = json.value("review", false);
     config.inference_host = json.at("inference_host").get<std::string>();
     config.inference_port = json.at("inference_port").get<uint16_t>();
     if (json.contains("gateway")) {

@@ -38,6 +38,7 @@ struct SupervisorConfig {
   std::filesystem::path project_dir;        // the host project, the only host directory shared
   std::string mount_point;                  // where the project appears inside
   std::vector<std::string> readonly_paths;  // the manifest's mounts.readonly: project-relative, normalized
+  bool review = false;  // review mode: the project under the layer state_dir/review/ (docs/workspace.md)
   std::optional<uint64_t> memory_bytes;
   std::optional<double> cpus;
   std::string inference_host;                         // where the supervisor reaches the endpoint on the host

@@ -151,7 +151,7 @@ DOCUMENTS = ["error", "status", "ls", "inspect", "config-show", "config-init", "
 
 
 # Documented, and checked where a running sandbox exists (test_network.py).
-RUNNING_DOCUMENTS = ["forward"]
+RUNNING_DOCUMENTS = ["forward", "diff", "apply"]  # diff, apply: test_review.py
 
 
 def test_doc_documents_exactly_these_outputs():

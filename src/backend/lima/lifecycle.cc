@@ -124,6 +124,12 @@ Result<lima::InstanceSpec> lima_instance_spec(Context& ctx, const Resolved& r) {
 }
 
 Result<StartOutcome> ensure_running_lima(Context& ctx, const Resolved& r) {
+  if (r.review) {
+    return usage_error("review mode (" + r.review_source +
+                           ") is not available on lima: its guest's root could "
+                           "reach past any layer a mount inside it makes",
+                       "use --backend ns or --backend vm, or start without review mode");
+  }
   auto limactl = lima::system_limactl();
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));

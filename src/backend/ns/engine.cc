@@ -65,6 +65,10 @@ class NsEngine : public Engine {
     }
     ProtectionPlan protection = plan_protection(config_);
     spec.protected_paths = protection.project_binds;
+    if (config_.review) {
+      spec.review_upper = config_.state_dir / state::kReviewUpperDir;
+      spec.review_work = config_.state_dir / state::kReviewWorkDir;
+    }
     spec.git_common_dir = protection.git_common_dir;
     spec.git_protected_paths = protection.git_dir_binds;
     TNK_ASSIGN_OR_RETURN(ns::Sandbox sandbox, ns::start(spec));

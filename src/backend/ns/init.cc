@@ -192,6 +192,11 @@ void make_rootless_binds(const InitPlan& plan, OpenedDirs& dirs) {
   if (dirs.upper < 0) die(report, Step::kOpenUpper, errno);
   dirs.work = open(plan.work_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dirs.work < 0) die(report, Step::kOpenWork, errno);
+  if (!plan.review_upper.empty()) {
+    dirs.review_upper = open(plan.review_upper.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    dirs.review_work = open(plan.review_work.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirs.review_upper < 0 || dirs.review_work < 0) die(report, Step::kOpenReviewLayer, errno);
+  }
   if (plan.rootless) make_rootless_binds(plan, dirs);
   // The upper directory's owner is the owner of the sandbox's `/`: the sandbox's root, never `agent`.
   // (The user may: it owns the namespace, and both ids are mapped.)

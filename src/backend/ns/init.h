@@ -33,7 +33,8 @@ struct InitPlan {
   std::string staging_dir;
   std::string upper_dir;
   std::string work_dir;
-  std::string mount_point;  // relative to the new root, e.g. "workspace"
+  std::string mount_point;                // relative to the new root, e.g. "workspace"
+  std::string review_upper, review_work;  // review mode: the project's overlay layer (empty: direct)
   std::string hostname;
   std::vector<std::string> protected_paths;  // project-relative: made read-only (protect.h)
   // A linked worktree's common git dir: shared at its own host path inside, these paths read-only.
@@ -52,6 +53,8 @@ struct OpenedDirs {
   int hosts = -1;
   int resolv = -1;
   int git_dir = -1;
+  int review_upper = -1;  // review mode only
+  int review_work = -1;
 };
 
 // The setup child's body: never returns.

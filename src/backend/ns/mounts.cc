@@ -172,9 +172,36 @@ StepError protect_below(int root, const char* at, const std::vector<std::string>
   return {step, failure.err, failure.index};
 }
 
-StepError mount_project(const InitPlan& plan, const OpenedDirs& dirs, int root) {
+// Review mode: the project (attached in the staging tmpfs, as overlayfs wants its layers mounted in this
+// namespace) as the lower layer of an overlay whose upper is tnk's review layer. userxattr implies
+// redirect_dir=nofollow, so a rename of a directory is EXDEV (tools copy instead), and without metacopy
+// every changed file is whole in the upper: the layer then reads as plain files and whiteouts
+// (review/diff.h).
+StepError mount_review_overlay(const OpenedDirs& dirs, int staging, int target) {
+  if (mkdirat(staging, "project", 0700) != 0 || attach(dirs.project, staging, "project") != 0) {
+    return failed_at(Step::kMountReviewOverlay);
+  }
+  UniqueFd lower(openat(staging, "project", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!lower.valid()) return failed_at(Step::kMountReviewOverlay);
+  sys::CharBuf options;
+  options.add("lowerdir=").add(sys::fd_path(lower.get()).c_str());
+  options.add(",upperdir=").add(sys::fd_path(dirs.review_upper).c_str());
+  options.add(",workdir=").add(sys::fd_path(dirs.review_work).c_str());
+  options.add(",userxattr,metacopy=off");
+  if (mount_at("overlay", target, "overlay", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
+    return failed_at(Step::kMountReviewOverlay);
+  }
+  return {};
+}
+
+StepError mount_project(const InitPlan& plan, const OpenedDirs& dirs, int staging, int root) {
   UniqueFd target(open_dirs_below(root, plan.mount_point.c_str(), true, 0755));
-  if (!target.valid() || attach(dirs.project, target.get(), "") != 0) return failed_at(Step::kMountProject);
+  if (!target.valid()) return failed_at(Step::kMountProject);
+  if (dirs.review_upper >= 0) {
+    if (StepError e = mount_review_overlay(dirs, staging, target.get()); !e.ok()) return e;
+  } else if (attach(dirs.project, target.get(), "") != 0) {
+    return failed_at(Step::kMountProject);
+  }
   return protect_below(root, plan.mount_point.c_str(), plan.protected_paths, Step::kProtectPath);
 }
 
@@ -252,7 +279,7 @@ StepError build_root(const InitPlan& plan, const OpenedDirs& dirs) {
   if (e.ok()) e = mount_tmpfs_dirs(root.get());
   if (e.ok()) e = bind_etc_file(root.get(), "hosts", dirs.hosts, Step::kBindHosts);
   if (e.ok()) e = bind_etc_file(root.get(), "resolv.conf", dirs.resolv, Step::kBindResolv);
-  if (e.ok()) e = mount_project(plan, dirs, root.get());
+  if (e.ok()) e = mount_project(plan, dirs, staging.get(), root.get());
   if (e.ok()) e = mount_git_dir(plan, dirs, root.get());
   if (e.ok() && sethostname(plan.hostname.data(), plan.hostname.size()) != 0) e = failed_at(Step::kSetHostname);
   if (e.ok()) e = pivot_into(root.get());

@@ -24,6 +24,7 @@
 #include "backend/ns/userns.h"
 #include "core/files.h"
 #include "idmap/userns.h"
+#include "review/layer.h"
 
 namespace tnk::ns {
 
@@ -71,6 +72,29 @@ Status ensure_owned_dir(const fs::path& dir, const char* what, const SandboxSpec
   return ok_status();
 }
 
+// Review mode: the layer's upper directory is `agent`'s (review/layer.h); the work directory the
+// mounter's, the sandbox's root. Rootless both stay the user's, whom the map shows as `agent` and lets
+// its root use.
+Status prepare_review_layer(const SandboxSpec& spec) {
+  if (spec.review_upper.empty()) return ok_status();
+  const HostIds& ids = spec.host_ids;
+  std::optional<review::Owner> agent;
+  if (!spec.rootless) agent = review::Owner{ids.uid + kAgentId, ids.gid + kAgentId};
+  TNK_RETURN_IF_ERROR(review::prepare_layer_top(spec.review_upper, spec.project_dir, agent));
+  TNK_RETURN_IF_ERROR(make_dirs(spec.review_work, 0700));
+  struct stat upper {
+  }, work{};
+  if (lstat(spec.review_upper.c_str(), &upper) != 0 || lstat(spec.review_work.c_str(), &work) != 0) {
+    return sys_error(errno, "checking the review layer " + spec.review_upper.string());
+  }
+  if (upper.st_dev != work.st_dev) return failed("the review layer's directories are on different filesystems");
+  if (!spec.rootless && lchown(spec.review_work.c_str(), ids.uid, ids.gid) != 0) {
+    return sys_error(errno,
+                     "giving the review layer's work directory " + spec.review_work.string() + " to the sandbox");
+  }
+  return ok_status();
+}
+
 Status prepare_host_dirs(const SandboxSpec& spec) {
   TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.upper_dir, "overlay upper directory", spec));
   TNK_RETURN_IF_ERROR(ensure_owned_dir(spec.work_dir, "overlay work directory", spec));
@@ -84,7 +108,7 @@ Status prepare_host_dirs(const SandboxSpec& spec) {
                   " are on different filesystems");
   }
   TNK_RETURN_IF_ERROR(make_dirs(spec.staging_dir, 0700));
-  return ok_status();
+  return prepare_review_layer(spec);
 }
 
 Status write_runtime_file(const SandboxSpec& spec, const char* name, const std::string& content) {
@@ -166,6 +190,8 @@ InitPlan make_plan(const SandboxSpec& spec, const Prepared& p, int report_fd) {
   plan.mount_point = spec.mount_point.substr(1);
   plan.hostname = spec.hostname;
   plan.protected_paths = spec.protected_paths;
+  plan.review_upper = spec.review_upper.string();
+  plan.review_work = spec.review_work.string();
   plan.git_common_dir = spec.git_common_dir.string();
   plan.git_protected_paths = spec.git_protected_paths;
   plan.git_dir_fd = p.git_dir.get();

@@ -72,6 +72,10 @@ struct SandboxSpec {
   std::optional<idmap::RootlessIds> rootless;
   HostIds host_ids;
   std::vector<std::string> protected_paths;  // project-relative, each a file or directory: read-only inside
+  // Set in review mode (docs/workspace.md): the project is mounted as the lower layer of an overlay with
+  // these as its upper and work directories (same filesystem), so the sandbox's writes land here.
+  std::filesystem::path review_upper;
+  std::filesystem::path review_work;
   // Set for a linked worktree: its common git dir, shared at this same path inside (a bind like the
   // project's), with git_protected_paths (relative to it) read-only.
   std::filesystem::path git_common_dir;

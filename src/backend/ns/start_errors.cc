@@ -30,6 +30,8 @@ std::string step_action(Step step, int32_t value, const SandboxSpec& spec) {
     case Step::kOpenStaging: return "opening the staging directory " + spec.staging_dir.string();
     case Step::kOpenUpper: return "opening the overlay upper directory " + spec.upper_dir.string();
     case Step::kOpenWork: return "opening the overlay work directory " + spec.work_dir.string();
+    case Step::kOpenReviewLayer:
+      return "opening the review layer " + spec.review_upper.string() + " (and " + spec.review_work.string() + ")";
     case Step::kSetIds: return "becoming root of the sandbox's user namespace";
     case Step::kCloneInit: return "creating the sandbox's PID 1";
     case Step::kInitSignals: return "setting up PID 1 (death signal, signal handlers)";
@@ -49,6 +51,9 @@ std::string step_action(Step step, int32_t value, const SandboxSpec& spec) {
     case Step::kBindResolv: return "binding the generated /etc/resolv.conf from " + spec.runtime_dir.string();
     case Step::kMountProject:
       return "mounting the project " + spec.project_dir.string() + " at " + spec.mount_point + " in the sandbox";
+    case Step::kMountReviewOverlay:
+      return "mounting the project " + spec.project_dir.string() + " under its review layer " +
+             spec.review_upper.string();
     case Step::kProtectPath:
       return "making " + nth(spec.protected_paths, value, spec.project_dir.string()) + " read-only in the sandbox";
     case Step::kMountGitDir: return "sharing the linked worktree's git dir " + spec.git_common_dir.string();
@@ -72,6 +77,10 @@ std::string step_hint(Step step, int err) {
       return "overlayfs must work inside a user namespace on an idmapped lower layer (Linux >= 5.19), and the "
              "upper and work directories must be on a filesystem with user xattrs (ext4, xfs, btrfs); run "
              "`tnk doctor`";
+    case Step::kMountReviewOverlay:
+      return "review mode needs overlayfs over the project inside a user namespace (Linux >= 5.19 run as root, "
+             "on an idmapped lower) and user xattrs where the state directory is; start without --review, or "
+             "run `tnk doctor`";
     case Step::kAttachLower: return "idmapped mounts need Linux >= 5.12; run `tnk doctor`";
     case Step::kMountProject:
       return "the project and every mount below it are bound into the sandbox (run by root: idmapped, which "

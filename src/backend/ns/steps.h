@@ -23,6 +23,7 @@ enum class Step : int32_t {
   kOpenStaging,
   kOpenUpper,
   kOpenWork,
+  kOpenReviewLayer,  // review mode: the layer's upper or work directory
   kSetIds,
   kCloneInit,
 
@@ -43,7 +44,8 @@ enum class Step : int32_t {
   kBindHosts,
   kBindResolv,
   kMountProject,
-  kProtectPath,  // value = the index of the protected path (InitPlan::protected_paths)
+  kMountReviewOverlay,  // review mode: the project seen through its layer
+  kProtectPath,         // value = the index of the protected path (InitPlan::protected_paths)
   kMountGitDir,
   kProtectGitPath,  // value = the index in InitPlan::git_protected_paths
   kSetHostname,

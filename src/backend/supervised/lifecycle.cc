@@ -21,6 +21,7 @@
 #include "image/recipe.h"
 #include "image/store.h"
 #include "inference/url.h"
+#include "review/layer.h"
 #include "sandbox/registries.h"
 #include "session/control_client.h"
 #include "state/layout.h"
@@ -141,6 +142,34 @@ Status check_running_policy(const state::Store& store, const Resolved& r) {
           to_string(r.network));
 }
 
+// Review mode is fixed at start, like the network policy.
+Status check_running_review(const state::Store& store, const Resolved& r) {
+  std::error_code ec;
+  if (!r.review || std::filesystem::exists(review::layer_in(store.dir(r.id)).baseline, ec)) return ok_status();
+  return usage_error("sandbox " + r.id + " runs in direct mode: its writes go straight to the project",
+                     "review mode is chosen when a sandbox starts: `tnk sandbox stop`, then `tnk sandbox start "
+                     "--review`");
+}
+
+// Review mode when asked (--review, the manifest), and whenever the layer holds changes: a start never
+// hides them by showing the sandbox the project without its layer. The layer is made on first use.
+Status choose_review(Context& ctx, const Resolved& r, supervisor::SupervisorConfig& config) {
+  review::Layer layer = review::layer_in(config.state_dir);
+  config.review = r.review || review::layer_in_use(layer);
+  if (!config.review) {
+    std::error_code ec;
+    std::filesystem::remove(layer.baseline, ec);
+    std::filesystem::remove_all(layer.dir, ec);  // an empty layer of an earlier review start: nothing is lost
+    return ok_status();
+  }
+  if (!r.review) {
+    ctx.log.note("starting " + r.id +
+                 " in review mode: its review layer holds changes (`tnk sandbox diff`, then "
+                 "apply or discard them)");
+  }
+  return review::ensure_layer(layer, config.project_dir);
+}
+
 // The sandbox's `agent` writes into the project as the project's owner: never as host root (a setuid
 // copy of a shell would stay setuid on the host), and, run by an ordinary user, only as that user.
 Status check_project_owner(const std::filesystem::path& project) {
@@ -231,6 +260,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     outcome.already_running = true;
     outcome.record = *existing;
     TNK_RETURN_IF_ERROR(check_running_policy(store, r));
+    TNK_RETURN_IF_ERROR(check_running_review(store, r));
     return outcome;
   }
   if (now == state::SandboxState::kBroken) {
@@ -250,6 +280,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
   }
   TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log));
+  TNK_RETURN_IF_ERROR(choose_review(ctx, r, config));
   bool vm = outcome.record.backend == BackendKind::kVm;
   if (vm) TNK_RETURN_IF_ERROR(add_vm_boot(ctx, image, facts, config));
   ctx.log.verbose("starting the supervisor of " + r.id);

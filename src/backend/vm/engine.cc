@@ -36,6 +36,7 @@
 #include "core/random_token.h"
 #include "idmap/root_ranges.h"
 #include "idmap/userns.h"
+#include "review/layer.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
 #include "supervisor/protection.h"
@@ -106,12 +107,14 @@ class VmEngine : public Engine {
     facts.git_common_dir = protection.git_common_dir;
     TNK_ASSIGN_OR_RETURN(vm::VmPlan plan, vm::vm_plan(config_, facts, token));
     TNK_RETURN_IF_ERROR(ensure_overlay(plan));
-    TNK_ASSIGN_OR_RETURN(virtiofsd_, launch_virtiofsd(plan.virtiofsd_plan, plan.virtiofsd, config_.project_dir,
-                                                      protection.project_binds, plan.files.virtiofsd_log));
+    TNK_ASSIGN_OR_RETURN(std::optional<ReviewDirs> review_layer, review_dirs());
+    TNK_ASSIGN_OR_RETURN(
+        virtiofsd_, launch_virtiofsd(plan.virtiofsd_plan, plan.virtiofsd, config_.project_dir, protection.project_binds,
+                                     review_layer, plan.files.virtiofsd_log));
     if (plan.git_virtiofsd) {
       TNK_ASSIGN_OR_RETURN(git_virtiofsd_,
                            launch_virtiofsd(plan.git_virtiofsd_plan, *plan.git_virtiofsd, protection.git_common_dir,
-                                            protection.git_dir_binds, plan.files.git_virtiofsd_log));
+                                            protection.git_dir_binds, std::nullopt, plan.files.git_virtiofsd_log));
     }
     TNK_RETURN_IF_ERROR(launch_qemu(plan));
     agent::ClientOptions options;
@@ -315,10 +318,26 @@ class VmEngine : public Engine {
   // One virtiofsd: the project's, or a linked worktree's git dir's, with `protected_paths` read-only.
   Result<pid_t> launch_virtiofsd(const vm::VirtiofsdPlan& plan, const vm::VirtiofsdConfig& config,
                                  const std::filesystem::path& dir, const std::vector<std::string>& protected_paths,
-                                 const std::filesystem::path& log_file) {
+                                 const std::optional<ReviewDirs>& review, const std::filesystem::path& log_file) {
     TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(config.socket));
     TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(log_file));
-    return start_virtiofsd(plan, dir, config.source, protected_paths, listener.get(), log.get());
+    return start_virtiofsd(plan, dir, config.source, protected_paths, review, listener.get(), log.get());
+  }
+
+  // Review mode: virtiofsd's map shows the project's owner as `agent`, so the layer's top is the owner's
+  // (review/layer.h); overlayfs is mounted by host root, or rootless by the user, who own the work dir.
+  Result<std::optional<ReviewDirs>> review_dirs() const {
+    if (!config_.review) return std::optional<ReviewDirs>();
+    ReviewDirs dirs{config_.state_dir / state::kReviewUpperDir, config_.state_dir / state::kReviewWorkDir};
+    struct stat project {};
+    if (::stat(config_.project_dir.c_str(), &project) != 0) {
+      return sys_error(errno, "checking the project " + config_.project_dir.string());
+    }
+    std::optional<review::Owner> owner;
+    if (::geteuid() == 0) owner = review::Owner{project.st_uid, project.st_gid};
+    TNK_RETURN_IF_ERROR(review::prepare_layer_top(dirs.upper, config_.project_dir, owner));
+    TNK_RETURN_IF_ERROR(make_dirs(dirs.work, 0700));
+    return std::optional<ReviewDirs>(dirs);
   }
 
   Status launch_qemu(const vm::VmPlan& plan) {

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "backend/ns/protect.h"
+#include "backend/ns/syscalls.h"
 #include "core/strings.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
@@ -48,13 +49,35 @@ int child_stdio(int log_fd) {
 // protected paths read-only there: every write the guest sends through virtiofsd meets the host's
 // read-only mount (EROFS), and a rename or removal of a pinned parent EBUSY; nothing in the guest can
 // remount what its kernel never mounted.
+// Review mode: an overlay (lower the project, upper the layer) where the bind would be, its layers named
+// by fds opened in this namespace (no host path in the options, so none needs escaping); mounted with the
+// options the ns backend uses (backend/ns/mounts.cc), so the layer reads the same (review/diff.h).
+int mount_review_overlay(const char* project, const char* source, const char* upper, const char* work) {
+  UniqueFd lower_fd(::open(project, O_PATH | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd upper_fd(::open(upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd work_fd(::open(work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!lower_fd.valid() || !upper_fd.valid() || !work_fd.valid()) return errno;
+  ns::sys::CharBuf options;
+  options.add("lowerdir=").add(ns::sys::fd_path(lower_fd.get()).c_str());
+  options.add(",upperdir=").add(ns::sys::fd_path(upper_fd.get()).c_str());
+  options.add(",workdir=").add(ns::sys::fd_path(work_fd.get()).c_str());
+  options.add(",userxattr,metacopy=off");
+  if (options.overflowed()) return ENAMETOOLONG;
+  return ::mount("overlay", source, "overlay", MS_NOSUID | MS_NODEV, options.c_str()) == 0 ? 0 : errno;
+}
+
+// `review_upper` null: direct mode.
 int bind_project(const char* project, const char* source, const char* run_options,
-                 const std::vector<std::string>& protected_paths) {
+                 const std::vector<std::string>& protected_paths, const char* review_upper, const char* review_work) {
   if (::unshare(CLONE_NEWNS) != 0) return errno;
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
   if (::mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, run_options) != 0) return errno;
   if (::mkdir(source, 0755) != 0) return errno;
-  if (::mount(project, source, nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
+  if (review_upper != nullptr) {
+    if (int e = mount_review_overlay(project, source, review_upper, review_work); e != 0) return e;
+  } else if (::mount(project, source, nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+    return errno;
+  }
   if (protected_paths.empty()) return 0;
   UniqueFd top(::open(source, O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!top.valid()) return errno;
@@ -66,7 +89,8 @@ int bind_project(const char* project, const char* source, const char* run_option
 // the namespace does not map); rootless, the namespace comes first: it gives the user the right to
 // mount, and the user (`agent` there) looks the project up as itself.
 int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project, const char* source,
-                    const char* run_options, const std::vector<std::string>& protected_paths, bool rootless) {
+                    const char* run_options, const std::vector<std::string>& protected_paths, const char* review_upper,
+                    const char* review_work, bool rootless) {
   if (int e = child_stdio(log_fd); e != 0) return e;
   // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack: then the hard limit it has.
   rlimit limit{nofile, nofile};
@@ -76,12 +100,16 @@ int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, c
     if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return errno;
   }
   if (!rootless) {
-    if (int e = bind_project(project, source, run_options, protected_paths); e != 0) return e;
+    if (int e = bind_project(project, source, run_options, protected_paths, review_upper, review_work); e != 0) {
+      return e;
+    }
     if (::setgroups(0, nullptr) != 0) return errno;
   }
   if (::setns(userns_fd, CLONE_NEWUSER) != 0) return errno;
   if (rootless) {
-    if (int e = bind_project(project, source, run_options, protected_paths); e != 0) return e;
+    if (int e = bind_project(project, source, run_options, protected_paths, review_upper, review_work); e != 0) {
+      return e;
+    }
     if (::setgroups(0, nullptr) != 0) return errno;
   }
   if (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0) return errno;
@@ -154,7 +182,7 @@ Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
 
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
                               const std::filesystem::path& plan_source, const std::vector<std::string>& protected_paths,
-                              int listen_fd, int log_fd) {
+                              const std::optional<ReviewDirs>& review, int listen_fd, int log_fd) {
   const bool rootless = ::geteuid() != 0;
   TNK_ASSIGN_OR_RETURN(UniqueFd userns, idmap::create_userns({plan.uid_map, plan.gid_map, rootless}));
   // The tmpfs belongs to the namespace's root: ids as the mounter sees them (the host's, run as root).
@@ -162,15 +190,18 @@ Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesyst
   uint32_t root_gid = rootless ? 0 : idmap::outside_id(plan.gid_map, 0).value_or(0);
   std::string run_options = "mode=0755,size=1m,uid=" + std::to_string(root_uid) + ",gid=" + std::to_string(root_gid);
   std::string project = project_dir.string(), source = plan_source.string();
+  std::string upper = review ? review->upper.string() : "", work = review ? review->work.string() : "";
+  const char* review_upper = review ? upper.c_str() : nullptr;
   int userns_fd = userns.get();
   uint64_t nofile = plan.nofile_limit;
   auto started = start_process(plan.argv, [&]() {
     return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, project.c_str(), source.c_str(), run_options.c_str(),
-                           protected_paths, rootless);
+                           protected_paths, review_upper, work.c_str(), rootless);
   });
   if (!started) {
     std::string what = "starting virtiofsd for " + project;
     if (!protected_paths.empty()) what += " (with " + join(protected_paths) + " read-only)";
+    if (review) what += " under its review layer " + upper;
     return started.error().context(what);
   }
   return *started;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,15 @@ Result<UniqueFd> listen_unix(const std::filesystem::path& path);
 // by host root at `plan_source` in a private mount namespace first, so that virtiofsd, which is nobody
 // on the host, needs no access to the path above the project. `protected_paths` (project-relative) are
 // read-only binds in that namespace (ns/protect.h). Its output goes to `log`.
+// Review mode (docs/workspace.md): the project is served through an overlay with these as its upper and
+// work directories, mounted in virtiofsd's mount namespace where the bind would be.
+struct ReviewDirs {
+  std::filesystem::path upper, work;
+};
+
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
                               const std::filesystem::path& plan_source, const std::vector<std::string>& protected_paths,
-                              int listen_fd, int log_fd);
+                              const std::optional<ReviewDirs>& review, int listen_fd, int log_fd);
 
 // Starts QEMU with `argv` in a network namespace of its own (loopback only); output to `log_fd`. It
 // dies with the supervisor (PDEATHSIG).

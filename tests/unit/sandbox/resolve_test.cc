@@ -323,7 +323,22 @@ TEST_F(SandboxTest, ResolveToJsonFields) {
   EXPECT_EQ(j["backend"], nlohmann::json::parse(R"({"name": "ns", "source": "--backend", "why": "", "weaker": null})"));
   EXPECT_EQ(j["state"], "absent");
   EXPECT_EQ(j["notes"], nlohmann::json(r.notes));
-  EXPECT_EQ(j.size(), 13u);
+  EXPECT_EQ(j["workspace"], (nlohmann::json{{"mode", "direct"}, {"source", "default"}}));
+  EXPECT_EQ(j.size(), 14u);
+}
+
+TEST_F(SandboxTest, ReviewModeComesFromTheFlagElseTheManifest) {
+  auto options = with_profile("dev");
+  options.backend = "ns";
+  options.review = true;
+  auto flagged = resolve_ok(options);
+  EXPECT_TRUE(flagged.review);
+  EXPECT_EQ(flagged.review_source, "--review");
+  ASSERT_TRUE(write_file_atomic(paths_.config_dir / "sandbox.d/manifests/dev.yaml", "workspace: review\n").ok());
+  options.review = false;
+  auto manifest = resolve_ok(options);
+  EXPECT_TRUE(manifest.review);
+  EXPECT_EQ(manifest.review_source, "manifest");
 }
 
 TEST_F(SandboxTest, ResolveToJsonWithoutManifestOrScriptIsNull) {

