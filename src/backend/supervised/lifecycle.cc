@@ -12,6 +12,7 @@
 #include "backend/ns/host_support.h"
 #include "backend/ns/sandbox.h"
 #include "backend/vm/boot/boot_files.h"
+#include "config/api_key.h"
 #include "core/files.h"
 #include "host/host_probe.h"
 #include "idmap/userns.h"
@@ -63,10 +64,24 @@ state::SandboxRecord new_record(const Resolved& r, const std::string& image_id) 
   return record;
 }
 
+// What the inference gateway adds: tnk.toml's [inference] and the profile's token variables. The key is
+// read here, when the sandbox starts, and goes nowhere but onto the supervisor's config pipe.
+Result<supervisor::InferenceGateway> inference_gateway(Context& ctx, const Resolved& r) {
+  supervisor::InferenceGateway gateway;
+  if (r.network == NetworkPolicy::kNone) return gateway;  // no endpoint: no key to hand anyone
+  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+  TNK_ASSIGN_OR_RETURN(gateway.api_key, read_api_key(*config, ctx.env, ctx.paths.home));
+  gateway.aliases = config->inference_aliases.value;
+  gateway.concurrency = config->inference_concurrency.value;
+  gateway.token_env = r.agent.token_env;
+  return gateway;
+}
+
 Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resolved& r,
                                                        const state::SandboxRecord& record,
                                                        const image::ImageInfo& image,
-                                                       const std::filesystem::path& audit_log) {
+                                                       const std::filesystem::path& audit_log,
+                                                       supervisor::InferenceGateway gateway) {
   supervisor::SupervisorConfig config;
   config.id = r.id;
   config.backend = record.backend;
@@ -82,6 +97,7 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   if (r.network != NetworkPolicy::kNone) {  // `none`: not even the endpoint
     config.inference_host = url.host;
     config.inference_port = url.port;
+    config.gateway = std::move(gateway);
   }
   if (r.network == NetworkPolicy::kAllowlist) {
     auto allow = sandbox::expand_registries(r.manifest.allow_domains);
@@ -212,6 +228,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     TNK_RETURN_IF_ERROR(check_running_policy(store, r));
     return outcome;
   }
+  TNK_ASSIGN_OR_RETURN(auto gateway, inference_gateway(ctx, r));  // before anything is created
   if (now == state::SandboxState::kBroken) {
     auto why = read_file(store.file(r.id, state::kFailureFile));
     std::string reason = why && !why->empty() ? why->substr(0, why->find('\n')) : "its supervisor had died";
@@ -228,7 +245,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     outcome.created = true;
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
   }
-  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log));
+  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log, std::move(gateway)));
   bool vm = outcome.record.backend == BackendKind::kVm;
   if (vm) TNK_RETURN_IF_ERROR(add_vm_boot(ctx, image, facts, config));
   ctx.log.verbose("starting the supervisor of " + r.id);
