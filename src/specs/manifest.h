@@ -12,6 +12,7 @@
 
 #include "core/result.h"
 #include "net/policy.h"
+#include "specs/agent_env.h"
 
 namespace tnk::specs {
 
@@ -32,6 +33,8 @@ struct Manifest {
   std::optional<NetworkPolicy> provision_network;                     // network.provision: none | allowlist | open
   std::vector<uint16_t> open_ports;                                   // network.open_ports: `open` beyond 80, 443
   std::vector<PortForward> ports;                                     // ports: host:guest forwards, on 127.0.0.1
+  std::vector<AgentApi> agent_env;                                    // agent_env: the agent settings tnk sets
+  std::optional<uint64_t> min_context_window;                         // min_context_window: tokens (doctor)
   std::vector<std::string> unknown_keys;                              // "image (line 3)", in file order
   std::filesystem::path source;                                       // the file it came from; empty for defaults
 };
