@@ -96,9 +96,11 @@ def test_a_key_that_cannot_be_read_stops_the_start(ns_tnk):
     path.unlink()
     line = assert_error(box.run(*start), NOT_FOUND, f"inference.api_key_file in {tnk.config_dir / 'tnk.toml'} names")
     assert str(path) in line
-    assert box.run("-o", "json", "sandbox", "ls").stdout.strip() == "[]"  # nothing was created
+    assert not (tnk.state_dir / "sandboxes" / "tnk-demo").exists()  # nothing was made
     write_key_file(tnk, 0o600)  # the control: the same start with a key only its owner can read
     box.start()
+    assert box.exec("true").returncode == 0
+    (tnk.home / "llm.key").unlink()  # a running sandbox needs the key no more
     assert box.exec("true").returncode == 0
 
 

@@ -217,6 +217,12 @@ void clean_after_crash(const Paths& paths, const std::string& id) {
 Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path& audit_log) {
   host::HostFacts facts = host::gather_host_facts(ctx.env);
   TNK_RETURN_IF_ERROR(check_backend(r.backend, facts, r.project.dir));
+  // A start needs the key, an exec into a running sandbox does not: read it before anything is made.
+  const bool was_running = r.state == state::SandboxState::kRunning;
+  supervisor::InferenceGateway gateway;
+  if (!was_running) {
+    TNK_ASSIGN_OR_RETURN(gateway, inference_gateway(ctx, r));
+  }
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(auto existing, store.load(r.id));  // again: another tnk may have created it meanwhile
@@ -228,7 +234,9 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     TNK_RETURN_IF_ERROR(check_running_policy(store, r));
     return outcome;
   }
-  TNK_ASSIGN_OR_RETURN(auto gateway, inference_gateway(ctx, r));  // before anything is created
+  if (was_running) {  // it stopped meanwhile
+    TNK_ASSIGN_OR_RETURN(gateway, inference_gateway(ctx, r));
+  }
   if (now == state::SandboxState::kBroken) {
     auto why = read_file(store.file(r.id, state::kFailureFile));
     std::string reason = why && !why->empty() ? why->substr(0, why->find('\n')) : "its supervisor had died";
