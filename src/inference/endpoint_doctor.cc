@@ -12,9 +12,6 @@
 namespace tnk::inference {
 namespace {
 
-using doctor::Outcome;
-using doctor::Status;
-
 // The GETs the checks make, each made once.
 class Answers {
  public:
@@ -40,7 +37,7 @@ std::string models_url(const std::string& base) {
   return url + "/models";
 }
 
-Outcome not_checked(const std::string& why) { return {Status::kInfo, "not checked: " + why, ""}; }
+doctor::Outcome not_checked(const std::string& why) { return {doctor::Status::kInfo, "not checked: " + why, ""}; }
 
 // --- listening address ---------------------------------------------------------------------------------
 
@@ -48,7 +45,7 @@ bool local_host(const std::string& host) {
   return host == "localhost" || host.starts_with("127.") || host == "::1" || host == "0.0.0.0" || host == "::";
 }
 
-Outcome bind_outcome(const EndpointSetup& setup, const ReadFile& read_file) {
+doctor::Outcome bind_outcome(const EndpointSetup& setup, const ReadFile& read_file) {
   auto url = parse_url(setup.url);
   if (!url) return not_checked(url.error().message);
   if (!local_host(url->host)) return not_checked(url->host + " is not this host's loopback");
@@ -66,8 +63,8 @@ Outcome bind_outcome(const EndpointSetup& setup, const ReadFile& read_file) {
     std::string& list = l.loopback ? local : open;
     list += (list.empty() ? "" : ", ") + to_string(l) + (l.wildcard ? " (every interface)" : "");
   }
-  if (open.empty()) return {Status::kOk, "listens on " + local + " only", ""};
-  return {Status::kWarn,
+  if (open.empty()) return {doctor::Status::kOk, "listens on " + local + " only", ""};
+  return {doctor::Status::kWarn,
           "the server listens on " + open +
               ": other machines on the network can use it, its admin API included, past tnk's checks",
           "make it listen on loopback only: `llama-server --host 127.0.0.1`; for Ollama OLLAMA_HOST=127.0.0.1:11434, "
@@ -90,7 +87,7 @@ std::optional<size_t> ollama_model_count(const std::string& body) {
 const char* kLoadModelFix =
     "load a model: `llama-server -m MODEL.gguf`, for Ollama `ollama pull MODEL`, for vLLM `vllm serve MODEL`";
 
-Outcome models_outcome(const EndpointSetup& setup, Answers& answers) {
+doctor::Outcome models_outcome(const EndpointSetup& setup, Answers& answers) {
   const std::string url = models_url(setup.url);
   const auto& answer = answers.get(url, setup.key);
   if (!answer) return not_checked(answer.error().message);
@@ -99,23 +96,24 @@ Outcome models_outcome(const EndpointSetup& setup, Answers& answers) {
                        "): see the API key check");
   if (success(*answer)) {
     auto listing = parse_models_listing(answer->body);
-    if (listing && listing->model_id) return {Status::kOk, "GET " + url + " lists " + *listing->model_id, ""};
-    return {Status::kWarn, "GET " + url + " lists no model: agents' requests will fail", kLoadModelFix};
+    if (listing && listing->model_id) return {doctor::Status::kOk, "GET " + url + " lists " + *listing->model_id, ""};
+    return {doctor::Status::kWarn, "GET " + url + " lists no model: agents' requests will fail", kLoadModelFix};
   }
   // Ollama without its OpenAI layer: its own list.
   const std::string tags = endpoint_root(setup.url) + "/api/tags";
   const auto& ollama = answers.get(tags, setup.key);
   std::optional<size_t> count = ollama && success(*ollama) ? ollama_model_count(ollama->body) : std::nullopt;
   if (!count) return not_checked("GET " + url + " answered HTTP " + std::to_string(answer->status));
-  if (*count == 0) return {Status::kWarn, "GET " + tags + " lists no model: agents' requests will fail", kLoadModelFix};
-  return {Status::kOk, "GET " + tags + " lists " + std::to_string(*count) + " model(s)", ""};
+  if (*count == 0)
+    return {doctor::Status::kWarn, "GET " + tags + " lists no model: agents' requests will fail", kLoadModelFix};
+  return {doctor::Status::kOk, "GET " + tags + " lists " + std::to_string(*count) + " model(s)", ""};
 }
 
 // --- context window --------------------------------------------------------------------------------------
 
-Outcome context_outcome(const EndpointSetup& setup, Answers& answers) {
+doctor::Outcome context_outcome(const EndpointSetup& setup, Answers& answers) {
   if (!setup.min_context_window) {
-    return {Status::kOk, "profile " + setup.profile + " asks for no minimum (min_context_window)", ""};
+    return {doctor::Status::kOk, "profile " + setup.profile + " asks for no minimum (min_context_window)", ""};
   }
   const uint64_t need = *setup.min_context_window;
   const std::string needs =
@@ -126,41 +124,41 @@ Outcome context_outcome(const EndpointSetup& setup, Answers& answers) {
     if (auto listing = parse_models_listing(answer->body)) served = listing->context_window;
   }
   if (!served && !setup.configured_context) {
-    return {Status::kInfo, "the server does not report its context window; " + needs,
+    return {doctor::Status::kInfo, "the server does not report its context window; " + needs,
             "set context_window in tnk.toml to the server's context, so that doctor and agents know it"};
   }
   const uint64_t have = served ? *served : *setup.configured_context;
   const std::string from = served ? "the server reports" : "tnk.toml's context_window says";
   const std::string n = std::to_string(need);
-  if (have >= need) return {Status::kOk, from + " " + std::to_string(have) + " tokens; " + needs, ""};
-  return {Status::kWarn, from + " a context window of " + std::to_string(have) + " tokens; " + needs,
+  if (have >= need) return {doctor::Status::kOk, from + " " + std::to_string(have) + " tokens; " + needs, ""};
+  return {doctor::Status::kWarn, from + " a context window of " + std::to_string(have) + " tokens; " + needs,
           "restart the server with a larger context: `llama-server -c " + n + "`, for Ollama OLLAMA_CONTEXT_LENGTH=" +
               n + ", for vLLM --max-model-len " + n + (served ? "" : "; then raise context_window in tnk.toml")};
 }
 
 // --- API key ---------------------------------------------------------------------------------------------
 
-Outcome key_outcome(const EndpointSetup& setup, Answers& answers) {
-  if (setup.key_error) return {Status::kFail, setup.key_error->message, setup.key_error->hint};
+doctor::Outcome key_outcome(const EndpointSetup& setup, Answers& answers) {
+  if (setup.key_error) return {doctor::Status::kFail, setup.key_error->message, setup.key_error->hint};
   const std::string url = models_url(setup.url);
   const auto& answer = answers.get(url, setup.key);
   if (!answer) return not_checked(answer.error().message);
   const std::string status = "HTTP " + std::to_string(answer->status);
   if (setup.key.empty()) {
     if (refused(*answer)) {
-      return {Status::kWarn,
+      return {doctor::Status::kWarn,
               "the server answers GET " + url + " with " + status + " without an API key, and tnk.toml names none",
               "name the variable that holds the server's key in tnk.toml: api_key_env = \"NAME\" under [inference] "
               "(or api_key_file = \"PATH\", a file only you can read)"};
     }
-    return {Status::kOk, "none configured, and the server asks for none", ""};
+    return {doctor::Status::kOk, "none configured, and the server asks for none", ""};
   }
   const std::string source = "the key from " + setup.key_source;
   if (refused(*answer)) {
-    return {Status::kFail, "the server refuses " + source + ": GET " + url + " answered " + status,
+    return {doctor::Status::kFail, "the server refuses " + source + ": GET " + url + " answered " + status,
             "check " + source + " against the server's own (llama-server --api-key, vLLM --api-key)"};
   }
-  return {Status::kOk, "the server accepts " + source, ""};
+  return {doctor::Status::kOk, "the server accepts " + source, ""};
 }
 
 }  // namespace

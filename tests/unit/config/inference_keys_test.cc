@@ -5,6 +5,7 @@
 #include "config/api_key.h"
 #include "config/config_show.h"
 #include "config_test_util.h"
+#include "core/trusted_file.h"
 
 namespace tnk::testing_config {
 namespace {
@@ -141,7 +142,7 @@ TEST_F(ApiKeyFileTest, MissingFileIsNotFoundAndNamesTheKey) {
 }
 
 TEST_F(ApiKeyFileTest, FileOthersCanReadIsRefusedWithAChmodHint) {
-  for (mode_t mode : {0644, 0640, 0604}) {
+  for (mode_t mode : {mode_t{0644}, mode_t{0640}, mode_t{0604}}) {
     Config c = with_key_file("sk-3\n", mode);
     auto key = read_api_key(c, env_, home());
     ASSERT_FALSE(key.ok()) << mode;
