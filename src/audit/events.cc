@@ -104,6 +104,15 @@ json net_allow(const std::string& container_id, const NetRecord& record) {
   return e;
 }
 
+json inference_request(const std::string& container_id, const NetRecord& record, const json& exchange) {
+  json e = net_allow(container_id, record);
+  e["event"] = "inference_request";
+  for (const auto& [key, value] : exchange.items()) {
+    if (!e.contains(key)) e[key] = value;
+  }
+  return e;
+}
+
 json net_deny(const std::string& container_id, const NetRecord& record) {
   json e = net_event("net_deny", container_id, record);
   e["reason"] = record.reason;

@@ -56,5 +56,9 @@ struct NetRecord {
 };
 nlohmann::json net_allow(const std::string& container_id, const NetRecord& record);
 nlohmann::json net_deny(const std::string& container_id, const NetRecord& record);
+// One request through the inference gateway: the connection's fields (as net_allow's) and the
+// request's `exchange` (method, path, status, models, latency, token counts: docs/audit-format.md).
+nlohmann::json inference_request(const std::string& container_id, const NetRecord& record,
+                                 const nlohmann::json& exchange);
 
 }  // namespace tnk::audit

@@ -30,9 +30,9 @@ std::string missing(uint64_t from, uint64_t to) {
 // Checks each complete line against the chain so far.
 class ChainChecker {
  public:
-  // Returns the problem with `line` (without its '\n'), or "" when it continues the chain.
-  std::string check(std::string_view line, size_t line_no) {
-    nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  // Returns the problem with `line` (without its '\n', parsed as `record`), or "" when it continues
+  // the chain.
+  std::string check(const nlohmann::json& record, std::string_view line, size_t line_no) {
     if (record.is_discarded()) return kBadJson + ": " + line_str(line_no) + " does not parse";
     if (!record.is_object()) return kBadJson + ": " + line_str(line_no) + " is not a JSON object";
     auto seq_it = record.find("seq");
@@ -65,58 +65,95 @@ class ChainChecker {
   std::string last_hash_{kGenesisPrev};
 };
 
-VerifyReport finish(const ChainChecker& checker, size_t bad_line, std::string problem) {
-  VerifyReport report;
-  report.records = checker.records();
-  report.last_hash = checker.last_hash();
-  report.ok = problem.empty();
-  report.bad_line = report.ok ? 0 : bad_line;
-  report.problem = std::move(problem);
-  return report;
-}
+// Splits what is read into lines, checks them until the first problem and, with a sink, goes on
+// handing the records to it.
+class LogWalk {
+ public:
+  explicit LogWalk(const RecordSink* sink) : sink_(sink) {}
 
-// Splits what was read into lines; `pending` keeps the unfinished last one.
-// Returns the problem of the first broken line ("" when all were fine) and sets `line_no` to it.
-std::string check_complete_lines(ChainChecker& checker, std::string& pending, size_t scan_from, size_t& line_no) {
-  size_t start = 0;
-  for (size_t nl = pending.find('\n', scan_from); nl != std::string::npos; nl = pending.find('\n', start)) {
-    ++line_no;
-    std::string problem = checker.check(std::string_view(pending).substr(start, nl - start), line_no);
-    if (!problem.empty()) return problem;
-    start = nl + 1;
+  // Takes the next bytes of the file; false when the rest of the file cannot change the report.
+  bool feed(std::string_view data) {
+    size_t start = 0;
+    for (size_t nl = data.find('\n'); nl != std::string_view::npos; nl = data.find('\n', start)) {
+      if (skipping_) {
+        skipping_ = false;  // the end of a line already reported as too long
+      } else {
+        pending_.append(data.substr(start, nl - start));
+        take_line(pending_);
+      }
+      pending_.clear();
+      start = nl + 1;
+      if (done()) return false;
+    }
+    if (!skipping_) pending_.append(data.substr(start));
+    if (pending_.size() > kMaxRecordBytes) {
+      ++line_no_;
+      fail(kBadJson + ": " + line_str(line_no_) + " is longer than 64 MiB");
+      pending_.clear();
+      skipping_ = true;
+    }
+    return !done();
   }
-  pending.erase(0, start);
-  if (pending.size() > kMaxRecordBytes) {
-    ++line_no;
-    return kBadJson + ": " + line_str(line_no) + " is longer than 64 MiB";
+
+  // At the end of the file.
+  VerifyReport finish() {
+    if (!pending_.empty()) {
+      ++line_no_;
+      fail(kBadJson + ": " + line_str(line_no_) + " does not end with a newline");
+    }
+    VerifyReport report;
+    report.records = checker_.records();
+    report.last_hash = checker_.last_hash();
+    report.ok = problem_.empty();
+    report.bad_line = bad_line_;
+    report.problem = problem_;
+    return report;
   }
-  return {};
-}
 
-}  // namespace
+ private:
+  void take_line(std::string_view line) {
+    ++line_no_;
+    nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (sink_ != nullptr && record.is_object()) (*sink_)(record);
+    if (problem_.empty()) fail(checker_.check(record, line, line_no_));
+  }
+  // Keeps the first problem, at the current line.
+  void fail(std::string problem) {
+    if (problem.empty() || !problem_.empty()) return;
+    problem_ = std::move(problem);
+    bad_line_ = line_no_;
+  }
+  bool done() const { return !problem_.empty() && sink_ == nullptr; }
 
-Result<VerifyReport> verify_log(const std::filesystem::path& path) {
+  ChainChecker checker_;
+  const RecordSink* sink_;
+  std::string pending_;    // the unfinished last line
+  bool skipping_ = false;  // inside a line over kMaxRecordBytes, already reported
+  size_t line_no_ = 0;
+  size_t bad_line_ = 0;
+  std::string problem_;
+};
+
+Result<VerifyReport> walk_log(const std::filesystem::path& path, const RecordSink* sink) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid())
-    return sys_error(errno, "cannot read audit log " + path.string(), "check the path given to `tnk audit verify`");
-  ChainChecker checker;
-  std::string pending;
-  size_t line_no = 0;
+  if (!fd.valid()) return sys_error(errno, "cannot read audit log " + path.string(), "check the path of the log");
+  LogWalk walk(sink);
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return sys_error(errno, "cannot read audit log " + path.string());
-    if (n == 0) break;
-    size_t scan_from = pending.size();
-    pending.append(buf, static_cast<size_t>(n));
-    std::string problem = check_complete_lines(checker, pending, scan_from, line_no);
-    if (!problem.empty()) return finish(checker, line_no, std::move(problem));
+    if (n == 0 || !walk.feed(std::string_view(buf, static_cast<size_t>(n)))) break;
   }
-  if (!pending.empty()) {
-    return finish(checker, line_no + 1, kBadJson + ": " + line_str(line_no + 1) + " does not end with a newline");
-  }
-  return finish(checker, 0, {});
+  return walk.finish();
+}
+
+}  // namespace
+
+Result<VerifyReport> verify_log(const std::filesystem::path& path) { return walk_log(path, nullptr); }
+
+Result<VerifyReport> verify_log(const std::filesystem::path& path, const RecordSink& on_record) {
+  return walk_log(path, &on_record);
 }
 
 nlohmann::json to_json(const VerifyReport& report) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -24,6 +25,12 @@ struct VerifyReport {
 // An edited record shows at the NEXT line (its prev no longer matches), unless the edit changed
 // seq or prev themselves, which shows at the edited line.
 Result<VerifyReport> verify_log(const std::filesystem::path& path);
+
+// The same check, and every line that is a JSON object goes to `on_record`, in order, also the
+// lines after the first broken one (a reader of the log, `tnk audit summary`, still sees them; the
+// report says where the chain stops vouching for them). Lines that do not parse are skipped.
+using RecordSink = std::function<void(const nlohmann::json& record)>;
+Result<VerifyReport> verify_log(const std::filesystem::path& path, const RecordSink& on_record);
 
 // {"bad_line": null|N, "last_hash": "...", "ok": bool, "problem": null|"...", "records": N}
 nlohmann::json to_json(const VerifyReport& report);

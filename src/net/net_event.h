@@ -5,11 +5,27 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace tnk::net {
+
+// One request through the inference gateway: the NetEvent it belongs to is an inference_request record
+// rather than a net_allow (docs/audit-format.md). Never the prompt or the answer.
+struct InferenceExchange {
+  std::string method;
+  std::string path;  // without the query
+  int status = 0;    // the endpoint's answer, or the gateway's own (401, 413, 429, 502); 0: none
+  std::string model_requested;
+  std::string model_served;
+  bool stream = false;
+  double latency_ms = 0;          // head received -> answer ended
+  std::optional<double> ttfb_ms;  // head received -> first answer byte
+  std::optional<uint64_t> prompt_tokens;
+  std::optional<uint64_t> completion_tokens;
+};
 
 // Refusals are reported at once (allowed=false, bytes 0); an allowed connection is reported when it
 // ends, with `reason` saying how: "closed", "idle timeout", "stopped", "error: ..." or why the
@@ -23,6 +39,7 @@ struct NetEvent {
   std::string reason;       // for refusals: "not in allow-list", "host-internal address (loopback)", ...
   uint64_t bytes_up = 0;    // delivered to the destination
   uint64_t bytes_down = 0;  // delivered to the sandbox side
+  std::optional<InferenceExchange> inference;
 };
 
 // Calls are serialized by whoever reports (connection threads take a lock).
@@ -31,6 +48,8 @@ using NetEventSink = std::function<void(const NetEvent&)>;
 // One JSON object, for the line a relay process sends to its supervisor. `reason` and `host` are cut
 // to a length that keeps the line under PIPE_BUF, so that each line is one atomic write.
 nlohmann::json to_json(const NetEvent& event);
+// The exchange's fields as an inference_request record carries them (text fields cut shorter).
+nlohmann::json to_json(const InferenceExchange& exchange);
 NetEvent net_event_from_json(const nlohmann::json& json);
 
 }  // namespace tnk::net

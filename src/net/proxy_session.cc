@@ -34,7 +34,10 @@ const char* status_text(int status) {
     case 400: return "Bad Request";
     case 403: return "Forbidden";
     case 407: return "Proxy Authentication Required";
+    case 401: return "Unauthorized";
     case 408: return "Request Timeout";
+    case 413: return "Content Too Large";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
@@ -286,11 +289,11 @@ void serve_proxy_connection(UniqueFd client, ProxyShared& shared, int stop_fd) {
   Session(std::move(client), shared, stop_fd).run();
 }
 
-std::string proxy_answer(int status, const std::string& body_line) {
+std::string proxy_answer(int status, const std::string& body_line, const std::string& extra_headers) {
   std::string body = body_line + "\n";
   return "HTTP/1.1 " + std::to_string(status) + " " + status_text(status) +
-         "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\nConnection: close\r\n\r\n" + body;
+         "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+         extra_headers + "Connection: close\r\n\r\n" + body;
 }
 
 std::string duration_text(std::chrono::milliseconds duration) {

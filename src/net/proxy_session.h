@@ -22,8 +22,8 @@ struct ProxyShared {
 void serve_proxy_connection(UniqueFd client, ProxyShared& shared, int stop_fd);
 
 // A complete "HTTP/1.1 <status> ..." answer of the proxy itself (a refusal, or the health answer) with
-// a one-line plain-text body and Connection: close.
-std::string proxy_answer(int status, const std::string& body_line);
+// a one-line plain-text body and Connection: close; `extra_headers` are whole "Name: value\r\n" lines.
+std::string proxy_answer(int status, const std::string& body_line, const std::string& extra_headers = "");
 
 // "10 s", or "250 ms" below a second.
 std::string duration_text(std::chrono::milliseconds duration);

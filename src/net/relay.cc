@@ -22,6 +22,7 @@ struct Pump {
   bool cut = false;   // `from` ended at the bound: `to` is not shut down
   uint64_t moved = 0;
   const UpstreamBound* bound = nullptr;
+  const DownstreamTap* tap = nullptr;
   std::string bound_error{};
 
   bool pending() const { return sent < buffer.size(); }
@@ -57,6 +58,7 @@ bool flush(Pump& p) {
     ssize_t n = ::send(p.to, p.buffer.data() + p.sent, p.buffer.size() - p.sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
+    if (p.tap != nullptr && *p.tap) (*p.tap)(std::string_view(p.buffer).substr(p.sent, static_cast<size_t>(n)));
     p.sent += static_cast<size_t>(n);
     p.moved += static_cast<uint64_t>(n);
   }
@@ -100,10 +102,11 @@ std::string step(Pump& up, Pump& down, int idle_ms, int stop_fd) {
 }  // namespace
 
 RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up,
-                 const UpstreamBound& bound) {
+                 const UpstreamBound& bound, const DownstreamTap& tap) {
   Pump up{client, upstream, std::move(first_up)};
   up.bound = &bound;
   Pump down{upstream, client, {}};
+  down.tap = &tap;
   RelayStats stats;
   int idle_ms = idle.count() > 0 ? static_cast<int>(idle.count()) : -1;
   if (!flush(up)) stats.end = std::string("error: ") + std::strerror(errno);

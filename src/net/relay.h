@@ -24,11 +24,14 @@ struct RelayStats {
 // and some servers cancel a request whose client half-closes). An error ends the relay.
 using UpstreamBound = std::function<Result<std::size_t>(std::string_view)>;
 
+// Sees each run of bytes once it was delivered to the client (the answer's bytes, in order).
+using DownstreamTap = std::function<void(std::string_view)>;
+
 // Runs until both directions have ended, an error, `idle` without traffic (zero: no limit), or until
 // `stop_fd` is readable. `first_up` is sent to the upstream before anything read from the client.
-// `bound` (empty: none) limits what of the client's stream goes upstream. Both sockets must be
-// nonblocking; the caller closes them.
+// `bound` (empty: none) limits what of the client's stream goes upstream; `tap` (empty: none) watches
+// what comes back. Both sockets must be nonblocking; the caller closes them.
 RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up = {},
-                 const UpstreamBound& bound = {});
+                 const UpstreamBound& bound = {}, const DownstreamTap& tap = {});
 
 }  // namespace tnk::net

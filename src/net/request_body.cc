@@ -43,21 +43,29 @@ Result<RequestBody> RequestBody::of(const RequestHead& head) {
   return body;
 }
 
-Result<std::size_t> RequestBody::take(std::string_view data) {
+RequestBody RequestBody::chunked() {
+  RequestBody body;
+  body.state_ = State::kChunkSize;
+  return body;
+}
+
+Result<std::size_t> RequestBody::take(std::string_view data, std::string* content) {
   if (state_ == State::kDone) return std::size_t{0};
-  if (state_ != State::kLength) return take_chunked(data);
+  if (state_ != State::kLength) return take_chunked(data, content);
   std::size_t taken = left_ < data.size() ? static_cast<std::size_t>(left_) : data.size();
+  if (content != nullptr) content->append(data.substr(0, taken));
   left_ -= taken;
   if (left_ == 0) state_ = State::kDone;
   return taken;
 }
 
 // chunked-body = *chunk last-chunk trailer-section CRLF (RFC 9112 7.1); extensions are passed, not read.
-Result<std::size_t> RequestBody::take_chunked(std::string_view data) {
+Result<std::size_t> RequestBody::take_chunked(std::string_view data, std::string* content) {
   std::size_t i = 0;
   while (i < data.size() && state_ != State::kDone) {
     if (state_ == State::kChunkData) {
       std::size_t n = left_ < data.size() - i ? static_cast<std::size_t>(left_) : data.size() - i;
+      if (content != nullptr) content->append(data.substr(i, n));
       left_ -= n;
       i += n;
       if (left_ == 0) state_ = State::kChunkDataEnd;

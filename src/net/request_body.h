@@ -19,17 +19,20 @@ class RequestBody {
   // Content-Length together with Transfer-Encoding, for several or non-numeric Content-Length values.
   static Result<RequestBody> of(const RequestHead& head);
 
+  // A chunked body, as an answer announces it (the same framing as a request's).
+  static RequestBody chunked();
+
   // Takes the next bytes of the client's stream (those after the head, in order) and returns how many of
   // them belong to the body: fewer than `data.size()` once the body has ended. Fails for malformed
-  // chunked framing.
-  Result<std::size_t> take(std::string_view data);
+  // chunked framing. `content`, when given, gets the body's own bytes appended (chunk framing removed).
+  Result<std::size_t> take(std::string_view data, std::string* content = nullptr);
 
   bool complete() const { return state_ == State::kDone; }
 
  private:
   enum class State { kLength, kChunkSize, kChunkData, kChunkDataEnd, kTrailer, kDone };
 
-  Result<std::size_t> take_chunked(std::string_view data);
+  Result<std::size_t> take_chunked(std::string_view data, std::string* content);
   Status end_of_line();
 
   State state_ = State::kDone;

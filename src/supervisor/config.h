@@ -18,7 +18,7 @@
 
 namespace tnk::supervisor {
 
-// What the inference gateway (net/inference_gateway.h) does besides checking paths, as the command line
+// What the inference gateway (net/inference_forwarder.h) does besides checking paths, as the command line
 // resolved it from tnk.toml and the profile. The key travels only on the config pipe: never in a file,
 // an argument or the sandbox.
 struct InferenceGateway {

@@ -46,7 +46,9 @@ void NetAudit::record(const nlohmann::json& line) {
   net::NetEvent event = net::net_event_from_json(line);
   audit::NetRecord record{event.host, event.address, event.port,     policy_of(line),
                           event.rule, event.reason,  event.bytes_up, event.bytes_down};
-  nlohmann::json json = event.allowed ? audit::net_allow(config_.id, record) : audit::net_deny(config_.id, record);
+  nlohmann::json json = event.inference ? audit::inference_request(config_.id, record, net::to_json(*event.inference))
+                        : event.allowed ? audit::net_allow(config_.id, record)
+                                        : audit::net_deny(config_.id, record);
   if (!config_.audit_log.empty()) open(config_.audit_log);  // the sandbox's own log, kept open while it runs
   for (auto& [path, log] : logs_) {
     if (!log.writer) continue;

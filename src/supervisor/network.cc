@@ -91,8 +91,16 @@ Status Network::start_forwarder() {
   if (config_.inference_port == 0 || config_.network == NetworkPolicy::kNone) return ok_status();
   TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(config_.inference_port));
   net::ForwardTarget target{config_.inference_host, config_.inference_port, "inference endpoint"};
+  // One token per start, kept in memory only: a restarted relay keeps it, a restarted sandbox gets another.
+  if (inference_token_.empty()) {
+    TNK_ASSIGN_OR_RETURN(inference_token_, random_token());
+  }
+  net::InferenceLimits limits;
+  limits.concurrency = config_.gateway.concurrency;
+  net::GatewaySettings settings{inference_token_, config_.gateway.api_key, config_.gateway.aliases};
   TNK_ASSIGN_OR_RETURN(forwarder_, supervisor::start_inference_forwarder(
-                                       std::move(listener), target, {events_write_.get(), to_string(config_.network)}));
+                                       std::move(listener), target, {events_write_.get(), to_string(config_.network)},
+                                       limits, settings));
   return ok_status();
 }
 
@@ -181,7 +189,13 @@ std::vector<std::string> Network::session_env(bool provisioning) const {
     if (provision_proxy_ == 0) return {};
     return proxy_env(kProvisionProxyPort, host, "tnk:" + provision_token_ + "@");
   }
-  return has_egress_proxy(config_.network) ? proxy_env(kProxyPort, host) : std::vector<std::string>{};
+  std::vector<std::string> env =
+      has_egress_proxy(config_.network) ? proxy_env(kProxyPort, host) : std::vector<std::string>{};
+  if (!inference_token_.empty()) {
+    env.push_back("TNK_INFERENCE_TOKEN=" + inference_token_);
+    for (const std::string& name : config_.gateway.token_env) env.push_back(name + "=" + inference_token_);
+  }
+  return env;
 }
 
 Result<pid_t> Network::start_forward_relay(const PortForward& forward, UniqueFd listener) {

@@ -39,7 +39,8 @@ class Network {
   // The provisioning proxy exists while at least one provisioning session runs.
   Status begin_provisioning(const std::vector<std::string>& allow, bool any);
   void end_provisioning();
-  // The proxy variables a session gets (none when its policy has no proxy).
+  // The variables a session gets: the proxy's (none when its policy has no proxy), and the inference
+  // gateway's token as TNK_INFERENCE_TOKEN and the profile's agent variables (none under `none`).
   std::vector<std::string> session_env(bool provisioning) const;
 
   // A port forward for the sandbox's lifetime; host_port 0 picks a free port.
@@ -69,6 +70,7 @@ class Network {
   pid_t forwarder_ = 0;
   pid_t proxy_ = 0;
   pid_t provision_proxy_ = 0;
+  std::string inference_token_;  // what the gateway asks of a request before it adds the endpoint's key
   std::string provision_token_;  // the running provisioning proxy's credential (password of user "tnk")
   int provisioning_sessions_ = 0;
   std::map<uint16_t, std::pair<PortForward, pid_t>> forwards_;  // by host port

@@ -59,12 +59,12 @@ net::NetEventSink event_sink(const RelayEvents& events) {
 
 }  // namespace
 
-Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTarget& target,
-                                        const RelayEvents& events) {
+Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
+                                        const net::InferenceLimits& limits, const net::GatewaySettings& settings) {
   int fd = listener.get();
   return fork_relay("inference forwarder", "tnk-forwarder", [&](int stop_fd) -> Status {
     TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
-    return net::serve_inference_forward(fd, target, stop_fd, event_sink(events));
+    return net::serve_inference_forward(fd, target, stop_fd, event_sink(events), limits, settings);
   });  // the parent's copy of the listener closes here; the child keeps its own
 }
 

@@ -32,9 +32,10 @@ struct RelayEvents {
   std::string policy;
 };
 
-// The inference forwarder: passes the inference API requests accepted on `listener` (inside the
-// sandbox) to `target` (the endpoint on the host), refuses every other request.
-Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events);
+// The inference gateway: passes the inference API requests accepted on `listener` (inside the
+// sandbox) to `target` (the endpoint on the host) as `settings` say, refuses every other request.
+Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
+                                        const net::InferenceLimits& limits, const net::GatewaySettings& settings);
 
 // A port forward: relays raw TCP from `listener` (on the host) to `target`. `enter` runs first in the
 // relay process: it moves into the sandbox's network there, its listener stays outside.

@@ -1,4 +1,5 @@
 """Small helpers shared by the end-to-end tests: message checks, fake sandbox records, audit logs."""
+import fcntl
 import hashlib
 import json
 import os
@@ -60,16 +61,29 @@ def write_record(tnk, sandbox_id, project_dir, state_dir=None, **overrides):
     return path
 
 
-def audit_lines(events, container_id="tnk-demo"):
-    """Audit records in tnk's chain format (docs/audit-format.md): sorted keys, compact, seq from 1,
-    prev = sha256 of the previous line without its newline (64 zeros for the first)."""
-    lines, prev = [], GENESIS
-    for seq, event in enumerate(events, start=1):
+def audit_lines(events, container_id="tnk-demo", first_seq=1, prev=GENESIS):
+    """Audit records in tnk's chain format (docs/audit-format.md): sorted keys, compact, seq from
+    `first_seq`, prev = sha256 of the previous line without its newline (`prev` for the first)."""
+    lines = []
+    for seq, event in enumerate(events, start=first_seq):
         record = {"container_id": container_id, "prev": prev, "seq": seq, "ts": 1736935800 + seq}
         record.update(event)
         line = json.dumps(record, sort_keys=True, separators=(",", ":"))
         lines.append(line)
         prev = sha256(line)
+    return lines
+
+
+def append_audit(path, events, container_id="tnk-demo"):
+    """Appends `events` to the audit log at `path`, continuing its chain, under the same exclusive flock
+    tnk's writers take, so that it can run beside a session writing to the same log."""
+    with open(path, "r+") as log:
+        fcntl.flock(log, fcntl.LOCK_EX)
+        existing = log.read().splitlines()
+        last = json.loads(existing[-1]) if existing else None
+        lines = audit_lines(events, container_id, last["seq"] + 1 if last else 1,
+                            sha256(existing[-1]) if existing else GENESIS)
+        log.write("".join(line + "\n" for line in lines))
     return lines
 
 

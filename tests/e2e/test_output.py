@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_util import OK, audit_lines, write_record
+from e2e_util import OK, append_audit, audit_lines, write_record
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "json-output.md"
 
@@ -38,6 +38,7 @@ class Field:
     def __init__(self):
         self.children = {}
         self.optional = False
+        self.nullable = False
 
 
 def field_tree(rows):
@@ -48,11 +49,12 @@ def field_tree(rows):
         for token in re.findall(r"\[\]|[^.\[\]]+", path):
             node = node.children.setdefault(token, Field())
         node.optional = "optional" in type_cell
+        node.nullable = "or null" in type_cell
     return root
 
 
 def check_fields(value, node, where="$"):
-    if not node.children:
+    if not node.children or (value is None and node.nullable):
         return
     if "[]" in node.children:
         assert isinstance(value, list), f"{where}: expected an array"
@@ -125,6 +127,12 @@ def produce(world, name):
         return tnk.json("init", "--force", "-o", "json")
     if name.startswith("image-"):
         return produce_image(tnk, name)
+    if name == "audit-summary":  # one request in a session and one outside, so both kinds of row exist
+        request = {"event": "inference_request", "model_served": "m", "status": 200, "latency_ms": 1.5,
+                   "ttfb_ms": 0.5}
+        append_audit(log, [{"event": "session_start"}, {"event": "exec_invocation", "argv": ["true"]}, request,
+                           {"event": "session_exit", "exit_code": 0}, request])
+        return tnk.json("audit", "summary", str(log), "-o", "json")
     args = {
         "status": ["-o", "json"],
         "ls": ["sandbox", "ls", "-o", "json"],
@@ -139,7 +147,7 @@ def produce(world, name):
 
 
 DOCUMENTS = ["error", "status", "ls", "inspect", "config-show", "config-init", "init", "doctor", "version",
-             "audit-verify", "start-dry-run", "image-ls", "image-build", "image-build-dry-run", "image-rm"]
+             "audit-verify", "audit-summary", "start-dry-run", "image-ls", "image-build", "image-build-dry-run", "image-rm"]
 
 
 # Documented, and checked where a running sandbox exists (test_network.py).

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -195,6 +196,62 @@ class Serving {
  private:
   int stop_[2] = {-1, -1};
   Status status_;
+  std::thread thread_;
+};
+
+// An endpoint that records what each connection delivered (until it has been quiet a moment), answers
+// `answer`, and closes; with `hold`, it sends `answer` first and closes only once released.
+class RecordingEndpoint {
+ public:
+  explicit RecordingEndpoint(std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+      : listener_(listen_loopback()), answer_(std::move(answer)) {
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~RecordingEndpoint() {
+    release();
+    stopping_ = true;
+    ::shutdown(listener_.get(), SHUT_RDWR);
+    thread_.join();
+  }
+  uint16_t port() const { return port_of(listener_.get()); }
+  std::vector<std::string> seen() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+  void hold() { held_ = true; }
+  void release() {
+    if (!released_once_.exchange(true)) released_.set_value();
+  }
+
+ private:
+  void serve() {
+    while (!stopping_) {
+      int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      UniqueFd conn(fd);
+      timeval quiet{0, 300'000};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &quiet, sizeof quiet);
+      std::string got;
+      char buf[4096];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, static_cast<size_t>(n));
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        seen_.push_back(got);
+      }
+      send_text(fd, answer_);
+      if (held_) released_future_.wait();
+    }
+  }
+
+  UniqueFd listener_;
+  std::string answer_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> held_{false};
+  std::atomic<bool> released_once_{false};
+  std::promise<void> released_;
+  std::shared_future<void> released_future_ = released_.get_future().share();
+  std::mutex mu_;
+  std::vector<std::string> seen_;
   std::thread thread_;
 };
 

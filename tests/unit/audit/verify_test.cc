@@ -14,6 +14,7 @@ namespace {
 
 using nlohmann::json;
 using testing::join_lines;
+using testing::overwrite;
 using testing::slurp;
 using testing::split_lines;
 using testing::TempDir;
@@ -190,6 +191,38 @@ TEST_F(VerifyTest, LongLogAndLongRecordsAreOk) {
   VerifyReport r = verify();
   EXPECT_TRUE(r.ok) << r.problem;
   EXPECT_EQ(r.records, 2002u);
+}
+
+// With a sink, every line that is a JSON object reaches it, also after the first broken one (what
+// `tnk audit summary` counts); the report is the same as without one.
+TEST_F(VerifyTest, SinkSeesEveryRecordAlsoAfterTheBreak) {
+  auto lines = make_log(4);
+  lines.insert(lines.begin() + 2, "not json");
+  lines.push_back("[1]");
+  overwrite(log_, join_lines(lines) + R"({"event":"cut)");
+  std::vector<json> seen;
+  auto report = verify_log(log_, [&](const json& record) { seen.push_back(record); });
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->bad_line, 3u);
+  EXPECT_EQ(report->problem, "truncated or invalid JSON: line 3 does not parse");
+  EXPECT_EQ(report->records, 2u);
+  EXPECT_EQ(to_json(*report), to_json(verify()));
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[3]["reason"], "reason 3");
+}
+
+// A line still unfinished past 64 MiB is reported as such; the sink goes on with the next line.
+TEST_F(VerifyTest, OverlongLineIsReportedAndSkipped) {
+  auto lines = make_log(2);
+  lines.insert(lines.begin() + 1, std::string(kMaxRecordBytes + 200000, 'x'));
+  overwrite(log_, join_lines(lines));
+  std::vector<json> seen;
+  auto report = verify_log(log_, [&](const json& record) { seen.push_back(record); });
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->bad_line, 2u);
+  EXPECT_EQ(report->problem, "truncated or invalid JSON: line 2 is longer than 64 MiB");
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1]["seq"], 2);
 }
 
 TEST_F(VerifyTest, UnreadableFileIsAnError) {

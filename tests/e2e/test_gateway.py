@@ -1,0 +1,104 @@
+"""The inference gateway end to end (docs/inference.md), on ns and vm: a sandbox reaches a stand-in
+server that requires a key, through the gateway, with only its own token; chat, streaming, embeddings
+and Ollama's chat work; an alias reaches the real model; the concurrency limit answers 429; the admin
+API is refused; every request is an inference_request record with its token counts; and the key is
+nowhere in the sandbox, while the same search finds the token."""
+import json
+
+from net_harness import wait_for_records
+from model_server import COMPLETION_TOKENS, MODEL, PROMPT_TOKENS, ModelServer
+from sandbox_harness import Sandbox, any_tnk  # noqa: F401
+
+KEY = "sk-e2e-only-on-the-host-7f3a9c"
+CURL = ["curl", "-sS", "--max-time", "60"]
+
+
+def configure(tnk, port):
+    config = tnk.config_dir / "tnk.toml"
+    config.write_text(config.read_text() + f"""
+inference_url = "http://127.0.0.1:{port}/v1"
+
+[inference]
+api_key_env = "TNK_E2E_MODEL_KEY"
+concurrency = 1
+
+[inference.aliases]
+coder = "{MODEL}"
+""")
+    tnk.env["TNK_E2E_MODEL_KEY"] = KEY
+
+
+def post(box, url, body, token=True, extra=()):
+    auth = ["-H", "Authorization: Bearer $TNK_INFERENCE_TOKEN"] if token else []
+    script = " ".join(["exec", *CURL, *extra, "-H", "'Content-Type: application/json'",
+                       *(f'"{a}"' for a in auth), "-d", "'" + json.dumps(body) + "'", '"$0"'])
+    return box.exec("sh", "-c", script, url)
+
+
+def test_the_gateway_adds_the_key_the_sandbox_never_sees(any_tnk, tmp_path):  # noqa: F811
+    server = ModelServer(key=KEY)
+    log = tmp_path / "audit.ndjson"
+    try:
+        configure(any_tnk, server.port)
+        box = Sandbox(any_tnk, any_tnk.project("gateway"))
+        box.start("--network", "inference", "--audit-log", str(log))
+        base = f"http://host.lima.internal:{server.port}"
+
+        chat = post(box, f"{base}/v1/chat/completions", {"model": MODEL, "messages": []})
+        assert chat.returncode == 0 and json.loads(chat.stdout)["usage"]["completion_tokens"] == COMPLETION_TOKENS, \
+            chat.stdout + chat.stderr
+        streamed = post(box, f"{base}/v1/chat/completions", {"model": MODEL, "stream": True, "messages": []}, extra=["-N"])
+        assert streamed.stdout.count("data: ") == 4 and streamed.stdout.endswith("data: [DONE]\n\n"), streamed.stdout
+        embedded = post(box, f"{base}/v1/embeddings", {"model": MODEL, "input": "x"})
+        assert json.loads(embedded.stdout)["data"][0]["embedding"] == [0.25, 0.5], embedded.stdout
+        ollama = post(box, f"{base}/api/chat", {"model": MODEL, "messages": []})
+        assert json.loads(ollama.stdout.splitlines()[-1])["done"] is True, ollama.stdout
+
+        # An alias: the agent asks for "coder", the server sees its own model; /v1/models lists both.
+        aliased = post(box, f"{base}/v1/chat/completions", {"model": "coder", "messages": []})
+        assert json.loads(aliased.stdout)["model"] == MODEL, aliased.stdout
+        assert ("POST", "/v1/chat/completions", MODEL, "Bearer " + KEY) in server.seen
+        assert not any(model == "coder" for _, _, model, _ in server.seen), server.seen
+        models = box.exec("sh", "-c", f'exec curl -sS -H "Authorization: Bearer $TNK_INFERENCE_TOKEN" {base}/v1/models')
+        assert {m["id"] for m in json.loads(models.stdout)["data"]} == {MODEL, "coder"}, models.stdout
+
+        # The pair: without the token the gateway adds no key and answers 401 itself.
+        untokened = post(box, f"{base}/v1/chat/completions", {"model": MODEL}, token=False, extra=["-w", "\n%{http_code}"])
+        assert untokened.stdout.endswith("\n401") and "TNK_INFERENCE_TOKEN" in untokened.stdout, untokened.stdout
+        admin = post(box, f"{base}/api/pull", {"model": "evil"}, extra=["-w", "\n%{http_code}"])
+        assert admin.stdout.endswith("\n403"), admin.stdout
+
+        # Concurrency 1: one request at the server, one waiting, the third turned away at once.
+        crowd = box.exec("sh", "-c", (
+            'u="$0/v1/chat/completions"; h="Authorization: Bearer $TNK_INFERENCE_TOKEN"; '
+            'd=\'{"model":"slow","stream":true}\'; '
+            'curl -sS -N -o /dev/null -H "$h" -d "$d" "$u" & sleep 1; '
+            'curl -sS -N -o /dev/null -H "$h" -d "$d" "$u" & sleep 1; '
+            'curl -sS -D - -o /dev/null -H "$h" -d "$d" "$u"; wait'), base, timeout=120)
+        assert "429 Too Many Requests" in crowd.stdout and "Retry-After: 1" in crowd.stdout, crowd.stdout + crowd.stderr
+
+        # The key is in no file, no environment and no argument of any process inside; the same search
+        # finds the token (in the searching shell's own environment).
+        search = ('for s in "$0" "$TNK_INFERENCE_TOKEN"; do '
+                  'if grep -rIlsF --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev "$s" / >/dev/null || '
+                  'cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | grep -aqF "$s"; '
+                  'then echo found; else echo absent; fi; done')
+        found = box.exec("sh", "-c", search, KEY, root=True, timeout=900)
+        assert found.stdout.split() == ["absent", "found"], found.stdout + found.stderr
+
+        records = wait_for_records(log, "inference_request", lambda rs: len(rs) >= 9, timeout=30)
+        chats = [r for r in records if r["path"] == "/v1/chat/completions" and r["status"] == 200]
+        assert any(r["prompt_tokens"] == PROMPT_TOKENS and r["completion_tokens"] == COMPLETION_TOKENS and r["stream"]
+                   for r in chats), chats
+        assert any(r["model_requested"] == "coder" and r["model_served"] == MODEL for r in chats), chats
+        ndjson = [r for r in records if r["path"] == "/api/chat"]
+        assert ndjson and ndjson[0]["completion_tokens"] == COMPLETION_TOKENS, ndjson
+        assert {r["status"] for r in records} >= {200, 401, 429}, records
+        assert all(KEY not in json.dumps(r) for r in records)
+        denied = wait_for_records(log, "net_deny", lambda rs: any("/api/pull" in r["reason"] for r in rs))
+        assert denied
+        assert KEY not in log.read_text()
+        verified = any_tnk.run("audit", "verify", str(log))
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+    finally:
+        server.shutdown()
