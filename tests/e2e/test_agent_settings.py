@@ -8,6 +8,7 @@ import os
 import pytest
 
 from e2e_util import NOT_FOUND, PERMISSION, assert_error
+from inference_standin import StandIn
 from net_harness import audit_records
 from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixture)
 
@@ -122,3 +123,24 @@ def test_a_session_has_the_agent_settings_and_the_audit_log_no_token(ns_tnk, tmp
     started = audit_records(log, "session_start")
     assert started and started[-1]["runtime_env"]["OPENAI_BASE_URL"] == guest
     assert env["TNK_INFERENCE_TOKEN"] not in log.read_text()
+
+
+def test_the_key_of_tnk_toml_reaches_the_server_and_the_session_only_its_token(ns_tnk):
+    # The whole way: tnk.toml names the key's file, the start hands it to the gateway, an agent that uses
+    # only the agent settings (OPENAI_BASE_URL, OPENAI_API_KEY = its token) gets an answer, and the server
+    # sees the key, which the session never had. The control: the same request without the token is refused.
+    tnk = ns_tnk
+    ask_for_agent_settings(tnk, "agent_env: [openai]\n")
+    write_key_file(tnk, 0o600)
+    with StandIn(key=KEY) as server:
+        box = Sandbox(tnk, tnk.project("demo"))
+        tnk.env["TNK_SERVER_PORT"] = str(server.port)
+        box.start()
+        curl = 'curl -sS --max-time 10 -o /dev/null -w "%{http_code}" '
+        with_token = box.exec("sh", "-c", curl + '-H "Authorization: Bearer $OPENAI_API_KEY" "$OPENAI_BASE_URL/models"')
+        without = box.exec("sh", "-c", curl + '"$OPENAI_BASE_URL/models"')
+        inside = box.exec("env").stdout
+    assert with_token.stdout == "200", with_token.stdout + with_token.stderr
+    assert without.stdout == "401", without.stdout + without.stderr
+    assert ("/v1/models", f"Bearer {KEY}") in server.seen
+    assert KEY not in inside
