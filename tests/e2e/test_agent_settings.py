@@ -12,6 +12,8 @@ from inference_standin import StandIn
 from net_harness import audit_records
 from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixture)
 
+pytestmark = pytest.mark.rootless_suite
+
 KEY = "sk-gateway-e2e-51c2"
 ALL_APIS = "agent_env: [openai, anthropic, ollama]\n"
 
@@ -21,7 +23,6 @@ def ask_for_agent_settings(tnk, text=ALL_APIS):
     manifest.write_text(manifest.read_text() + text)
 
 
-@pytest.mark.rootless_suite
 def test_inspect_shows_the_agent_settings_with_the_token_redacted(initialized):
     tnk = initialized
     project = tnk.home / "code" / "demo"
@@ -45,14 +46,12 @@ def test_inspect_shows_the_agent_settings_with_the_token_redacted(initialized):
     assert f"  ANTHROPIC_BASE_URL={root}" in text
 
 
-@pytest.mark.rootless_suite
 def test_the_pi_profile_asks_for_the_openai_settings(initialized):
     doc = initialized.json("sandbox", "inspect", "-o", "json", "--profile", "pi", cwd=initialized.home / "code" / "demo")
     assert doc["agent"]["apis"] == ["openai"]
     assert doc["agent"]["env"]["OPENAI_API_KEY"] == "<token>"
 
 
-@pytest.mark.rootless_suite
 def test_a_bad_agent_api_names_the_manifest_and_the_key(initialized):
     ask_for_agent_settings(initialized, "agent_env: [openai, gemini]\n")
     result = initialized.run("sandbox", "inspect", "--profile", "base", cwd=initialized.home / "code" / "demo")
@@ -60,7 +59,6 @@ def test_a_bad_agent_api_names_the_manifest_and_the_key(initialized):
     assert "base-sandbox.yaml:" in line
 
 
-@pytest.mark.rootless_suite
 def test_config_show_names_where_the_key_comes_from_never_the_key(initialized):
     tnk = initialized
     (tnk.config_dir / "tnk.toml").write_text('[inference]\napi_key_env = "LLM_KEY"\nconcurrency = 8\n'
