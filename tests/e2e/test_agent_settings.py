@@ -118,6 +118,9 @@ def test_a_session_has_the_agent_settings_and_the_audit_log_no_token(ns_tnk, tmp
     assert env["OLLAMA_HOST"] == guest.removesuffix("/v1")
     assert env["OPENAI_API_KEY"] == env["TNK_INFERENCE_TOKEN"] != ""
     assert env["ANTHROPIC_AUTH_TOKEN"] == env["TNK_INFERENCE_TOKEN"]
+    mine = box.exec("sh", "-c", 'echo "$OPENAI_API_KEY $OPENAI_BASE_URL"',
+                    env_flags=["OPENAI_API_KEY=mine", "OPENAI_BASE_URL=http://x/v1"])
+    assert mine.stdout.strip() == "mine http://x/v1"  # -e wins, as for any variable that is not TNK_*
     started = audit_records(log, "session_start")
     assert started and started[-1]["runtime_env"]["OPENAI_BASE_URL"] == guest
     assert env["TNK_INFERENCE_TOKEN"] not in log.read_text()
