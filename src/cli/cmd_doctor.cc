@@ -3,11 +3,16 @@
 
 #include "backend/doctor_checks.h"
 #include "cli/command.h"
+#include "config/api_key.h"
+#include "core/files.h"
 #include "core/strings.h"
 #include "doctor/doctor.h"
 #include "host/host_probe.h"
+#include "inference/endpoint_doctor.h"
+#include "inference/http_client.h"
 #include "sandbox/resolve.h"
 #include "session/control_client.h"
+#include "specs/manifest.h"
 #include "specs/profiles.h"
 #include "state/layout.h"
 #include "state/liveness.h"
@@ -61,6 +66,35 @@ void add_core_checks(Context& ctx, doctor::Registry& registry) {
                 }});
 }
 
+// The endpoint's known mistakes (inference/endpoint_doctor.h), for the default profile's needs.
+void add_endpoint_checks(Context& ctx, doctor::Registry& registry) {
+  auto config = ctx.config();
+  if (!config) return;  // the configuration check says why
+  inference::EndpointSetup setup;
+  setup.url = host_inference_url(**config);
+  auto key = read_api_key(**config, ctx.env, ctx.paths.home);
+  if (key) {
+    setup.key = *key;
+  } else {
+    setup.key_error = key.error();
+  }
+  setup.key_source = api_key_source(**config, ctx.paths.home);
+  setup.profile = (*config)->default_provision_profile.value;
+  if (auto manifest = specs::load_manifest(ctx.paths.config_dir, setup.profile, nullptr)) {
+    setup.min_context_window = manifest->min_context_window;
+  }
+  setup.configured_context = (*config)->context_window.value;
+  inference::add_endpoint_checks(
+      registry, setup,
+      [](const std::string& url, const std::string& bearer) {
+        return inference::http_get(url, std::chrono::seconds(1), bearer);
+      },
+      [](const std::string& path) -> std::optional<std::string> {
+        auto text = read_file(path);
+        return text ? std::optional<std::string>(*text) : std::nullopt;
+      });
+}
+
 // One check per running sandbox whose policy has an egress proxy: its supervisor asks the proxy from
 // inside the sandbox, as a session's HTTP_PROXY would.
 void add_proxy_checks(Context& ctx, doctor::Registry& registry) {
@@ -96,6 +130,7 @@ void add_doctor_command(CLI::App& root, CommandTable& table) {
   table.add(cmd, [](Context& ctx) -> Result<int> {
     doctor::Registry registry;
     add_core_checks(ctx, registry);
+    add_endpoint_checks(ctx, registry);
     backend::add_doctor_checks(registry, host::gather_host_facts(ctx.env), ctx.paths);
     add_proxy_checks(ctx, registry);
     auto results = doctor::run_checks(registry);

@@ -61,6 +61,11 @@ void print_inspect_text(std::ostream& os, const sandbox::Resolved& r, const nloh
     auto it = r.runtime_env.find(name);
     if (it != r.runtime_env.end()) os << "  " << name << "=" << it->second << '\n';
   }
+  if (r.manifest.agent_env.empty()) return;
+  std::vector<std::string> apis;
+  for (specs::AgentApi api : r.manifest.agent_env) apis.push_back(specs::to_string(api));
+  os << "agent settings (" << join(apis) << "):\n";
+  for (const auto& [name, value] : sandbox::agent_env_shown(r)) os << "  " << name << "=" << value << '\n';
 }
 
 Result<int> run_inspect(Context& ctx, const SandboxFlags& flags) {

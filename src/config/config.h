@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,6 +60,13 @@ struct Config {
   Setting<std::string> audit_dir;                    // default: Paths::default_audit_dir()
   std::filesystem::path audit_dir_path;              // expanded; always absolute
   std::vector<RouteSetting> routes;                  // [[routes]], in file order (config/routes.h)
+
+  // [inference]: what the inference gateway adds (docs/config.md). The key itself is never held here:
+  // read_api_key (config/api_key.h) reads it when a sandbox starts, from the variable or the file named.
+  Setting<std::optional<std::string>> inference_api_key_env;      // a variable of tnk's environment
+  Setting<std::optional<std::string>> inference_api_key_file;     // raw text as written (~ expanded when read)
+  Setting<unsigned> inference_concurrency{4};                     // requests upstream at a time per sandbox
+  Setting<std::map<std::string, std::string>> inference_aliases;  // [inference.aliases] name = "served model"
 };
 
 // The configuration with no file and no environment: the defaults, with the paths filled in.

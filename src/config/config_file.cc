@@ -91,6 +91,9 @@ const std::map<std::string_view, NodeApply>& node_keys() {
       {"sandbox.disk", node_key(&Config::sandbox_disk_bytes, size_node)},
       {"audit", node_key(&Config::audit, bool_node)},
       {"audit_dir", node_key(&Config::audit_dir, absolute_dir_node)},
+      {"inference.api_key_env", node_key(&Config::inference_api_key_env, string_node(parse_env_name))},
+      {"inference.api_key_file", node_key(&Config::inference_api_key_file, string_node(parse_path_text))},
+      {"inference.concurrency", node_key(&Config::inference_concurrency, integer_node<unsigned>(1, 64))},
   };
   return keys;
 }
@@ -121,10 +124,41 @@ std::vector<std::pair<const toml::key*, const toml::node*>> in_file_order(const 
   return entries;
 }
 
+// The tables whose keys are listed one by one in node_keys() as "<table>.<key>".
+constexpr std::string_view kKeyTables[] = {"sandbox", "inference"};
+
+// [inference] may name the key's variable or its file, not both: which one wins would be a guess.
+Status check_one_api_key(const Config& config) {
+  if (!config.inference_api_key_env.value || !config.inference_api_key_file.value) return ok_status();
+  int line = std::max(config.inference_api_key_env.line, config.inference_api_key_file.line);
+  return failed(config.file.string() + ":" + std::to_string(line) +
+                    ": keys 'inference.api_key_env' and 'inference.api_key_file' are both set",
+                "keep one of them in " + config.file.string() + ": the key comes from a variable or from a file");
+}
+
 struct Walk {
   Config& config;
   const Paths& paths;
   Log& log;
+
+  // [inference.aliases]: each entry its own key, so that an error names the alias and its line.
+  Status aliases(const toml::node& node, const std::string& name, int line) {
+    const ConfigKeyInfo* info = find_config_key(name);
+    const auto* entries = node.as_table();
+    if (entries == nullptr) return value_error(config, node, name, info->expect);
+    std::map<std::string, std::string> aliases;
+    for (const auto& [key, value] : in_file_order(*entries)) {
+      const auto* model = value->as_string();
+      std::string alias(key->str());
+      if (alias.empty() || model == nullptr || model->get().empty() || !parse_model_name(alias) ||
+          !parse_model_name(model->get())) {
+        return value_error(config, *value, name + "." + printable(alias), info->expect);
+      }
+      aliases[alias] = model->get();
+    }
+    config.inference_aliases = {std::move(aliases), Source::kFile, line};
+    return ok_status();
+  }
 
   Status table(const toml::table& table, const std::string& prefix) {
     for (const auto& [key, node_ptr] : in_file_order(table)) {
@@ -137,10 +171,14 @@ struct Walk {
             [this](const toml::node& at, const std::string& what) { return node_error(config, at, what); }));
         continue;
       }
-      if (name == "sandbox") {
-        const auto* sandbox = node.as_table();
-        if (sandbox == nullptr) return value_error(config, node, name, "a table");
-        TNK_RETURN_IF_ERROR(this->table(*sandbox, "sandbox."));
+      if (prefix.empty() && std::find(std::begin(kKeyTables), std::end(kKeyTables), name) != std::end(kKeyTables)) {
+        const auto* inner = node.as_table();
+        if (inner == nullptr) return value_error(config, node, name, "a table");
+        TNK_RETURN_IF_ERROR(this->table(*inner, name + "."));
+        continue;
+      }
+      if (name == "inference.aliases") {
+        TNK_RETURN_IF_ERROR(aliases(node, name, line));
         continue;
       }
       auto it = node_keys().find(name);
@@ -178,7 +216,8 @@ Status apply_config_file(std::string_view text, Config& config, const Paths& pat
   if (!parsed) return syntax_error(config, parsed.error());
   root = std::move(parsed).table();
 #endif
-  return Walk{config, paths, log}.table(root, "");
+  TNK_RETURN_IF_ERROR((Walk{config, paths, log}.table(root, "")));
+  return check_one_api_key(config);
 }
 
 }  // namespace tnk::config_detail

@@ -46,6 +46,16 @@ ShowRow size_row(std::string key, const Setting<T>& setting) {
   return row(std::move(key), setting, format_size(setting.value), setting.value);
 }
 
+// [inference.aliases] as "name=model, ..." and as a JSON object.
+ShowRow aliases_row(const Config& c) {
+  std::string text;
+  for (const auto& [alias, model] : c.inference_aliases.value) {
+    text += (text.empty() ? "" : ", ") + alias + "=" + model;
+  }
+  nlohmann::json value(c.inference_aliases.value);
+  return row("inference.aliases", c.inference_aliases, text.empty() ? "<none>" : text, value);
+}
+
 std::vector<ShowRow> show_rows(const Config& c) {
   return {
       row("server_port", c.server_port, std::to_string(c.server_port.value), c.server_port.value),
@@ -65,6 +75,12 @@ std::vector<ShowRow> show_rows(const Config& c) {
       size_row("sandbox.disk", c.sandbox_disk_bytes),
       row("audit", c.audit, c.audit.value ? "true" : "false", c.audit.value),
       path_row("audit_dir", c.audit_dir, c.audit_dir_path),
+      // Where the key comes from, never the key: Config does not hold it (config/api_key.h).
+      optional_row("inference.api_key_env", c.inference_api_key_env),
+      optional_row("inference.api_key_file", c.inference_api_key_file),
+      row("inference.concurrency", c.inference_concurrency, std::to_string(c.inference_concurrency.value),
+          c.inference_concurrency.value),
+      aliases_row(c),
   };
 }
 

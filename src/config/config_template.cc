@@ -60,6 +60,15 @@ default_engine_bind_host = "127.0.0.1"
 # cpus = 2
 # memory = "2GiB"
 # disk = "8GiB"
+
+# The inference gateway: the endpoint's API key from a variable of tnk's environment (api_key_env), or
+# instead from a file only you can read (api_key_file: "~/.config/tnk/inference.key"); requests to the
+# server at a time per sandbox; model names agents ask for, and the served model each one means
+# [inference]
+# api_key_env = "OPENAI_API_KEY"
+# concurrency = 4
+# [inference.aliases]
+# "gpt-4o" = "qwen2.5-coder-7b"
 )";
 
 }  // namespace

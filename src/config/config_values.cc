@@ -93,6 +93,13 @@ std::optional<std::string> parse_model_name(std::string_view text) {
 
 std::optional<NetworkPolicy> parse_network(std::string_view text) { return parse_network_policy(text); }
 
+std::optional<std::string> parse_env_name(std::string_view text) {
+  auto ok = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text.front())) != 0) return std::nullopt;
+  if (!std::all_of(text.begin(), text.end(), ok)) return std::nullopt;
+  return std::string(text);
+}
+
 std::optional<bool> parse_bool_text(std::string_view text) {
   std::string value = lower(text);
   if (value == "1" || value == "true") return true;

@@ -24,8 +24,9 @@ std::optional<std::string> parse_backend_name(std::string_view text);   // auto 
 std::optional<std::string> parse_inference_url(std::string_view text);  // http(s)://host[:port][/path]
 std::optional<std::string> parse_model_name(std::string_view text);     // non-empty, printable
 std::optional<NetworkPolicy> parse_network(std::string_view text);
-std::optional<bool> parse_bool_text(std::string_view text);      // 1 0 true false
-std::optional<uint64_t> parse_size_text(std::string_view text);  // parse_size, > 0
+std::optional<std::string> parse_env_name(std::string_view text);  // [A-Za-z_][A-Za-z0-9_]*
+std::optional<bool> parse_bool_text(std::string_view text);        // 1 0 true false
+std::optional<uint64_t> parse_size_text(std::string_view text);    // parse_size, > 0
 
 inline constexpr uint64_t kMaxCpus = 1024;
 

@@ -140,7 +140,7 @@ std::string format_timeout(std::chrono::milliseconds timeout) {
 
 bool is_bad_answer(const Error& error) { return error.sys_errno == EBADMSG || error.sys_errno == EFBIG; }
 
-Result<HttpResponse> http_get(const std::string& url, std::chrono::milliseconds timeout) {
+Result<HttpResponse> http_get(const std::string& url, std::chrono::milliseconds timeout, const std::string& bearer) {
   Call call{"GET " + url, timeout, Clock::now() + timeout};
   TNK_ASSIGN_OR_RETURN(Url parsed, parse_url(url));
   if (parsed.scheme == "https") {
@@ -148,8 +148,10 @@ Result<HttpResponse> http_get(const std::string& url, std::chrono::milliseconds 
                   "use the server's plain http:// address (tnk talks to a local server)");
   }
   TNK_ASSIGN_OR_RETURN(UniqueFd fd, connect_any(parsed, call));
+  if (bearer.find_first_of("\r\n") != std::string::npos) return failed(call.what + ": the API key has a line break");
+  std::string auth = bearer.empty() ? "" : "Authorization: Bearer " + bearer + "\r\n";
   std::string request = "GET " + parsed.path + " HTTP/1.1\r\nHost: " + parsed.host_header() +
-                        "\r\nUser-Agent: tnk\r\nAccept: application/json\r\nAccept-Encoding: identity\r\n"
+                        "\r\nUser-Agent: tnk\r\nAccept: application/json\r\nAccept-Encoding: identity\r\n" + auth +
                         "Connection: close\r\n\r\n";
   TNK_RETURN_IF_ERROR(send_all(fd.get(), request, call));
   return receive(fd.get(), call);

@@ -16,7 +16,10 @@ namespace tnk::inference {
 // /etc/hosts names resolve without the network. The body is capped at 4 MiB.
 // Errors carry an errno: ETIMEDOUT (no answer in time), ECONNREFUSED and other connect errors
 // (nothing reachable), EBADMSG or EFBIG (the server answered, but not with usable HTTP).
-Result<HttpResponse> http_get(const std::string& url, std::chrono::milliseconds timeout);
+// With `bearer`, the request carries `Authorization: Bearer <bearer>` (doctor's check of the API key);
+// the key is never part of an error message.
+Result<HttpResponse> http_get(const std::string& url, std::chrono::milliseconds timeout,
+                              const std::string& bearer = "");
 
 // True when `error` from http_get means a server answered (badly): it is reachable.
 bool is_bad_answer(const Error& error);

@@ -145,12 +145,12 @@ std::optional<ModelsListing> parse_models_listing(std::string_view body) {
   }
 }
 
-ModelInfo probe_models(const std::string& base_url, std::chrono::milliseconds timeout) {
+ModelInfo probe_models(const std::string& base_url, std::chrono::milliseconds timeout, const std::string& bearer) {
   ModelInfo info;
   info.base_url = base_url;
   std::string base = base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  auto response = http_get(base + "/models", timeout);
+  auto response = http_get(base + "/models", timeout, bearer);
   if (!response.ok()) {
     info.reachable = is_bad_answer(response.error());
     info.problem = describe_failure(base, response.error(), timeout);

@@ -36,6 +36,8 @@ std::string model_name_from_id(std::string_view id);
 
 // GETs <base_url>/models once within `timeout`. Never fails: the outcome is in ModelInfo.
 // A server that answers with a non-2xx status, non-JSON, or no model is reachable with `problem` set.
-ModelInfo probe_models(const std::string& base_url, std::chrono::milliseconds timeout = std::chrono::seconds(1));
+// With `bearer` (the configured API key), the GET carries it, as the gateway's requests do.
+ModelInfo probe_models(const std::string& base_url, std::chrono::milliseconds timeout = std::chrono::seconds(1),
+                       const std::string& bearer = "");
 
 }  // namespace tnk::inference

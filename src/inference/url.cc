@@ -99,4 +99,10 @@ Result<Url> parse_url(std::string_view text) {
   return url;
 }
 
+std::string endpoint_root(std::string_view url) {
+  if (url.ends_with('/')) url.remove_suffix(1);
+  if (url.ends_with("/v1")) url.remove_suffix(3);
+  return std::string(url);
+}
+
 }  // namespace tnk::inference

@@ -24,4 +24,8 @@ struct Url {
 // and ports outside 1..65535, each with a message naming the URL.
 Result<Url> parse_url(std::string_view text);
 
+// An OpenAI-style URL (".../v1") without its trailing "/v1" or "/v1/": the root that Anthropic's and
+// Ollama's clients add their own paths to. Other URLs are returned as they are.
+std::string endpoint_root(std::string_view url);
+
 }  // namespace tnk::inference

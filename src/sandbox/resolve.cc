@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "config/api_key.h"
 #include "core/strings.h"
 #include "host/host_probe.h"
 #include "inference/model_cache.h"
@@ -14,6 +15,13 @@
 #include "state/store.h"
 
 namespace tnk::sandbox {
+
+std::map<std::string, std::string> agent_env_shown(const Resolved& r) {
+  std::map<std::string, std::string> shown = r.agent.url_env;
+  for (const auto& name : r.agent.token_env) shown[name] = kTokenShown;
+  return shown;
+}
+
 namespace {
 
 bool profile_exists(const std::filesystem::path& config_dir, const std::string& profile) {
@@ -92,6 +100,10 @@ void fill_runtime_env(Context& ctx, const Config& config, Resolved& r) {
       {"TNK_SPECS_REV", specs::specs_revision(ctx.paths.config_dir, ctx.paths.memo_dir())},
   };
   r.runtime_env["TNK_CTX_WINDOW"] = std::to_string(r.model.context_window);
+  // The agent settings' URLs are values tnk derives, like TNK_INFERENCE_URL: handed in and audited with
+  // them. Their token variables are the supervisor's to set (SupervisorConfig::gateway.token_env).
+  r.agent = specs::agent_settings(r.manifest.agent_env, guest_url);
+  for (const auto& [name, value] : r.agent.url_env) r.runtime_env[name] = value;
 }
 
 // tnk's own directories are never a project: sharing them would hand the sandbox its config,
@@ -121,13 +133,25 @@ nlohmann::json network_json(const Resolved& r) {
           {"ports", ports}};
 }
 
+// The manifest's agent_env and what it sets, tokens redacted.
+nlohmann::json agent_json(const Resolved& r) {
+  nlohmann::json apis = nlohmann::json::array();
+  for (specs::AgentApi api : r.manifest.agent_env) apis.push_back(specs::to_string(api));
+  return {{"apis", apis}, {"env", agent_env_shown(r)}};
+}
+
 }  // namespace
 
 inference::ModelInfo probe_endpoint(Context& ctx, const std::string& url) {
   auto cache = ctx.paths.cache_dir / state::kModelCacheFile;
   int64_t now = std::time(nullptr);
   if (auto cached = inference::read_cached(cache, url, now, inference::kModelCacheMaxAgeSeconds)) return *cached;
-  auto info = inference::probe_models(url);
+  // With the configured key, as the gateway asks; a key that cannot be read is the start's to report.
+  std::string key;
+  if (auto config = ctx.config()) {
+    if (auto read = read_api_key(**config, ctx.env, ctx.paths.home)) key = *read;
+  }
+  auto info = inference::probe_models(url, std::chrono::seconds(1), key);
   inference::write_cache(cache, url, info, now);
   return info;
 }
@@ -194,6 +218,7 @@ nlohmann::json to_json(const Resolved& r) {
       {"network", network_json(r)},
       {"workspace", {{"mode", r.review ? "review" : "direct"}, {"source", r.review_source}}},
       {"runtime_env", env},
+      {"agent", agent_json(r)},
       {"inference",
        {{"url", r.host_inference_url},
         {"model", r.model.model_name},

@@ -45,7 +45,8 @@ struct Resolved {
   std::string guest_workdir;
   std::string host_inference_url;  // where the host reaches the endpoint
   inference::RuntimeModel model;
-  std::map<std::string, std::string> runtime_env;  // TNK_* variables handed into the sandbox
+  std::map<std::string, std::string> runtime_env;  // TNK_* variables handed into the sandbox, and agent.url_env
+  specs::AgentSettings agent;                      // the manifest's agent_env, for this endpoint
   BackendKind backend = BackendKind::kNs;
   std::string backend_source;                  // "--backend", "sandbox record", "config", "auto"
   std::string backend_why;                     // why auto chose it
@@ -62,6 +63,11 @@ inference::ModelInfo probe_endpoint(Context& ctx, const std::string& url);
 
 // The runtime variable names, in the order they are documented.
 const std::vector<std::string>& runtime_env_names();
+
+// The agent settings as `inspect` shows them: each variable with its value, "<token>" for those the
+// supervisor sets to the per-start token (which the command line never knows).
+std::map<std::string, std::string> agent_env_shown(const Resolved& resolved);
+inline constexpr const char* kTokenShown = "<token>";
 
 nlohmann::json to_json(const Resolved& resolved);
 

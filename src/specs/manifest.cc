@@ -35,6 +35,8 @@ class Parser {
       if (key == "ports") return ports(key, value);
       if (key == "git_routes") return git_routes(key, value);
       if (key == "workspace") return workspace_mode(key, value);
+      if (key == "agent_env") return agent_env(key, value);
+      if (key == "min_context_window") return min_context_window(key, value);
       if (key == kLimaSection) return ok_status();
       if (key == "provision") {
         return section(value, key, [&](auto& k, auto& v) { return allow(k, v, m_.provision_allow_domains); });
@@ -230,6 +232,36 @@ class Parser {
         return error(it->second, key, "the prefix of '" + it->first.Scalar() + "' must be an http(s):// URL", hint);
       m_.git_routes[it->first.Scalar()] = prefix;
     }
+    return ok_status();
+  }
+
+  // The agents whose variables tnk sets (specs/agent_env.h).
+  Status agent_env(const std::string& key, const YAML::Node& value) {
+    return list(value, key, "openai, anthropic", [&](const YAML::Node& item) -> Status {
+      std::optional<AgentApi> api = parse_agent_api(item.Scalar());
+      if (!api) {
+        return error(item, key, "unknown agent API '" + item.Scalar() + "'",
+                     std::string("use any of: ") + kAgentApiNames);
+      }
+      if (std::find(m_.agent_env.begin(), m_.agent_env.end(), *api) == m_.agent_env.end()) m_.agent_env.push_back(*api);
+      return ok_status();
+    });
+  }
+
+  // The context window the profile's agent needs; `tnk doctor` compares it with the server's.
+  Status min_context_window(const std::string& key, const YAML::Node& value) {
+    if (value.IsNull()) return ok_status();
+    const std::string hint = "for example `min_context_window: 32768` (tokens)";
+    const std::string s = value.IsScalar() ? value.Scalar() : "";
+    bool digits =
+        !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    uint64_t n = digits ? std::stoull(s) : 0;
+    if (n == 0) {
+      return error(value, key,
+                   "must be a whole number of tokens from 1 to 999999999" + (s.empty() ? "" : ", got '" + s + "'"),
+                   hint);
+    }
+    m_.min_context_window = n;
     return ok_status();
   }
 

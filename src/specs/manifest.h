@@ -13,6 +13,7 @@
 
 #include "core/result.h"
 #include "net/policy.h"
+#include "specs/agent_env.h"
 
 namespace tnk::specs {
 
@@ -35,9 +36,11 @@ struct Manifest {
   std::vector<uint16_t> open_ports;                  // network.open_ports: `open` beyond 80, 443
   std::vector<PortForward> ports;                    // ports: host:guest forwards, on 127.0.0.1
   std::map<std::string, std::string>
-      git_routes;                         // git_routes: tnk.toml route name -> URL prefix git fetches through it
-  std::vector<std::string> unknown_keys;  // "image (line 3)", in file order
-  std::filesystem::path source;           // the file it came from; empty for defaults
+      git_routes;                              // git_routes: tnk.toml route name -> URL prefix git fetches through it
+  std::vector<AgentApi> agent_env;             // agent_env: the agent settings tnk sets
+  std::optional<uint64_t> min_context_window;  // min_context_window: tokens (doctor)
+  std::vector<std::string> unknown_keys;       // "image (line 3)", in file order
+  std::filesystem::path source;                // the file it came from; empty for defaults
 };
 
 // Parses one manifest. Errors name "<source>:<line>:<column>" (1-based) and the key.

@@ -129,6 +129,13 @@ TABLE = [
     ("tnk.toml", "a route with an http upstream",
      replace_with(b'[[routes]]\nname = "gh"\nupstream = "http://github.com"\n'), FAILED,
      ":3:12: key 'routes.upstream' must be an https:// URL"),
+    ("tnk.toml", "[inference] value out of range", replace_with(b"[inference]\nconcurrency = 65\n"), FAILED,
+     "key 'inference.concurrency' must be an integer from 1 to 64"),
+    ("tnk.toml", "[inference] alias to an empty model", replace_with(b'[inference.aliases]\nfast = ""\n'), FAILED,
+     "key 'inference.aliases.fast' must be a table of name = \"served model\""),
+    ("tnk.toml", "[inference] key from a variable and a file", replace_with(
+        b'[inference]\napi_key_env = "K"\napi_key_file = "~/k"\n'), FAILED,
+     "keys 'inference.api_key_env' and 'inference.api_key_file' are both set"),
     ("tnk.toml", "empty", replace_with(b""), OK, None),
     ("tnk.toml", "mode 0666", chmod(0o666), PERMISSION, "its mode is 0666, so others can change it"),
     ("tnk.toml", UNREADABLE, chmod(0), PERMISSION, "Permission denied"),

@@ -63,6 +63,12 @@ llama)
 	API_KEY="$ENGINE"
 	;;
 esac
+# With the profile's `agent_env: [openai]`, tnk sets OPENAI_API_KEY in every session to the sandbox's
+# token for the inference gateway; pi reads a variable named in apiKey when it runs, so the token is
+# never written into its configuration.
+if [[ -n ${OPENAI_BASE_URL:-} ]]; then
+	API_KEY="OPENAI_API_KEY"
+fi
 
 # The output budget and compaction thresholds follow the context window, so a small window still works.
 min() { if (($1 < $2)); then echo "$1"; else echo "$2"; fi; }

@@ -13,6 +13,7 @@
 #include "backend/ns/host_support.h"
 #include "backend/ns/sandbox.h"
 #include "backend/vm/boot/boot_files.h"
+#include "config/api_key.h"
 #include "config/route_source.h"
 #include "core/files.h"
 #include "host/host_probe.h"
@@ -84,10 +85,24 @@ Status add_routes(Context& ctx, const Resolved& r, supervisor::SupervisorConfig&
   return ok_status();
 }
 
+// What the inference gateway adds: tnk.toml's [inference] and the profile's token variables. The key is
+// read here, when the sandbox starts, and goes nowhere but onto the supervisor's config pipe.
+Result<supervisor::InferenceGateway> inference_gateway(Context& ctx, const Resolved& r) {
+  supervisor::InferenceGateway gateway;
+  if (r.network == NetworkPolicy::kNone) return gateway;  // no endpoint: no key to hand anyone
+  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+  TNK_ASSIGN_OR_RETURN(gateway.api_key, read_api_key(*config, ctx.env, ctx.paths.home));
+  gateway.aliases = config->inference_aliases.value;
+  gateway.concurrency = config->inference_concurrency.value;
+  gateway.token_env = r.agent.token_env;
+  return gateway;
+}
+
 Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resolved& r,
                                                        const state::SandboxRecord& record,
                                                        const image::ImageInfo& image,
-                                                       const std::filesystem::path& audit_log) {
+                                                       const std::filesystem::path& audit_log,
+                                                       supervisor::InferenceGateway gateway) {
   supervisor::SupervisorConfig config;
   config.id = r.id;
   config.backend = record.backend;
@@ -103,6 +118,7 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   if (r.network != NetworkPolicy::kNone) {  // `none`: not even the endpoint
     config.inference_host = url.host;
     config.inference_port = url.port;
+    config.gateway = std::move(gateway);
   }
   if (r.network == NetworkPolicy::kAllowlist) {
     auto allow = sandbox::expand_registries(r.manifest.allow_domains);
@@ -251,6 +267,12 @@ void clean_after_crash(const Paths& paths, const std::string& id) {
 Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path& audit_log) {
   host::HostFacts facts = host::gather_host_facts(ctx.env);
   TNK_RETURN_IF_ERROR(check_backend(r.backend, facts, r.project.dir));
+  // A start needs the key, an exec into a running sandbox does not: read it before anything is made.
+  const bool was_running = r.state == state::SandboxState::kRunning;
+  supervisor::InferenceGateway gateway;
+  if (!was_running) {
+    TNK_ASSIGN_OR_RETURN(gateway, inference_gateway(ctx, r));
+  }
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(auto existing, store.load(r.id));  // again: another tnk may have created it meanwhile
@@ -262,6 +284,9 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     TNK_RETURN_IF_ERROR(check_running_policy(store, r));
     TNK_RETURN_IF_ERROR(check_running_review(store, r));
     return outcome;
+  }
+  if (was_running) {  // it stopped meanwhile
+    TNK_ASSIGN_OR_RETURN(gateway, inference_gateway(ctx, r));
   }
   if (now == state::SandboxState::kBroken) {
     auto why = read_file(store.file(r.id, state::kFailureFile));
@@ -279,7 +304,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     outcome.created = true;
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
   }
-  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log));
+  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log, std::move(gateway)));
   TNK_RETURN_IF_ERROR(choose_review(ctx, r, config));
   bool vm = outcome.record.backend == BackendKind::kVm;
   if (vm) TNK_RETURN_IF_ERROR(add_vm_boot(ctx, image, facts, config));

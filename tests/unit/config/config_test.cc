@@ -220,7 +220,7 @@ TEST_F(ConfigTest, TemplateUncommentedStillLoadsWithoutWarnings) {
   for (size_t at = 0; (at = text.find("\n# ", at)) != std::string::npos;) {
     size_t eol = text.find('\n', at + 1);
     std::string line = text.substr(at + 3, eol - at - 3);
-    bool is_setting = line.find(" = ") != std::string::npos || line == "[sandbox]";
+    bool is_setting = line.find(" = ") != std::string::npos || line.starts_with("[");
     if (is_setting && line.find(' ') != 0) text.erase(at + 1, 2);
     at += 1;
   }
@@ -229,6 +229,8 @@ TEST_F(ConfigTest, TemplateUncommentedStillLoadsWithoutWarnings) {
   EXPECT_EQ(err(), "");
   EXPECT_EQ(c.sandbox_disk_bytes.source, Source::kFile);
   EXPECT_EQ(c.default_engine_preset.value, "llama-default");
+  EXPECT_EQ(c.inference_api_key_env.value, "OPENAI_API_KEY");
+  EXPECT_EQ(c.inference_aliases.value.at("gpt-4o"), "qwen2.5-coder-7b");
 }
 
 TEST_F(ConfigTest, TemplateIsNotWrittenOverAnExistingFileWithoutForce) {

@@ -93,6 +93,18 @@ TEST(ProbeModels, LlamaCppServer) {
   EXPECT_EQ(server->last_request().rfind("GET /v1/models HTTP/1.1\r\n", 0), 0u);
 }
 
+TEST(ProbeModels, TheConfiguredKeyGoesAsABearerToken) {
+  auto server = TestHttpServer::start(TestHttpServer::json_response(kLlamaCpp));
+  ASSERT_NE(server, nullptr);
+  ModelInfo info = probe_models(server->base("/v1"), std::chrono::seconds(1), "sk-1");
+  EXPECT_EQ(info.model_id, "qwen.gguf");
+  EXPECT_NE(server->last_request().find("\r\nAuthorization: Bearer sk-1\r\n"), std::string::npos);
+  auto keyless = TestHttpServer::start(TestHttpServer::json_response(kLlamaCpp));
+  ASSERT_NE(keyless, nullptr);
+  (void)probe_models(keyless->base("/v1"));
+  EXPECT_EQ(keyless->last_request().find("Authorization"), std::string::npos);
+}
+
 TEST(ProbeModels, VllmLikeServerChunked) {
   std::string body = kVllm;
   std::string raw = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";

@@ -247,7 +247,7 @@ TEST(SandboxRuntimeEnvNames, DocumentedOrder) {
 
 TEST_F(SandboxTest, ResolveRuntimeEnvHoldsExactlyTheDocumentedValues) {
   write_config("model_name = \"qwen-coder\"\ncontext_window = 4096\ndefault_engine_runtime = \"vllm\"\n");
-  auto r = resolve_ok();
+  auto r = resolve_ok(with_profile("base"));  // a profile without agent settings
   std::map<std::string, std::string> expected = {
       {"TNK_INFERENCE_URL", "http://host.lima.internal:9/v1"},
       {"TNK_OPENAI_URL", "http://host.lima.internal:9/v1"},
@@ -267,6 +267,21 @@ TEST_F(SandboxTest, ResolveRuntimeEnvHoldsExactlyTheDocumentedValues) {
   EXPECT_EQ(r.host_inference_url, kRefusingEndpoint);
   EXPECT_EQ(r.model.source, "config");
   EXPECT_EQ(r.model.context_source, "config");
+}
+
+// The agent settings' URL variables join the runtime values (handed in, audited); the token variables
+// do not: they are the supervisor's, and shown redacted.
+TEST_F(SandboxTest, ResolveAgentSettingsAddTheirUrlsToTheRuntimeValues) {
+  auto r = resolve_ok(with_profile("pi"));  // the bundled pi asks for `agent_env: [openai]`
+  EXPECT_EQ(r.runtime_env["OPENAI_BASE_URL"], "http://host.lima.internal:9/v1");
+  EXPECT_EQ(r.runtime_env.count("OPENAI_API_KEY"), 0u);
+  EXPECT_EQ(r.agent.token_env, std::vector<std::string>{"OPENAI_API_KEY"});
+  EXPECT_EQ(sandbox::agent_env_shown(r),
+            (std::map<std::string, std::string>{{"OPENAI_BASE_URL", "http://host.lima.internal:9/v1"},
+                                                {"OPENAI_API_KEY", "<token>"}}));
+  auto j = sandbox::to_json(r);
+  EXPECT_EQ(j["agent"], nlohmann::json::parse(R"({"apis": ["openai"], "env": {
+      "OPENAI_BASE_URL": "http://host.lima.internal:9/v1", "OPENAI_API_KEY": "<token>"}})"));
 }
 
 TEST_F(SandboxTest, ResolveRuntimeEnvFallsBackWhenNothingIsConfigured) {
@@ -315,6 +330,7 @@ TEST_F(SandboxTest, ResolveToJsonFields) {
       "provision": "allowlist", "provision_allow": [], "ports": []})"));
   EXPECT_EQ(j["runtime_env"]["TNK_MODEL_NAME"], "qwen-coder");
   EXPECT_EQ(j["runtime_env"].size(), 7u);
+  EXPECT_EQ(j["agent"], nlohmann::json::parse(R"({"apis": [], "env": {}})"));
   EXPECT_EQ(j["inference"], (nlohmann::json{{"url", kRefusingEndpoint},
                                             {"model", "qwen-coder"},
                                             {"model_source", "config"},
@@ -324,7 +340,7 @@ TEST_F(SandboxTest, ResolveToJsonFields) {
   EXPECT_EQ(j["state"], "absent");
   EXPECT_EQ(j["notes"], nlohmann::json(r.notes));
   EXPECT_EQ(j["workspace"], (nlohmann::json{{"mode", "direct"}, {"source", "default"}}));
-  EXPECT_EQ(j.size(), 14u);
+  EXPECT_EQ(j.size(), 15u);
 }
 
 TEST_F(SandboxTest, ReviewModeComesFromTheFlagElseTheManifest) {
