@@ -66,6 +66,8 @@ struct Config {
   Setting<std::optional<std::string>> inference_api_key_env;      // a variable of tnk's environment
   Setting<std::optional<std::string>> inference_api_key_file;     // raw text as written (~ expanded when read)
   Setting<unsigned> inference_concurrency{4};                     // requests upstream at a time per sandbox
+  Setting<uint64_t> inference_request_limit{32 << 20};            // bytes of a request's body the gateway takes
+  Setting<uint64_t> inference_answer_limit{kGiB};                 // bytes of an answer it passes, then cuts
   Setting<std::map<std::string, std::string>> inference_aliases;  // [inference.aliases] name = "served model"
 };
 

@@ -94,6 +94,8 @@ const std::map<std::string_view, NodeApply>& node_keys() {
       {"inference.api_key_env", node_key(&Config::inference_api_key_env, string_node(parse_env_name))},
       {"inference.api_key_file", node_key(&Config::inference_api_key_file, string_node(parse_path_text))},
       {"inference.concurrency", node_key(&Config::inference_concurrency, integer_node<unsigned>(1, 64))},
+      {"inference.request_limit", node_key(&Config::inference_request_limit, size_node)},
+      {"inference.answer_limit", node_key(&Config::inference_answer_limit, size_node)},
   };
   return keys;
 }

@@ -15,7 +15,7 @@ struct ConfigKeyInfo {
 
 inline constexpr std::string_view kSizeExpect = "a size such as \"2GiB\" or \"512MiB\" (a bare number means GiB)";
 
-inline constexpr std::array<ConfigKeyInfo, 21> kConfigKeys = {{
+inline constexpr std::array<ConfigKeyInfo, 23> kConfigKeys = {{
     {"server_port", "TNK_SERVER_PORT", "an integer from 1 to 65535"},
     {"workspace_root", "TNK_WORKSPACE_ROOT", "a non-empty string (a directory path)"},
     {"model_dir", "TNK_MODEL_DIR", "a non-empty string (a directory path)"},
@@ -36,6 +36,8 @@ inline constexpr std::array<ConfigKeyInfo, 21> kConfigKeys = {{
     {"inference.api_key_env", "", "a variable name (letters, digits, '_'; not starting with a digit)"},
     {"inference.api_key_file", "", "a non-empty string (a file path; ~ and $HOME are expanded)"},
     {"inference.concurrency", "", "an integer from 1 to 64"},
+    {"inference.request_limit", "", kSizeExpect},
+    {"inference.answer_limit", "", kSizeExpect},
     {"inference.aliases", "", "a table of name = \"served model\" (both non-empty strings)"},
 }};
 

@@ -80,6 +80,8 @@ std::vector<ShowRow> show_rows(const Config& c) {
       optional_row("inference.api_key_file", c.inference_api_key_file),
       row("inference.concurrency", c.inference_concurrency, std::to_string(c.inference_concurrency.value),
           c.inference_concurrency.value),
+      size_row("inference.request_limit", c.inference_request_limit),
+      size_row("inference.answer_limit", c.inference_answer_limit),
       aliases_row(c),
   };
 }

@@ -111,7 +111,8 @@ std::optional<std::string> InferenceRequest::read_body(const RequestHead& head, 
       return std::nullopt;
     }
     if (body.size() > limit) {
-      std::string reason = "the request body is over the gateway's limit of " + std::to_string(limit >> 20) + " MiB";
+      std::string reason = "the request body is over the gateway's limit of " + std::to_string(limit) +
+                           " bytes (inference.request_limit)";
       answer(413, "tnk: " + reason, reason);
       return std::nullopt;
     }
@@ -166,8 +167,16 @@ void InferenceRequest::pass(RequestHead head, const std::string& body) {
     meter.feed(bytes);
   };
   UpstreamBound nothing_more = [](std::string_view) -> Result<std::size_t> { return std::size_t{0}; };
+  uint64_t answer_left = gateway_.limits.max_answer_bytes;
+  bool over_limit = false;
+  UpstreamBound answer_limit = [&](std::string_view bytes) -> Result<std::size_t> {
+    std::size_t pass = bytes.size() <= answer_left ? bytes.size() : static_cast<std::size_t>(answer_left);
+    answer_left -= pass;
+    over_limit = over_limit || pass < bytes.size();
+    return pass;
+  };
   RelayStats stats = relay(client_.get(), upstream->get(), gateway_.limits.idle_timeout, stop_fd_, std::move(out.bytes),
-                           nothing_more, tap);
+                           nothing_more, tap, answer_limit);
   meter.finish();
   exchange_.status = meter.status();
   if (!meter.model().empty()) exchange_.model_served = meter.model();
@@ -175,7 +184,9 @@ void InferenceRequest::pass(RequestHead head, const std::string& body) {
   exchange_.completion_tokens = meter.usage().completion_tokens;
   event.bytes_up = stats.bytes_up;
   event.bytes_down = stats.bytes_down;
-  event.reason = stats.end;
+  event.reason = over_limit ? "the answer was cut at the gateway's limit of " +
+                                  std::to_string(gateway_.limits.max_answer_bytes) + " bytes (inference.answer_limit)"
+                            : stats.end;
   record(event);
 }
 

@@ -31,6 +31,8 @@ inline constexpr std::chrono::minutes kInferenceIdleTimeout{10};
 // The request head must arrive within this, and the body with no gap longer than this (the endpoint is
 // not connected before the whole request has).
 inline constexpr std::chrono::seconds kInferenceHeadTimeout{60};
+// An answer is cut after this many bytes: far beyond any model's answer, short of filling the sandbox's disk.
+inline constexpr uint64_t kMaxInferenceAnswerBytes = uint64_t{1} << 30;
 // A request that finds every slot taken waits this long for one, then is answered 429.
 inline constexpr std::chrono::seconds kInferenceQueueWait{60};
 
@@ -40,7 +42,8 @@ struct InferenceLimits {
   std::chrono::milliseconds head_timeout = kInferenceHeadTimeout;
   std::chrono::milliseconds idle_timeout = kInferenceIdleTimeout;
   std::chrono::milliseconds queue_wait = kInferenceQueueWait;
-  std::size_t concurrency = 4;  // requests at the endpoint at a time; as many more wait
+  std::size_t concurrency = 4;                           // requests at the endpoint at a time; as many more wait
+  uint64_t max_answer_bytes = kMaxInferenceAnswerBytes;  // an answer longer than this is cut
 };
 
 // Serves until `stop_fd` becomes readable (forever when -1), like serve_forward. A request the list

@@ -102,17 +102,18 @@ std::string step(Pump& up, Pump& down, int idle_ms, int stop_fd) {
 }  // namespace
 
 RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up,
-                 const UpstreamBound& bound, const DownstreamTap& tap) {
+                 const UpstreamBound& bound, const DownstreamTap& tap, const UpstreamBound& down_bound) {
   Pump up{client, upstream, std::move(first_up)};
   up.bound = &bound;
   Pump down{upstream, client, {}};
   down.tap = &tap;
+  down.bound = &down_bound;
   RelayStats stats;
   int idle_ms = idle.count() > 0 ? static_cast<int>(idle.count()) : -1;
   if (!flush(up)) stats.end = std::string("error: ") + std::strerror(errno);
   while (stats.end.empty()) {
     // Bounded, the relay is over once the answer is: what the client sends later is never passed.
-    if (down.done && (up.done || (bound && !up.pending()))) {
+    if (down.done && (up.done || (bound && !up.pending()) || down.cut)) {
       stats.end = "closed";
       break;
     }

@@ -29,9 +29,10 @@ using DownstreamTap = std::function<void(std::string_view)>;
 
 // Runs until both directions have ended, an error, `idle` without traffic (zero: no limit), or until
 // `stop_fd` is readable. `first_up` is sent to the upstream before anything read from the client.
-// `bound` (empty: none) limits what of the client's stream goes upstream; `tap` (empty: none) watches
-// what comes back. Both sockets must be nonblocking; the caller closes them.
+// `bound` (empty: none) limits what of the client's stream goes upstream, `down_bound` what of the
+// answer goes back (fewer than all ends the relay there); `tap` (empty: none) watches what comes back.
+// Both sockets must be nonblocking; the caller closes them.
 RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up = {},
-                 const UpstreamBound& bound = {}, const DownstreamTap& tap = {});
+                 const UpstreamBound& bound = {}, const DownstreamTap& tap = {}, const UpstreamBound& down_bound = {});
 
 }  // namespace tnk::net

@@ -22,10 +22,9 @@ nlohmann::json to_json(const SupervisorConfig& config) {
       {"vm_base_disk", config.vm_base_disk.string()},
       {"vm_kvm", config.vm_kvm},
   };
-  json["gateway"] = {{"api_key", config.gateway.api_key},
-                     {"aliases", config.gateway.aliases},
-                     {"concurrency", config.gateway.concurrency},
-                     {"token_env", config.gateway.token_env}};
+  json["gateway"] = {{"api_key", config.gateway.api_key},           {"aliases", config.gateway.aliases},
+                     {"concurrency", config.gateway.concurrency},   {"request_limit", config.gateway.request_limit},
+                     {"answer_limit", config.gateway.answer_limit}, {"token_env", config.gateway.token_env}};
   json["routes"] = nlohmann::json::array();
   for (const net::CredentialRoute& r : config.routes) {
     json["routes"].push_back({{"name", r.name},
@@ -68,6 +67,8 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
       config.gateway.api_key = gateway.value("api_key", std::string());
       config.gateway.aliases = gateway.value("aliases", std::map<std::string, std::string>());
       config.gateway.concurrency = gateway.value("concurrency", 4u);
+      config.gateway.request_limit = gateway.value("request_limit", config.gateway.request_limit);
+      config.gateway.answer_limit = gateway.value("answer_limit", config.gateway.answer_limit);
       config.gateway.token_env = gateway.value("token_env", std::vector<std::string>());
     }
     for (const auto& r : json.value("routes", nlohmann::json::array())) {

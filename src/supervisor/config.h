@@ -26,6 +26,8 @@ struct InferenceGateway {
   std::string api_key;                         // empty: none; the gateway adds it to each request
   std::map<std::string, std::string> aliases;  // model name an agent asks for -> model the server has
   unsigned concurrency = 4;                    // requests upstream at a time per sandbox; more queue, then 429
+  uint64_t request_limit = 32 << 20;           // bytes of a request body (413 beyond)
+  uint64_t answer_limit = uint64_t{1} << 30;   // bytes of an answer (cut beyond)
   std::vector<std::string> token_env;          // session variables set to the per-start token, besides
                                                // TNK_INFERENCE_TOKEN (the profile's agent settings)
 };

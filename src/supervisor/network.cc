@@ -98,7 +98,9 @@ Status Network::start_forwarder() {
   }
   net::InferenceLimits limits;
   limits.concurrency = config_.gateway.concurrency;
-  net::GatewaySettings settings{inference_token_, config_.gateway.api_key, config_.gateway.aliases};
+  limits.max_answer_bytes = config_.gateway.answer_limit;
+  net::GatewaySettings settings{inference_token_, config_.gateway.api_key, config_.gateway.aliases,
+                                static_cast<std::size_t>(config_.gateway.request_limit)};
   TNK_ASSIGN_OR_RETURN(forwarder_, supervisor::start_inference_forwarder(
                                        std::move(listener), target, {events_write_.get(), to_string(config_.network)},
                                        limits, settings));

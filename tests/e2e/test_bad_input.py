@@ -129,6 +129,8 @@ TABLE = [
     ("tnk.toml", "a route with an http upstream",
      replace_with(b'[[routes]]\nname = "gh"\nupstream = "http://github.com"\n'), FAILED,
      ":3:12: key 'routes.upstream' must be an https:// URL"),
+    ("tnk.toml", "[inference] a limit that is no size", replace_with(b'[inference]\nanswer_limit = "lots"\n'), FAILED,
+     "key 'inference.answer_limit' must be a size"),
     ("tnk.toml", "[inference] value out of range", replace_with(b"[inference]\nconcurrency = 65\n"), FAILED,
      "key 'inference.concurrency' must be an integer from 1 to 64"),
     ("tnk.toml", "[inference] alias to an empty model", replace_with(b'[inference.aliases]\nfast = ""\n'), FAILED,

@@ -4,10 +4,12 @@ and Ollama's chat work; an alias reaches the real model; the concurrency limit a
 API is refused; every request is an inference_request record with its token counts; and the key is
 nowhere in the sandbox, while the same search finds the token."""
 import json
+import secrets
 
 from net_harness import wait_for_records
 from model_server import COMPLETION_TOKENS, MODEL, PROMPT_TOKENS, ModelServer
 from sandbox_harness import Sandbox, any_tnk  # noqa: F401
+from secret_search import compile_secret_search, find_in_sandbox
 
 KEY = "sk-e2e-only-on-the-host-7f3a9c"
 CURL = ["curl", "-sS", "--max-time", "60"]
@@ -29,10 +31,10 @@ coder = "{MODEL}"
 
 
 def post(box, url, body, token=True, extra=()):
-    auth = ["-H", "Authorization: Bearer $TNK_INFERENCE_TOKEN"] if token else []
-    script = " ".join(["exec", *CURL, *extra, "-H", "'Content-Type: application/json'",
-                       *(f'"{a}"' for a in auth), "-d", "'" + json.dumps(body) + "'", '"$0"'])
-    return box.exec("sh", "-c", script, url)
+    """curl inside the sandbox, with the sandbox's token (read from the session's environment there)."""
+    with_token = 'exec "$@" -H "Authorization: Bearer $TNK_INFERENCE_TOKEN"' if token else 'exec "$@"'
+    return box.exec("sh", "-c", with_token, "sh", *CURL, *extra, "-H", "Content-Type: application/json",
+                    "-d", json.dumps(body), url)
 
 
 def test_the_gateway_adds_the_key_the_sandbox_never_sees(any_tnk, tmp_path):  # noqa: F811
@@ -41,6 +43,7 @@ def test_the_gateway_adds_the_key_the_sandbox_never_sees(any_tnk, tmp_path):  # 
     try:
         configure(any_tnk, server.port)
         box = Sandbox(any_tnk, any_tnk.project("gateway"))
+        compile_secret_search(box)
         box.start("--network", "inference", "--audit-log", str(log))
         base = f"http://host.lima.internal:{server.port}"
 
@@ -59,7 +62,8 @@ def test_the_gateway_adds_the_key_the_sandbox_never_sees(any_tnk, tmp_path):  # 
         assert json.loads(aliased.stdout)["model"] == MODEL, aliased.stdout
         assert ("POST", "/v1/chat/completions", MODEL, "Bearer " + KEY) in server.seen
         assert not any(model == "coder" for _, _, model, _ in server.seen), server.seen
-        models = box.exec("sh", "-c", f'exec curl -sS -H "Authorization: Bearer $TNK_INFERENCE_TOKEN" {base}/v1/models')
+        models = box.exec("sh", "-c", 'exec curl -sS -H "Authorization: Bearer $TNK_INFERENCE_TOKEN" "$0"',
+                          f"{base}/v1/models")
         assert {m["id"] for m in json.loads(models.stdout)["data"]} == {MODEL, "coder"}, models.stdout
 
         # The pair: without the token the gateway adds no key and answers 401 itself.
@@ -78,13 +82,13 @@ def test_the_gateway_adds_the_key_the_sandbox_never_sees(any_tnk, tmp_path):  # 
         assert "429 Too Many Requests" in crowd.stdout and "Retry-After: 1" in crowd.stdout, crowd.stdout + crowd.stderr
 
         # The key is in no file, no environment and no argument of any process inside; the same search
-        # finds the token (in the searching shell's own environment).
-        search = ('for s in "$0" "$TNK_INFERENCE_TOKEN"; do '
-                  'if grep -rIlsF --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev "$s" / >/dev/null || '
-                  'cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | grep -aqF "$s"; '
-                  'then echo found; else echo absent; fi; done')
-        found = box.exec("sh", "-c", search, KEY, root=True, timeout=900)
-        assert found.stdout.split() == ["absent", "found"], found.stdout + found.stderr
+        # finds the control where it was planted, and the token (in the environment of every session).
+        token = box.exec("printenv", "TNK_INFERENCE_TOKEN").stdout.strip()
+        assert len(token) >= 32, token
+        hits, summary = find_in_sandbox(box, "tnk-control-" + secrets.token_hex(8), [KEY, token])
+        assert "/tmp/planted" in hits[0] and any(w.endswith("/environ") for w in hits[0]), (hits, summary)
+        assert hits[1] == [], (hits, summary)
+        assert any(w.endswith("/environ") for w in hits[2]), (hits, summary)
 
         records = wait_for_records(log, "inference_request", lambda rs: len(rs) >= 9, timeout=30)
         chats = [r for r in records if r["path"] == "/v1/chat/completions" and r["status"] == 200]

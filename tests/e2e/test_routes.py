@@ -5,7 +5,6 @@ credential, the same push through a route without it fails; the answer's echo of
 masked; a refused method, path or route is a 403 with its route_request record; a search of the whole
 sandbox (files, every process's environ and cmdline) finds a planted control string but not the
 credential. Each denial is paired with its allowed control, and `tnk audit verify` passes."""
-import os
 import secrets
 import subprocess
 
@@ -13,13 +12,13 @@ import pytest
 
 from net_harness import children_named, supervisor_pid, wait_for_records
 from route_harness import basic, serve_git
+from secret_search import compile_secret_search, find_in_sandbox
 from sandbox_harness import Sandbox, any_tnk, ns_tnk  # noqa: F401 (fixtures)
 from test_network import foreign_descriptors, proc_status
 
 pytestmark = pytest.mark.rootless_suite
 
 CURL = ("curl", "-sS", "--max-time", "20")
-PROBE = os.path.join(os.path.dirname(__file__), "probes", "find_secret.c")
 GIT_PREFIX = "https://git.tnk-test.example/"
 
 
@@ -49,30 +48,12 @@ def git_push(box, remote, branch):
     return box.sh(script, timeout=300)
 
 
-def find_in_sandbox(box, control, strings):
-    """The hits of the find_secret probe (run as the sandbox's root) for `control` (index 0, planted first
-    in a file, and in the environment and arguments of a process that runs during the search) and for
-    each of `strings`, and the probe's summary line."""
-    hexes = " ".join(s.encode().hex() for s in (control, *strings))
-    script = (f"echo {control} > /tmp/planted; PLANTED={control} sh -c 'sleep 600; :' {control} & sleep 0.5;"
-              f" /workspace/find_secret {hexes}; kill $!")
-    out = box.exec("sh", "-c", script, root=True, timeout=900)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert lines and lines[-1].startswith("searched "), out.stdout
-    hits = {i: [] for i in range(len(strings) + 1)}
-    for line in lines[:-1]:
-        index, where = line.split(" ", 1)
-        hits[int(index)].append(where)
-    return hits, lines[-1]
-
-
 def test_git_push_through_a_route_and_the_credential_is_nowhere_inside(any_tnk, tmp_path):
     token = "tnk-route-" + secrets.token_hex(12)
     server = setup_routes(any_tnk, tmp_path, token)
     log = tmp_path / "audit.ndjson"
     box = Sandbox(any_tnk, any_tnk.project("routes"))
-    subprocess.run(["cc", "-O1", "-o", str(box.project / "find_secret"), PROBE], check=True)
+    compile_secret_search(box)
     try:
         box.start("--profile", "routes", "--audit-log", str(log))
         url = box.exec("printenv", "TNK_ROUTES_URL").stdout.strip()

@@ -94,6 +94,8 @@ Result<supervisor::InferenceGateway> inference_gateway(Context& ctx, const Resol
   TNK_ASSIGN_OR_RETURN(gateway.api_key, read_api_key(*config, ctx.env, ctx.paths.home));
   gateway.aliases = config->inference_aliases.value;
   gateway.concurrency = config->inference_concurrency.value;
+  gateway.request_limit = config->inference_request_limit.value;
+  gateway.answer_limit = config->inference_answer_limit.value;
   gateway.token_env = r.agent.token_env;
   return gateway;
 }

@@ -305,6 +305,35 @@ TEST(InferenceGateway, TheModelListGetsTheAliases) {
   EXPECT_NE(answer.find("Content-Length: " + std::to_string(listed.size()) + "\r\n"), std::string::npos) << answer;
 }
 
+// The limits: a body over the request limit is a 413 that never reaches the endpoint; an answer over
+// the answer limit is cut there, with the record saying so; the same answer under the limit passes whole.
+TEST(InferenceGateway, BodiesAndAnswersOverTheirLimitsStopThere) {
+  std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + std::string(1000, 'a');
+  RecordingEndpoint endpoint(answer);
+  for (uint64_t limit : {uint64_t{100}, uint64_t{1} << 20}) {
+    EventLog events;
+    {
+      InferenceLimits limits;
+      limits.max_answer_bytes = limit;
+      GatewayFixture gateway(endpoint, events, limits);
+      std::string got =
+          gateway.ask("POST /v1/completions HTTP/1.1\r\nHost: h\r\nx-api-key: tok-123\r\nContent-Length: 0\r\n\r\n");
+      EXPECT_EQ(got.size(), limit == 100 ? 100u : answer.size()) << limit;
+    }
+    ASSERT_EQ(events.events.size(), 1u);
+    EXPECT_EQ(events.events[0].reason.find("inference.answer_limit") != std::string::npos, limit == 100);
+  }
+  EventLog events;
+  GatewayFixture gateway(endpoint, events);
+  std::size_t seen = endpoint.seen().size();
+  std::string body(kMaxInferenceRequestBytes + 1, 'x');
+  std::string refused =
+      gateway.ask("POST /v1/completions HTTP/1.1\r\nHost: h\r\nx-api-key: tok-123\r\nContent-Length: " +
+                  std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_TRUE(refused.starts_with("HTTP/1.1 413 ")) << refused.substr(0, 200);
+  EXPECT_EQ(endpoint.seen().size(), seen);
+}
+
 // With room for one request at the endpoint and one waiting, a third is answered 429 at once, with
 // Retry-After, and never reaches the endpoint.
 TEST(InferenceGateway, BeyondTheConcurrencyLimitA429) {
