@@ -1,6 +1,7 @@
 #include "net/redactor.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace tnk::net {
 

@@ -72,7 +72,8 @@ state::SandboxRecord new_record(const Resolved& r, const std::string& image_id) 
 Status add_routes(Context& ctx, const Resolved& r, supervisor::SupervisorConfig& config) {
   TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
   TNK_ASSIGN_OR_RETURN(config.routes, resolve_routes(*loaded, ctx.env, ctx.paths.home));
-  for (const auto& [name, prefix] : r.manifest.git_routes) {
+  for (const auto& route_prefix : r.manifest.git_routes) {
+    const std::string& name = route_prefix.first;
     bool defined = std::any_of(config.routes.begin(), config.routes.end(),
                                [&name](const net::CredentialRoute& route) { return route.name == name; });
     if (!defined) {
