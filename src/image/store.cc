@@ -1,6 +1,7 @@
 // Reading and removing cached images; building them is in build.cc.
 #include "image/store.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "core/files.h"
 #include "core/json_fields.h"
 #include "core/strings.h"
+#include "idmap/userns.h"
 #include "image/layout.h"
 #include "image/tree.h"
 
@@ -105,6 +107,32 @@ Result<ImageInfo> read_image_dir(const std::filesystem::path& dir) {
   return info;
 }
 
+namespace {
+
+// The host uid of root's files in an image this process's sandboxes can use: 0 for root, else the start
+// of the user's subordinate range. An image of an older tnk has the user's own uid there, which root
+// inside no longer maps to: its /var/lib is not root's inside. nullopt: no range (start says so).
+std::optional<uid_t> expected_root_owner() {
+  if (::geteuid() == 0) return uid_t{0};
+  auto ids = idmap::rootless_ids();
+  if (!ids) return std::nullopt;
+  return static_cast<uid_t>(ids->uids.start);
+}
+
+}  // namespace
+
+Status check_root_owner(const std::filesystem::path& rootfs, uid_t expected) {
+  struct stat st {};
+  if (::lstat(rootfs.c_str(), &st) != 0) return sys_error(errno, "cannot stat " + rootfs.string());
+  if (st.st_uid == expected) return ok_status();
+  std::string name = rootfs.parent_path().filename().string();
+  return failed("image " + name + " is not usable: its root's files belong to host uid " + std::to_string(st.st_uid) +
+                    ", but root inside your sandboxes is host uid " + std::to_string(expected) +
+                    " (an image built by an older tnk, or by another user)",
+                "`tnk image build --force` rebuilds it (a sandbox start does so by itself); sandboxes made from "
+                "the old image need `tnk sandbox delete`");
+}
+
 Result<ImageInfo> find_image(const Paths& paths, const std::string& id) {
   TNK_RETURN_IF_ERROR(check_image_id(id));
   auto dir = paths.images_dir() / id;
@@ -113,7 +141,11 @@ Result<ImageInfo> find_image(const Paths& paths, const std::string& id) {
     return not_found("no image " + id + " in " + paths.images_dir().string(),
                      "`tnk image ls` lists the images; `tnk image build` builds the current one");
   }
-  return read_image_dir(dir);
+  TNK_ASSIGN_OR_RETURN(ImageInfo info, read_image_dir(dir));
+  if (auto expected = expected_root_owner()) {
+    TNK_RETURN_IF_ERROR(check_root_owner(info.rootfs, *expected));
+  }
+  return info;
 }
 
 Result<std::vector<ImageInfo>> list_images(const Paths& paths) {

@@ -75,6 +75,10 @@ void remove_stale_work_dirs(const Paths& paths, Log& log, const std::string& hel
 // Image ids are path components: lowercase letters, digits, '.', '-'; not starting with '.' or '-'.
 Status check_image_id(const std::string& id);
 
+// Fails (naming the image, with a hint) when root's files in `rootfs` do not belong to `expected`, the
+// host uid that root inside this user's sandboxes is (exposed for tests).
+Status check_root_owner(const std::filesystem::path& rootfs, uid_t expected);
+
 // image.json for an image (exposed for tests and fakes).
 nlohmann::json image_info_to_json(const ImageInfo& info);
 Result<ImageInfo> read_image_dir(const std::filesystem::path& dir);

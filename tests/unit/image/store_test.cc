@@ -59,6 +59,22 @@ class ImageStoreTest : public ::testing::Test {
   Log log_{err_, Verbosity::kVerbose};
 };
 
+// An image whose root files belong to another host uid than root inside is (an older tnk's layout, which
+// left root unable to write /var/lib inside) is refused, naming both uids; the same tree passes for
+// its owner.
+TEST_F(ImageStoreTest, AnImageWhoseRootFilesAreNotRootsInsideIsNotUsable) {
+  fake_image("debian-x");
+  fs::path rootfs = paths_.images_dir() / "debian-x" / kRootfsDir;
+  EXPECT_TRUE(check_root_owner(rootfs, ::getuid()).ok());
+  Status stale = check_root_owner(rootfs, ::getuid() + 100000);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_NE(stale.error().message.find("image debian-x is not usable: its root's files belong to host uid " +
+                                       std::to_string(::getuid())),
+            std::string::npos)
+      << stale.error().message;
+  EXPECT_NE(stale.error().hint.find("tnk image build --force"), std::string::npos);
+}
+
 TEST_F(ImageStoreTest, EmptyOrMissingCacheListsNothing) {
   auto listed = list_images(paths_);
   ASSERT_TRUE(listed.ok());
