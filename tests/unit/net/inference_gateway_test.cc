@@ -36,6 +36,12 @@ RequestHead gateway_head(const std::string& text) {
   return head;
 }
 
+// A whole 200 answer with a JSON body.
+std::string json_answer(const std::string& body) {
+  return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
 GatewaySettings keyed() {
   GatewaySettings settings;
   settings.token = "tok-123";
@@ -136,10 +142,7 @@ TEST(AnswerMeter, ReadsTheUsageOfAJsonAnswer) {
   std::string body =
       R"({"model":"qwen2.5-coder-7b","choices":[],"usage":{"prompt_tokens":42,"completion_tokens":311}})";
   for (std::size_t step : {std::size_t{1}, std::size_t{5}, std::size_t{4096}}) {
-    AnswerMeter meter =
-        metered("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                    "\r\n\r\n" + body,
-                step);
+    AnswerMeter meter = metered(json_answer(body), step);
     EXPECT_EQ(meter.status(), 200);
     EXPECT_EQ(meter.model(), "qwen2.5-coder-7b");
     EXPECT_EQ(meter.usage().prompt_tokens, 42u);
@@ -245,8 +248,7 @@ class GatewayFixture {
 
 TEST(InferenceGateway, TheEndpointGetsTheKeyAndTheServedModelNeverTheToken) {
   std::string body = R"({"model":"m","usage":{"prompt_tokens":7,"completion_tokens":9}})";
-  RecordingEndpoint endpoint("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\n\r\n" + body);
+  RecordingEndpoint endpoint(json_answer(body));
   {
     EventLog events;
     GatewayFixture gateway(endpoint, events);
@@ -266,8 +268,7 @@ TEST(InferenceGateway, TheEndpointGetsTheKeyAndTheServedModelNeverTheToken) {
 
 TEST(InferenceGateway, EachRequestIsOneEventWithItsExchange) {
   std::string body = R"({"model":"m","usage":{"prompt_tokens":7,"completion_tokens":9}})";
-  RecordingEndpoint endpoint("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\n\r\n" + body);
+  RecordingEndpoint endpoint(json_answer(body));
   EventLog events;
   {
     GatewayFixture gateway(endpoint, events);
@@ -295,8 +296,7 @@ TEST(InferenceGateway, EachRequestIsOneEventWithItsExchange) {
 
 TEST(InferenceGateway, TheModelListGetsTheAliases) {
   std::string body = R"({"object":"list","data":[{"id":"qwen2.5-coder-7b"}]})";
-  RecordingEndpoint endpoint("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\n\r\n" + body);
+  RecordingEndpoint endpoint(json_answer(body));
   EventLog events;
   GatewayFixture gateway(endpoint, events);
   std::string answer = gateway.ask("GET /v1/models HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer tok-123\r\n\r\n");
