@@ -1,5 +1,6 @@
 #include "net/answer_meter.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <nlohmann/json.hpp>
@@ -10,7 +11,7 @@ namespace tnk::net {
 namespace {
 
 constexpr std::size_t kMaxHeadBytes = 64 * 1024;
-constexpr std::size_t kMaxLineBytes = 1024 * 1024;          // one event of a stream
+constexpr std::size_t kWindowBytes = 64 * 1024;             // a stream's start and end, read for its counts
 constexpr std::size_t kMaxDocumentBytes = 8 * 1024 * 1024;  // a whole JSON answer
 
 std::string_view trim(std::string_view text) {
@@ -53,6 +54,10 @@ void AnswerMeter::feed(std::string_view bytes) {
   if (broken_) return;
   if (!have_head_) return feed_head(bytes);
   if (body_ == Body::kToClose) return feed_content(bytes);
+  if (keeping_tail()) {  // the framing's content goes straight to the tail: one copy, not two
+    if (!framing_.take(bytes, &pending_).ok()) broken_ = true;
+    return trim_tail();
+  }
   std::string content;
   auto taken = framing_.take(bytes, &content);
   if (!taken.ok()) {
@@ -120,6 +125,11 @@ void AnswerMeter::feed_head(std::string_view bytes) {
   if (!rest.empty()) feed(rest);
 }
 
+// A stream is read line by line in its first kWindowBytes, where every API names the model (and
+// Anthropic's message_start has the prompt's count); after them only its last kWindowBytes are kept, and
+// read when it ends, where every API puts the final counts (OpenAI's usage chunk, Anthropic's
+// message_delta, Responses' response.completed, Ollama's last line). A 64 MiB stream costs a copy of
+// its bytes, not a look at each of its half a million lines.
 void AnswerMeter::feed_content(std::string_view content) {
   if (!lines_) {
     if (pending_.size() + content.size() > kMaxDocumentBytes) {
@@ -129,23 +139,35 @@ void AnswerMeter::feed_content(std::string_view content) {
     pending_.append(content);
     return;
   }
-  while (!content.empty()) {
+  while (looked_at_ < kWindowBytes && !content.empty()) {
     std::size_t newline = content.find('\n');
     std::string_view part = content.substr(0, newline);
-    if (newline != std::string_view::npos && pending_.empty()) {
+    looked_at_ += part.size() + 1;
+    if (newline == std::string_view::npos) break;  // the line goes on in the next piece
+    if (pending_.empty()) {
       read_line(part);  // a whole line in this piece: read in place, not copied
     } else {
-      if (pending_.size() + part.size() <= kMaxLineBytes) pending_.append(part);
-      if (newline == std::string_view::npos) return;
+      pending_.append(part);
       read_line(pending_);
       pending_.clear();
     }
     content.remove_prefix(newline + 1);
   }
+  pending_.append(content);
+  trim_tail();
+}
+
+bool AnswerMeter::keeping_tail() const { return lines_ && looked_at_ >= kWindowBytes; }
+
+// The tail may grow to several windows before it is cut back, so that its bytes are moved rarely.
+void AnswerMeter::trim_tail() {
+  if (pending_.size() <= 8 * kWindowBytes) return;
+  pending_.erase(0, pending_.size() - kWindowBytes);
+  tail_cut_ = true;
 }
 
 // One line of a stream: "data: {...}" (server-sent events) or "{...}" (NDJSON). Only lines that can
-// carry what the record needs are parsed: a 64 MiB stream is not parsed chunk by chunk.
+// carry what the record needs are parsed.
 void AnswerMeter::read_line(std::string_view line) {
   line = trim(line);
   if (line.starts_with("data:")) line = trim(line.substr(5));
@@ -172,7 +194,13 @@ void AnswerMeter::read_json(std::string_view text) {
 void AnswerMeter::finish() {
   if (broken_ || pending_.empty()) return;
   if (lines_) {
-    read_line(pending_);
+    std::string_view tail = pending_;
+    if (tail_cut_) tail.remove_prefix(std::min(tail.size(), tail.find('\n') + 1));  // a cut line is not read
+    while (!tail.empty()) {
+      std::size_t newline = tail.find('\n');
+      read_line(tail.substr(0, newline));
+      tail.remove_prefix(newline == std::string_view::npos ? tail.size() : newline + 1);
+    }
   } else {
     read_json(pending_);
   }

@@ -3,6 +3,7 @@
 // copy of the bytes after they were sent on: the answer itself is never held or changed, and the
 // prompt and the answer's text are never kept.
 //
+// A stream is read where the APIs put what the record needs: its first and its last 64 KiB.
 // Token counts come from the forms the common servers send: OpenAI's `usage` (prompt_tokens,
 // completion_tokens; in a stream, the final chunk when the client asked for it), the Responses and
 // Anthropic APIs' input_tokens/output_tokens (Anthropic's stream: message_start, then message_delta),
@@ -40,6 +41,8 @@ class AnswerMeter {
 
   void feed_head(std::string_view bytes);
   void feed_content(std::string_view content);
+  bool keeping_tail() const;
+  void trim_tail();
   void read_line(std::string_view line);
   void read_json(std::string_view text);
 
@@ -48,8 +51,10 @@ class AnswerMeter {
   bool broken_ = false;  // framing we cannot follow: stop reading (the bytes still pass)
   Body body_ = Body::kNone;
   RequestBody framing_;
-  bool lines_ = false;   // server-sent events or NDJSON: read line by line; else one JSON document
-  std::string pending_;  // the current line, or the whole JSON document
+  bool lines_ = false;         // server-sent events or NDJSON: read line by line; else one JSON document
+  std::string pending_;        // the current line, a stream's last lines, or the whole JSON document
+  std::size_t looked_at_ = 0;  // bytes of a stream read line by line as they came
+  bool tail_cut_ = false;      // pending_ holds only the end of the stream: its first line is a part
   int status_ = 0;
   std::string model_;
   TokenUsage usage_;

@@ -196,6 +196,28 @@ TEST(AnswerMeter, ReadsAnthropicAndOllamaAndResponsesStreams) {
   EXPECT_EQ(responses.usage().completion_tokens, 4u);
 }
 
+// A stream is read in its first and last 64 KiB only: the counts of a long one are still found at
+// its end, and a usage key in the middle (which no API sends) is not what the record reports.
+TEST(AnswerMeter, ReadsTheCountsAtTheStartAndTheEndOfALongStream) {
+  std::string delta =
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"tok\"}}\n\n";
+  std::string events =
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-x\","
+      "\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n";
+  while (events.size() < 1024 * 1024) events += delta;
+  events += "data: {\"type\":\"message_delta\",\"usage\":{\"input_tokens\":999,\"output_tokens\":999}}\n\n";
+  while (events.size() < 2 * 1024 * 1024) events += delta;
+  events += "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":7000}}\n\n";
+  for (std::size_t step : {std::size_t{4093}, std::size_t{32768}}) {
+    AnswerMeter meter = metered(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(events),
+        step);
+    EXPECT_EQ(meter.model(), "claude-x");
+    EXPECT_EQ(meter.usage().prompt_tokens, 25u);
+    EXPECT_EQ(meter.usage().completion_tokens, 7000u);
+  }
+}
+
 TEST(AnswerMeter, AnAnswerWithoutCountsHasNone) {
   AnswerMeter meter = metered("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 7\r\n\r\nloading", 4096);
   EXPECT_EQ(meter.status(), 503);
