@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <string_view>
 #include <system_error>
 
 #include <unistd.h>
@@ -55,18 +56,23 @@ Result<std::vector<std::string>> Store::list_ids() const {
     return sys_error(ec.value(), "cannot list " + root_.string());
   }
   for (const auto& entry : it) {
-    if (entry.is_directory(ec)) ids.push_back(entry.path().filename().string());
+    std::string name = entry.path().filename().string();
+    if (entry.is_directory(ec) && !name.starts_with('.')) ids.push_back(name);  // not a delete's leftover
   }
   std::sort(ids.begin(), ids.end());
   return ids;
 }
 
-Status Store::remove(const std::string& id) const {
+namespace {
+
+constexpr std::string_view kDoomedPrefix = ".deleting-";
+
+// Removes a directory tree; a rootless sandbox's overlay upper directory holds files of the user's
+// subordinate range, which only that range's owner (inside a user namespace) may remove.
+Status remove_tree(const fs::path& doomed) {
   std::error_code ec;
-  fs::remove_all(dir(id), ec);
+  fs::remove_all(doomed, ec);
   if (ec && (ec.value() == EACCES || ec.value() == EPERM) && ::geteuid() != 0) {
-    // A rootless sandbox's overlay upper directory holds files of the user's subordinate range.
-    const fs::path doomed = dir(id);
     auto removed = idmap::run_as_range_owner("remove " + doomed.string(), [&doomed]() -> Result<std::string> {
       std::error_code inner;
       fs::remove_all(doomed, inner);
@@ -76,7 +82,27 @@ Status Store::remove(const std::string& id) const {
     if (!removed) return removed.error();
     return ok_status();
   }
-  if (ec) return sys_error(ec.value(), "cannot remove " + dir(id).string());
+  if (ec) return sys_error(ec.value(), "cannot remove " + doomed.string());
+  return ok_status();
+}
+
+}  // namespace
+
+// The directory is renamed away first (atomic, in the same directory), then removed: a delete cut short
+// by a kill or a full disk leaves the whole sandbox or none of it, never a record whose overlay or disk
+// is half gone (which the next start took for a provisioned sandbox). What such a delete left under
+// its doomed name is removed by the next one.
+Status Store::remove(const std::string& id) const {
+  fs::path doomed = root_ / (std::string(kDoomedPrefix) + id + "." + std::to_string(::getpid()));
+  if (::rename(dir(id).c_str(), doomed.c_str()) != 0) {
+    if (errno != ENOENT) return sys_error(errno, "cannot rename " + dir(id).string() + " to " + doomed.string());
+  } else {
+    TNK_RETURN_IF_ERROR(remove_tree(doomed));
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root_, ec)) {
+    if (entry.path().filename().string().starts_with(kDoomedPrefix)) (void)remove_tree(entry.path());
+  }
   return ok_status();
 }
 

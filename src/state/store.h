@@ -31,9 +31,10 @@ class Store {
                         std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
   // After a stop: stopped_at in the record (under the lock); a missing record is fine.
   Status mark_stopped(const std::string& id, Log& log) const;
-  // Ids of every sandbox directory, sorted. A missing sandboxes directory is an empty list.
+  // Ids of every sandbox directory, sorted (not a dot-named leftover of a delete cut short). A missing
+  // sandboxes directory is an empty list.
   Result<std::vector<std::string>> list_ids() const;
-  // Removes the sandbox directory and everything in it.
+  // Removes the sandbox directory and everything in it, all or nothing (renamed away first).
   Status remove(const std::string& id) const;
 
  private:

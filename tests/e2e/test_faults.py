@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import TNK_BIN
-from sandbox_harness import Sandbox, status_of, any_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, status_of, any_tnk, ns_tnk  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
 
@@ -107,3 +107,42 @@ def test_a_malformed_control_message_does_not_end_the_supervisor(any_tnk):
         control_exchange(box, malformed)
         assert status_of(box) == ["running"], malformed
     assert box.exec("true").returncode == 0
+
+
+MARKED = """#!/usr/bin/env bash
+set -Eeuo pipefail
+echo provisioned > "$HOME/provisioned"
+"""
+
+
+def test_a_delete_cut_short_leaves_the_whole_sandbox_or_none_of_it(ns_tnk):
+    # Found by the fault injector (tests/faults/inject.py, ns seeds 106, 214, 286): a delete killed while it
+    # removed the sandbox's directory left its record, which says "provisioned", beside an overlay that was
+    # half gone, and the next start ran no provisioning on the emptied sandbox. 30,000 files in the overlay
+    # make the removal last long enough to kill it in the middle.
+    (ns_tnk.config_dir / "sandbox.d/provision.d/marked.sh").write_text(MARKED)
+    box = Sandbox(ns_tnk, ns_tnk.project("cut"))
+    box.start("--profile", "marked")
+    assert box.sh("mkdir $HOME/many && cd $HOME/many && seq 30000 | xargs touch").returncode == 0
+    assert box.run("sandbox", "stop").returncode == 0
+    (directory,) = sandbox_dirs(ns_tnk)
+    many = directory / "upper/home/agent/many"
+    delete = subprocess.Popen([TNK_BIN, "sandbox", "delete", "--yes"], cwd=box.project, env=ns_tnk.env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while delete.poll() is None:  # killed once the removal has begun
+        try:
+            if len(os.listdir(many)) < 29000:
+                break
+        except FileNotFoundError:
+            break
+    delete.kill()
+    delete.wait()
+    started = box.start("--profile", "marked")
+    assert started.returncode == 0, started.stderr
+    # Either the delete had not begun (the sandbox is whole) or it had (the sandbox is new, provisioned anew).
+    assert box.exec("cat", "/home/agent/provisioned").stdout == "provisioned\n"
+    count = box.sh("ls $HOME/many 2>/dev/null | wc -l").stdout.strip()
+    assert count in ("0", "30000"), count
+    # What the cut delete left under its doomed name goes with the next delete.
+    assert box.run("sandbox", "delete", "--yes").returncode == 0
+    assert list((ns_tnk.state_dir / "sandboxes").iterdir()) == []

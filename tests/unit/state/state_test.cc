@@ -139,6 +139,24 @@ TEST_F(StoreTest, ListIdsIsSortedAndRemoveDeletesTheDirectory) {
   EXPECT_FALSE(fs::exists(store.dir("tnk-a")));
 }
 
+// A delete renames the directory away before it removes it; what a delete cut short left under that
+// name is not a sandbox, and the next delete removes it.
+TEST_F(StoreTest, WhatADeleteCutShortLeftIsNoSandboxAndTheNextDeleteRemovesIt) {
+  Store store(dir_ / "sandboxes");
+  auto a = sample();
+  a.id = "tnk-a";
+  ASSERT_TRUE(store.save(a).ok());
+  fs::path left = dir_ / "sandboxes" / ".deleting-tnk-old.4242";
+  fs::create_directories(left / "upper" / "home");
+  auto ids = store.list_ids();
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(*ids, (std::vector<std::string>{"tnk-a"}));
+  ASSERT_TRUE(store.remove("tnk-a").ok());
+  EXPECT_FALSE(fs::exists(left));
+  EXPECT_TRUE(fs::is_empty(dir_ / "sandboxes"));
+  EXPECT_TRUE(store.remove("tnk-never-was").ok());
+}
+
 // The lock is an flock: a second process waits, then times out with a clear message; the
 // kernel releases it when the holder dies (no stale lock file to clean up: the original's bug 14).
 TEST_F(StoreTest, LockExcludesOtherProcessesAndDiesWithItsHolder) {

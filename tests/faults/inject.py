@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""The fault injector (issue 16): seeded kill -9 points during tnk's commands, and what must hold after each.
+
+For each seed, in a temporary HOME of its own (the image cache is the caller's, so nothing is built per
+seed), the injector puts one sandbox in the state the command needs, runs the command (`sandbox start`,
+`exec`, `shell` on a terminal, `stop`, `delete`, `shutdown`), and after a seeded delay sends SIGKILL to one
+of the processes tnk has at that moment: the CLI itself, the supervisor, and on ns its PID 1 (tnk-init),
+the joiner, the proxy and the forwarder, on vm QEMU, virtiofsd and the forwarder, the connect bridge
+inside the guest and the session's own process (the guest's are killed through the guest, as root inside
+it; the guest agent itself is PID 1, which nothing inside can kill). Every command is audited.
+
+After each fault, checked from the outside:
+  1. the project's files are byte for byte what they were (sha256), plus only what the command writes;
+  2. `tnk sandbox ls -o json` says a state that matches the processes (running: its supervisor is alive;
+     otherwise none of the sandbox's processes is);
+  3. the audit log verifies (`tnk audit verify`);
+  4. the next `tnk sandbox start` recovers it: what was written in the sandbox's home before the fault is
+     still there, it is provisioned, and its network proxy answers (with the refusal of a name not allowed);
+  5. after `tnk sandbox stop`, no process the sandbox ever had is left, no mount under the state
+     directory, no socket in the sandbox's directory, and its lock is free.
+
+Seeds are printed with what each did; a failing seed replays with --seed N (the delay and the victim are
+drawn from the seed; what the victim was doing at that instant is timing and may differ).
+
+Usage: tests/faults/inject.py --backend ns|vm [--seeds N] [--first S] [--seed S ...] [--tnk PATH]
+Prints one line per seed and `faults: <backend> <n> seeds, <k> faults injected, <f> failed, <bytes> bytes
+lost`; exits 1 when a seed failed. Run as a user (tnk's normal way) or as root.
+"""
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import pty
+import random
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+OPERATIONS = ["start", "exec", "shell", "stop", "delete", "shutdown"]
+HOST_VICTIMS = {
+    "ns": ["cli", "supervisor", "tnk-init", "tnk-joiner", "tnk-proxy", "tnk-forwarder", "session"],
+    "vm": ["cli", "supervisor", "qemu", "virtiofsd", "tnk-proxy", "tnk-forwarder", "guest-bridge", "guest-session"],
+}
+# How long each command takes here (s), at first; then what the last runs of it that nothing cut short
+# took. The seed draws the kill point as a fraction of it ("at 37% of a stop").
+DURATION = {"ns": {"start": 3.0, "exec": 2.7, "shell": 2.7, "stop": 0.3, "delete": 0.4, "shutdown": 0.4},
+            "vm": {"start": 8.0, "exec": 4.0, "shell": 4.0, "stop": 2.0, "delete": 2.5, "shutdown": 2.5}}
+PROJECT_OWNER = 4242  # as root, tnk refuses a project root owns (conftest.py says why)
+SESSION = ("i=0; echo start > /workspace/fault-out-{seed}; while [ $i -lt 25 ]; do "
+           "echo line $i >> /workspace/fault-out-{seed}; i=$((i+1)); sleep 0.1; done; echo fault-marker-{seed}")
+PROVISION = """#!/usr/bin/env bash
+set -Eeuo pipefail
+echo "provisioning step 1"
+sleep 1
+echo "provisioned" > "$HOME/provisioned"
+echo "provisioning step 2"
+sleep 1
+"""
+
+
+class Failure(Exception):
+    pass
+
+
+def processes():
+    """pid -> (comm, cmdline, ppid, starttime, state) of every process visible here."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                raw = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        comm = raw[raw.index("(") + 1:raw.rindex(")")]
+        fields = raw[raw.rindex(")") + 2:].split()
+        found[int(entry)] = (comm, cmdline, int(fields[1]), int(fields[19]), fields[0])
+    return found
+
+
+class Run:
+    """One seed's world: a HOME, a project, one sandbox."""
+
+    def __init__(self, args, seed, backend):
+        self.args, self.seed, self.backend = args, seed, backend
+        self.home = Path(tempfile.mkdtemp(prefix=f"tnk-fault-{seed}-"))
+        self.project = self.home / "code" / f"faults-{os.getpid()}-{seed}"  # a name no other run has
+        self.project.mkdir(parents=True)
+        self.env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+                    "XDG_CACHE_HOME": args.cache, "TNK_AUDIT": "1", "TNK_BACKEND": backend,
+                    "TNK_PROVISION_PROFILE": "faults"}
+        self.name = None
+        self.seen = {}  # (pid, starttime) -> comm of every process the sandbox had in this seed
+        self.lost_bytes = 0
+        self.setup()
+
+    def begin(self, seed):
+        self.seed, self.seen, self.lost_bytes = seed, {}, 0
+        for old in self.project.glob("fault-out-*"):
+            old.unlink()
+
+    def tnk(self, *argv, timeout=300, check=True):
+        try:
+            done = subprocess.run([self.args.tnk, *argv], cwd=self.project, env=self.env, capture_output=True,
+                                  text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Failure(f"`tnk {' '.join(argv)}` did not end in {timeout} s")
+        if check and done.returncode != 0:
+            raise Failure(f"`tnk {' '.join(argv)}` exited {done.returncode}: {done.stderr.strip()[-800:]}")
+        return done
+
+    def setup(self):
+        self.tnk("-q", "init")  # (before any seed: a failure here is the machine's, and ends the run)
+        provision = self.home / ".config/tnk/sandbox.d/provision.d/faults.sh"
+        provision.write_text(PROVISION)
+        provision.chmod(0o700)
+        rng = random.Random(self.seed)
+        for i in range(rng.randint(3, 12)):  # the project: files of random sizes, one in a subdirectory
+            path = self.project / ("src" if i % 3 == 0 else ".") / f"file{i}.bin"
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(rng.randbytes(rng.choice([0, 1, 100, 4096, 70000])))
+        if os.geteuid() == 0:
+            for entry in [self.project, *self.project.rglob("*")]:
+                os.lchown(entry, PROJECT_OWNER, PROJECT_OWNER)
+        self.checksums = self.project_checksums()
+
+    def project_checksums(self):
+        sums = {}
+        for path in sorted(self.project.rglob("*")):
+            if path.is_file() and not path.name.startswith("fault-out-"):
+                sums[str(path.relative_to(self.project))] = hashlib.sha256(path.read_bytes()).hexdigest()
+        return sums
+
+    def sandbox_dir(self):
+        dirs = list((self.home / ".local/state/tnk/sandboxes").glob("*"))
+        return dirs[0] if dirs else None
+
+    def supervisor_pid(self):
+        directory = self.sandbox_dir()
+        try:
+            return int((directory / "supervisor.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError, TypeError):
+            return None
+
+    def status(self):
+        listed = json.loads(self.tnk("-o", "json", "sandbox", "ls").stdout or "[]")
+        return listed[0]["status"] if listed else "absent"
+
+    def tree(self):
+        """The sandbox's processes now: the supervisor's descendants, and any process whose command line
+        names the sandbox (an orphan after its supervisor died: QEMU's -name, the supervisor's forks)."""
+        table = processes()
+        mine = set()
+        if self.name:
+            for pid, (comm, cmdline, _, _, _) in table.items():
+                words = cmdline.split()
+                pairs = set(zip(words, words[1:]))  # whole words: tnk-f1 is not tnk-f10
+                if ("__supervise", self.name) in pairs or ("-name", f"tnk-{self.name}") in pairs:
+                    mine.add(pid)
+        grown = True
+        while grown:
+            grown = False
+            for pid, (_, _, ppid, _, _) in table.items():
+                if ppid in mine and pid not in mine:
+                    mine.add(pid)
+                    grown = True
+        for pid in mine:
+            self.seen[(pid, table[pid][3])] = table[pid][0]
+        # ... and every process it had before that is still alive (an orphaned virtiofsd names nothing).
+        return {pid: info for pid, info in table.items()
+                if (pid, info[3]) in self.seen and info[4] != "Z"}
+
+    def ensure(self, wanted):
+        """Puts the sandbox in state `wanted`: absent, stopped or running."""
+        if wanted == "absent":
+            if self.sandbox_dir():
+                self.tnk("sandbox", "delete", "--yes")
+            return
+        self.tnk("-q", "sandbox", "start", "--profile", "faults", "--network", "allowlist", timeout=600)
+        self.name = self.sandbox_dir().name
+        self.tnk("sandbox", "exec", "--", "sh", "-c", f"echo kept-{self.seed} > $HOME/kept")
+        self.tree()
+        if wanted == "stopped":
+            self.tnk("-q", "sandbox", "stop")
+
+    def command(self, op):
+        if op == "start":
+            return ["sandbox", "start", "--profile", "faults", "--network", "allowlist"]
+        if op == "exec":
+            return ["sandbox", "exec", "--", "sh", "-c", SESSION.format(seed=self.seed)]
+        if op == "shell":
+            return ["sandbox", "shell", "-c", SESSION.format(seed=self.seed)]
+        if op == "stop":
+            return ["sandbox", "stop"]
+        if op == "delete":
+            return ["sandbox", "delete", "--yes"]
+        return ["shutdown", "--timeout", "10"]
+
+    def launch(self, op):
+        argv = [self.args.tnk, *self.command(op)]
+        if op == "shell":  # a terminal, as a person's shell has
+            controller, terminal = pty.openpty()
+            child = subprocess.Popen(argv, cwd=self.project, env=self.env, stdin=terminal, stdout=terminal,
+                                     stderr=terminal, start_new_session=True)
+            os.close(terminal)
+            child.terminal = controller
+            return child
+        child = subprocess.Popen(argv, cwd=self.project, env=self.env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        child.terminal = None
+        return child
+
+    def kill(self, victim, cli, until):
+        """Kills `victim` as soon as it exists (from now until `until`); returns what was killed."""
+        while time.monotonic() < until and cli.poll() is None:
+            if victim == "cli":
+                cli.kill()
+                return f"cli {cli.pid}"
+            if victim.startswith("guest-"):
+                target = "tnk-bridge" if victim == "guest-bridge" else f"fault-out-{self.seed}"
+                if victim == "guest-session" and not self.guest_session_running():
+                    time.sleep(0.05)
+                    continue
+                done = self.tnk("sandbox", "exec", "--root", "--", "pkill", "-9", "-f", target,
+                                check=False, timeout=60)
+                if done.returncode == 0:
+                    return f"{victim} (pkill -9 -f {target} inside)"
+                time.sleep(0.1)
+                continue
+            self.name = self.name or (self.sandbox_dir().name if self.sandbox_dir() else None)
+            for pid, (comm, cmdline, _, _, _) in self.tree().items():
+                if self.matches(victim, pid, comm, cmdline):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        continue
+                    return f"{victim} {pid}"
+            time.sleep(0.02)
+        return None
+
+    def guest_session_running(self):
+        return (self.project / f"fault-out-{self.seed}").exists()
+
+    def matches(self, victim, pid, comm, cmdline):
+        if victim == "supervisor":  # the one supervisor.pid names, not a fork that has not taken its name yet
+            return comm == "tnk-supervisor" and pid == self.supervisor_pid()
+        if victim == "qemu":
+            return comm.startswith("qemu-system")
+        if victim == "virtiofsd":
+            return comm == "virtiofsd"
+        if victim == "session":  # sh under exec, bash -lc under shell
+            return f"fault-out-{self.seed}" in cmdline and comm in ("sh", "bash")
+        return comm == victim[:15]
+
+    def wait(self, cli):
+        try:
+            if cli.terminal is not None:
+                deadline = time.monotonic() + 300
+                while cli.poll() is None and time.monotonic() < deadline:
+                    try:
+                        os.read(cli.terminal, 65536)
+                    except OSError:
+                        time.sleep(0.05)
+                cli.wait(timeout=5)
+                os.close(cli.terminal)
+                return cli.returncode
+            cli.communicate(timeout=300)
+            return cli.returncode
+        except subprocess.TimeoutExpired:
+            cli.kill()
+            raise Failure(f"the command hung for 300 s after the fault")
+
+    def check_project(self):
+        now = self.project_checksums()
+        lost = [name for name in self.checksums if now.get(name) != self.checksums[name]]
+        extra = sorted(set(now) - set(self.checksums))
+        if lost or extra:
+            lost_bytes = sum((self.project / n).stat().st_size if (self.project / n).exists() else 0 for n in lost)
+            self.lost_bytes = lost_bytes or len(lost)
+            raise Failure(f"project files changed: {lost} missing or different, {extra} unexpected")
+
+    def check_state_matches_processes(self):
+        deadline = time.monotonic() + 30  # a stop or a death being noticed takes a moment
+        while True:
+            state, live = self.status(), self.tree()
+            supervisors = [p for p, info in live.items() if info[0] == "tnk-supervisor"]
+            vm_alive = self.backend != "vm" or any(info[0].startswith("qemu-system") for info in live.values())
+            if state == "running" and len(supervisors) == 1 and vm_alive:
+                return state
+            if state in ("stopped", "broken", "absent") and not live:
+                return state
+            if time.monotonic() > deadline:
+                raise Failure(f"`sandbox ls` says {state}, processes: "
+                              + ", ".join(f"{p} {i[0]}" for p, i in sorted(live.items())))
+            time.sleep(0.2)
+
+    def check_audit(self):
+        for log in (self.home / ".local/state/tnk/audit").glob("*.ndjson"):
+            done = self.tnk("audit", "verify", str(log), check=False)
+            if done.returncode != 0:
+                raise Failure(f"audit log {log} does not verify: {done.stdout.strip()} {done.stderr.strip()}")
+
+    def recover(self, had_sandbox):
+        self.tnk("-q", "sandbox", "start", "--profile", "faults", "--network", "allowlist", timeout=600)
+        self.name = self.sandbox_dir().name
+        kept = self.tnk("sandbox", "exec", "--", "cat", "/home/agent/kept", check=False)
+        if had_sandbox and kept.stdout.strip() != f"kept-{self.seed}":
+            raise Failure(f"the sandbox's home lost what was written before the fault: {kept.stdout!r} "
+                          f"{kept.stderr.strip()[-300:]}")
+        provisioned = self.tnk("sandbox", "exec", "--", "cat", "/home/agent/provisioned", check=False)
+        if provisioned.stdout.strip() != "provisioned":
+            raise Failure("the recovered sandbox is not provisioned")
+        # Its network works: the allowlist proxy (restarted by the supervisor when it died) answers, and
+        # refuses a name that is not on the list.
+        refused = self.tnk("sandbox", "exec", "--", "curl", "-sS", "-m", "20", "-o", "/dev/null", "-w", "%{http_code}",
+                           "http://not-allowed.tnk-faults.example/", check=False, timeout=60)
+        if refused.stdout.strip() != "403":
+            raise Failure(f"the recovered sandbox's proxy did not answer with a refusal: {refused.stdout!r} "
+                          f"{refused.stderr.strip()[-300:]}")
+        self.tree()
+
+    def check_nothing_left(self):
+        self.tnk("-q", "sandbox", "stop")
+        deadline = time.monotonic() + 15
+        while True:
+            table = processes()
+            left = [f"{pid} {comm}" for (pid, start), comm in self.seen.items()
+                    if pid in table and table[pid][3] == start and table[pid][4] != "Z"]
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        if left:
+            raise Failure(f"processes left after stop: {', '.join(left)}")
+        state_dir = str(self.home / ".local/state/tnk")
+        with open("/proc/self/mountinfo") as f:
+            mounts = [line.split()[4] for line in f if state_dir in line]
+        if mounts:
+            raise Failure(f"mounts left after stop: {mounts}")
+        directory = self.sandbox_dir()
+        sockets = [str(p) for p in directory.rglob("*") if stat.S_ISSOCK(p.lstat().st_mode)]
+        if sockets:
+            raise Failure(f"sockets left after stop: {sockets}")
+        with open(directory / "lock", "rb") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise Failure(f"{directory / 'lock'} is still held after stop")
+
+    def cleanup(self, keep_home):
+        """Ends the seed's sandbox and any stray process it left, so that the next seed starts clean; the
+        HOME of a failed seed is kept for a look."""
+        if self.home is None:
+            return
+        try:
+            self.tnk("sandbox", "stop" if keep_home else "delete", *([] if keep_home else ["--yes"]), check=False,
+                     timeout=120)
+        except Failure:
+            pass
+        table = processes()
+        for (pid, start), _ in self.seen.items():
+            if pid in table and table[pid][3] == start:
+                os.kill(pid, signal.SIGKILL)
+        if not keep_home:
+            shutil.rmtree(self.home, ignore_errors=True)
+        self.home = None
+
+
+def one_seed(args, run, seed):
+    """Returns (passed, a fault was injected, bytes lost); passed is None when the seed could not be set up."""
+    rng = random.Random(seed)
+    backend = args.backend
+    op = OPERATIONS[seed % len(OPERATIONS)]  # every command as often; the rest is drawn from the seed
+    victims = HOST_VICTIMS[backend]
+    if op not in ("exec", "shell"):
+        victims = [v for v in victims if v not in ("session", "guest-session")]
+    if op == "start":
+        victims = [v for v in victims if not v.startswith("guest-")]
+    before = rng.choice(["absent", "stopped"]) if op == "start" else (
+        rng.choice(["running", "stopped"]) if op == "delete" else "running")
+    if op == "delete" and before == "stopped":
+        victims = ["cli"]  # a stopped sandbox has no other process
+    victim = rng.choice(victims)
+    fraction = rng.random()
+    expected = DURATION[backend][op]
+    delay = fraction * expected
+    run.begin(seed)
+    started = time.monotonic()
+    line = f"seed {seed}: {backend} {op} (from {before}), kill {victim} at {fraction:.0%} ({delay:.2f} s)"
+    killed, outcome = None, None
+    try:
+        run.ensure("running")  # the sandbox exists and has its marker; `before` is made from there
+        run.ensure(before)
+    except Failure as failure:  # before any fault: tnk or this machine cannot run the seed at all
+        print(f"{line}: SETUP FAILED: {failure}", flush=True)
+        return None, False, 0
+    try:
+        cli = run.launch(op)
+        launched = time.monotonic()
+        time.sleep(delay)
+        killed = run.kill(victim, cli, launched + expected * 2)
+        status = run.wait(cli)
+        if killed is None:  # a whole run: how long this command takes now
+            DURATION[backend][op] = (expected + time.monotonic() - launched) / 2
+        outcome = f"exit {status}"
+        run.check_project()
+        state = run.check_state_matches_processes()
+        run.check_audit()
+        run.recover(before != "absent" and op != "delete")
+        run.check_project()
+        run.check_nothing_left()
+        print(f"{line}: {'killed ' + killed if killed else 'nothing to kill (the command had ended)'}; "
+              f"{outcome}, then {state}; recovered; nothing left ({time.monotonic() - started:.1f} s)", flush=True)
+        return True, killed is not None, 0
+    except Failure as failure:
+        print(f"{line}: FAILED ({killed or 'no kill'}; {outcome}): {failure}\n  replay: {sys.argv[0]} "
+              f"--backend {backend} --seed {seed}  (HOME kept: {run.home})", flush=True)
+        return False, killed is not None, run.lost_bytes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", choices=["ns", "vm"], required=True)
+    parser.add_argument("--seeds", type=int, help="how many seeds (default 200, unless --faults is given)")
+    parser.add_argument("--faults", type=int, help="run seeds until this many faults were injected")
+    parser.add_argument("--first", type=int, default=1, help="the first seed (default 1)")
+    parser.add_argument("--seed", type=int, action="append", help="run only this seed (repeatable)")
+    parser.add_argument("--tnk", default=os.environ.get("TNK_BIN", str(REPO / "build/tnk")))
+    parser.add_argument("--cache", default=os.environ.get("TNK_TEST_CACHE") or os.environ.get("XDG_CACHE_HOME")
+                        or str(Path.home() / ".cache"), help="the image cache (default: yours)")
+    parser.add_argument("--keep-homes", action="store_true", help="keep every seed's HOME, not only a failed one's")
+    args = parser.parse_args()
+    if args.seeds is None and args.faults is None:
+        args.seeds = 200
+    seeds = args.seed or list(range(args.first, args.first + (args.seeds or 5 * args.faults)))
+    failed = injected = lost = setup_failures = ran = 0
+    try:
+        run = Run(args, seeds[0], args.backend)  # one HOME and project for the seeds; a new one after a failure
+    except Failure as failure:
+        print(f"faults: cannot set up: {failure}")
+        return 2
+    try:
+        for seed in seeds:
+            if args.faults and injected >= args.faults:
+                break
+            ok, kill, lost_bytes = one_seed(args, run, seed)
+            if ok is None:
+                setup_failures += 1
+                if setup_failures == 3:
+                    print("faults: stopping: three seeds could not even be set up (see above)")
+                    return 2
+            else:
+                ran += 1
+                failed += not ok
+                injected += kill
+                lost += lost_bytes
+            if not ok:
+                run.cleanup(keep_home=True)  # stopped, not deleted: its logs stay for a look
+                run = Run(args, seed, args.backend)
+    finally:
+        run.cleanup(keep_home=args.keep_homes)
+    seeds = seeds[:ran]
+    print(f"faults: {args.backend} {len(seeds)} seeds, {injected} faults injected, {failed} failed, "
+          f"{lost} bytes lost")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
