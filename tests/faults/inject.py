@@ -313,20 +313,21 @@ class Run:
     def recover(self, had_sandbox):
         self.tnk("-q", "sandbox", "start", "--profile", "faults", "--network", "allowlist", timeout=600)
         self.name = self.sandbox_dir().name
-        kept = self.tnk("sandbox", "exec", "--", "cat", "/home/agent/kept", check=False)
-        if had_sandbox and kept.stdout.strip() != f"kept-{self.seed}":
-            raise Failure(f"the sandbox's home lost what was written before the fault: {kept.stdout!r} "
-                          f"{kept.stderr.strip()[-300:]}")
-        provisioned = self.tnk("sandbox", "exec", "--", "cat", "/home/agent/provisioned", check=False)
-        if provisioned.stdout.strip() != "provisioned":
-            raise Failure("the recovered sandbox is not provisioned")
-        # Its network works: the allowlist proxy (restarted by the supervisor when it died) answers, and
-        # refuses a name that is not on the list.
-        refused = self.tnk("sandbox", "exec", "--", "curl", "-sS", "-m", "20", "-o", "/dev/null", "-w", "%{http_code}",
-                           "http://not-allowed.tnk-faults.example/", check=False, timeout=60)
-        if refused.stdout.strip() != "403":
-            raise Failure(f"the recovered sandbox's proxy did not answer with a refusal: {refused.stdout!r} "
-                          f"{refused.stderr.strip()[-300:]}")
+        # One session looks at all of it (a session under TCG takes a while): the home kept what was written
+        # before the fault, the sandbox is provisioned, and its network works: the allowlist proxy
+        # (restarted by the supervisor when it died) answers, with the refusal of a name not on the list.
+        probe = ("cat /home/agent/kept; cat /home/agent/provisioned; curl -sS -m 20 -o /dev/null -w '%{http_code}\\n' "
+                 "http://not-allowed.tnk-faults.example/")
+        looked = self.tnk("sandbox", "exec", "--", "sh", "-c", probe, check=False, timeout=120)
+        lines = looked.stdout.split("\n")
+        if had_sandbox and lines[0] != f"kept-{self.seed}":
+            raise Failure(f"the sandbox's home lost what was written before the fault: {looked.stdout!r} "
+                          f"{looked.stderr.strip()[-300:]}")
+        if "provisioned" not in lines:
+            raise Failure(f"the recovered sandbox is not provisioned: {looked.stdout!r}")
+        if "403" not in lines:
+            raise Failure(f"the recovered sandbox's proxy did not answer with a refusal: {looked.stdout!r} "
+                          f"{looked.stderr.strip()[-300:]}")
         self.tree()
 
     def check_nothing_left(self):
