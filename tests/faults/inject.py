@@ -300,8 +300,11 @@ class Run:
             if state in ("stopped", "broken", "absent") and not live:
                 return state
             if time.monotonic() > deadline:
+                pid = self.supervisor_pid()
+                named = processes().get(pid) if pid else None
                 raise Failure(f"`sandbox ls` says {state}, processes: "
-                              + ", ".join(f"{p} {i[0]}" for p, i in sorted(live.items())))
+                              + ", ".join(f"{p} {i[0]}" for p, i in sorted(live.items()))
+                              + f"; supervisor.pid names {pid}: {named}")
             time.sleep(0.2)
 
     def check_audit(self):
@@ -393,7 +396,7 @@ def one_seed(args, run, seed):
     victim = rng.choice(victims)
     fraction = rng.random()
     expected = DURATION[backend][op]
-    delay = fraction * expected
+    delay = args.at if args.at is not None else fraction * expected
     run.begin(seed)
     started = time.monotonic()
     line = f"seed {seed}: {backend} {op} (from {before}), kill {victim} at {fraction:.0%} ({delay:.2f} s)"
@@ -435,6 +438,8 @@ def main():
     parser.add_argument("--faults", type=int, help="run seeds until this many faults were injected")
     parser.add_argument("--first", type=int, default=1, help="the first seed (default 1)")
     parser.add_argument("--seed", type=int, action="append", help="run only this seed (repeatable)")
+    parser.add_argument("--at", type=float, help="kill at this many seconds into the command, not the seed's point "
+                        "(to replay a failed seed's line exactly)")
     parser.add_argument("--tnk", default=os.environ.get("TNK_BIN", str(REPO / "build/tnk")))
     parser.add_argument("--cache", default=os.environ.get("TNK_TEST_CACHE") or os.environ.get("XDG_CACHE_HOME")
                         or str(Path.home() / ".cache"), help="the image cache (default: yours)")
