@@ -16,8 +16,9 @@ After each fault, checked from the outside:
   3. the audit log verifies (`tnk audit verify`);
   4. the next `tnk sandbox start` recovers it: what was written in the sandbox's home before the fault is
      still there, it is provisioned, and its network proxy answers (with the refusal of a name not allowed);
-  5. after `tnk sandbox stop`, no process the sandbox ever had is left, no mount under the state
-     directory, no socket in the sandbox's directory, and its lock is free.
+  5. nothing is left: no mount under the state directory, the sandbox's lock is free, its session is gone
+     once the command ended, and when it is not running, no socket in its directory and no process it ever
+     had (after a fault that ended it, or a stop, the recovered sandbox is stopped and checked again).
 
 Seeds are printed with what each did; a failing seed replays with --seed N (the delay and the victim are
 drawn from the seed; what the victim was doing at that instant is timing and may differ).
@@ -333,32 +334,38 @@ class Run:
                           f"{looked.stderr.strip()[-300:]}")
         self.tree()
 
-    def check_nothing_left(self):
-        self.tnk("-q", "sandbox", "stop")
-        deadline = time.monotonic() + 15
-        while True:
-            table = processes()
-            left = [f"{pid} {comm}" for (pid, start), comm in self.seen.items()
-                    if pid in table and table[pid][3] == start and table[pid][4] != "Z"]
-            if not left or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-        if left:
-            raise Failure(f"processes left after stop: {', '.join(left)}")
+    def check_nothing_left(self, state):
+        """What the fault left, in the state it left: no mount under the state directory and a free lock
+        (tnk holds it only while it changes the state), always; the session gone once its command ended;
+        and when the sandbox is not running, no socket in its directory and no process it ever had."""
         state_dir = str(self.home / ".local/state/tnk")
         with open("/proc/self/mountinfo") as f:
             mounts = [line.split()[4] for line in f if state_dir in line]
         if mounts:
-            raise Failure(f"mounts left after stop: {mounts}")
+            raise Failure(f"mounts left: {mounts}")
         directory = self.sandbox_dir()
-        sockets = [str(p) for p in directory.rglob("*") if stat.S_ISSOCK(p.lstat().st_mode)]
-        if sockets:
-            raise Failure(f"sockets left after stop: {sockets}")
+        if directory is None:
+            return
         with open(directory / "lock", "rb") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise Failure(f"{directory / 'lock'} is still held after stop")
+                raise Failure(f"{directory / 'lock'} is still held")
+        deadline = time.monotonic() + 15
+        while True:
+            table = processes()
+            left = [f"{pid} {info[0]}" for pid, info in table.items() if info[4] != "Z" and (
+                f"fault-out-{self.seed}" in info[1] or
+                (state != "running" and (pid, info[3]) in self.seen))]
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        if left:
+            raise Failure(f"processes left ({state}): {', '.join(left)}")
+        if state == "stopped":  # (a broken one keeps what its killed supervisor could not remove, until a start)
+            sockets = [str(p) for p in directory.rglob("*") if stat.S_ISSOCK(p.lstat().st_mode)]
+            if sockets:
+                raise Failure(f"sockets left ({state}): {sockets}")
 
     def cleanup(self, keep_home):
         """Ends the seed's sandbox and any stray process it left, so that the next seed starts clean; the
@@ -419,9 +426,12 @@ def one_seed(args, run, seed):
         run.check_project()
         state = run.check_state_matches_processes()
         run.check_audit()
+        run.check_nothing_left(state)
         run.recover(before != "absent" and op != "delete")
         run.check_project()
-        run.check_nothing_left()
+        if op in ("stop", "delete", "shutdown") or state != "running":  # a whole stop of what was recovered, too
+            run.tnk("-q", "sandbox", "stop")
+            run.check_nothing_left(run.check_state_matches_processes())
         print(f"{line}: {'killed ' + killed if killed else 'nothing to kill (the command had ended)'}; "
               f"{outcome}, then {state}; recovered; nothing left ({time.monotonic() - started:.1f} s)", flush=True)
         return True, killed is not None, 0
