@@ -11,7 +11,8 @@
  * idle     connects and sends nothing (expected: 408 at the proxy's head timeout)
  *
  * The slow and idle clients connect first; once each has connected (and a slow one sent its first
- * byte) the fast ones all connect at once, so they meet a proxy whose slots the slow ones hold.
+ * byte) the fast ones, allowed and denied in turn, all connect at once, so they meet a proxy whose
+ * slots the slow ones hold.
  * Every connection is read until the proxy closes it (or --deadline, default 60 s, passes). An outcome
  * is the answer's status code, "closed" (closed without a byte), "reset", "connect_failed" or
  * "deadline". `fast_max_ms` is the longest a fast client waited from its connect to its answer's
@@ -206,16 +207,21 @@ int main(int argc, char **argv) {
   struct pollfd *fds = calloc((size_t)total, sizeof *fds);
   char *requests[KINDS] = {request_for(names[ALLOWED], 0), request_for(names[DENIED], 0),
                            request_for(names[DENIED], 1), ""};
+  /* The slow and idle ones first; then the fast ones, allowed and denied in turn, so that both kinds
+   * meet the same proxy (and, on vm, the same backlog in QEMU's forwarders). */
+  enum kind order[] = {SLOW, IDLE};
   int n = 0;
-  enum kind order[KINDS] = {SLOW, IDLE, ALLOWED, DENIED};
-  for (int k = 0; k < KINDS; ++k) {
-    enum kind kind = order[k];
-    for (int i = 0; i < counts[kind]; ++i, ++n) {
-      conns[n].kind = kind;
-      conns[n].request = requests[kind];
-      conns[n].request_len = strlen(requests[kind]);
-      conns[n].fd = -1;
-    }
+  for (int k = 0; k < 2; ++k) {
+    for (int i = 0; i < counts[order[k]]; ++i) conns[n++].kind = order[k];
+  }
+  for (int i = 0; i < counts[ALLOWED] || i < counts[DENIED]; ++i) {
+    if (i < counts[ALLOWED]) conns[n++].kind = ALLOWED;
+    if (i < counts[DENIED]) conns[n++].kind = DENIED;
+  }
+  for (int i = 0; i < total; ++i) {
+    conns[i].request = requests[conns[i].kind];
+    conns[i].request_len = strlen(requests[conns[i].kind]);
+    conns[i].fd = -1;
   }
   long long start = now_ms(), deadline = start + (long long)deadline_s * 1000, fast_max_ms = 0;
   int slow_total = counts[SLOW] + counts[IDLE];
