@@ -13,8 +13,9 @@ HeadOutcome read_request_head(int fd, std::string& buffered, RequestForm form, s
     if (!parsed.ok()) return {std::nullopt, http_status_for(parsed.error()), parsed.error().message};
     if (parsed->has_value()) return {std::move(**parsed), 0, ""};
     Received got = receive_more(fd, buffered, 8192, deadline, stop_fd);
-    if (got == Received::kTimeout && !buffered.empty()) {
-      return {std::nullopt, 408, "no complete request head within " + duration_text(timeout)};
+    if (got == Received::kTimeout) {
+      std::string what = buffered.empty() ? "no request head" : "no complete request head";
+      return {std::nullopt, 408, what + " within " + duration_text(timeout)};
     }
     if (got != Received::kMore && got != Received::kNothingYet) return {};  // the client left, or tnk stops
   }

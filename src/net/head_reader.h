@@ -17,8 +17,11 @@ struct HeadOutcome {
 };
 
 // Reads from `fd` into `buffered` (which keeps what follows the head) until the head is complete or
-// refused. A client that sent part of a head and then nothing for `timeout` gets 408; one that sent
-// nothing, left, or tnk stopping (`stop_fd` readable) ends it without an answer.
+// refused. A client whose head is not complete within `timeout` gets 408, also one that sent nothing
+// yet: it held a connection slot for the whole timeout, so it is answered and recorded like a slow
+// head (on vm, QEMU's forwarder connects before the guest's bytes arrive, so an emulated guest's late
+// request looks like that; docs/reliability.md, "Load and soak"). A client that left, or tnk stopping
+// (`stop_fd` readable), ends it without an answer.
 HeadOutcome read_request_head(int fd, std::string& buffered, RequestForm form, std::chrono::milliseconds timeout,
                               int stop_fd);
 

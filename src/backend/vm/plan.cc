@@ -25,13 +25,17 @@ std::vector<uint16_t> relay_ports(const supervisor::SupervisorConfig& config) {
   return ports;
 }
 
-// Each connection to 10.0.2.100:<port> in the guest: a socat QEMU starts into the relay's socket.
+// Each connection to 10.0.2.100:<port> in the guest: a socat QEMU starts into the relay's socket. QEMU
+// gives it the guest's connection as stdin, stdout and stderr, so its messages go to /dev/null: on
+// stderr, an error ("write(5, ...): Broken pipe" when the relay has closed) would reach the guest as
+// bytes of its connection, with the host's pids and socket paths in it.
 std::vector<GuestForward> guest_forwards(const supervisor::SupervisorConfig& config) {
   std::vector<GuestForward> forwards;
   for (uint16_t port : relay_ports(config)) {
     GuestForward f;
     f.guest_port = port;
-    f.command = {"socat", "STDIO", "UNIX-CONNECT:" + forward_socket(config.state_dir, port).string()};
+    f.command = {"socat", "-lf", "/dev/null", "STDIO",
+                 "UNIX-CONNECT:" + forward_socket(config.state_dir, port).string()};
     forwards.push_back(std::move(f));
   }
   return forwards;

@@ -459,6 +459,30 @@ TEST(NetProxy, SlowHeadIs408) {
   EXPECT_EQ(answer_body(answer), "tnk: no complete request head within 200 ms\n");
 }
 
+// A connection that sends nothing within the head timeout is answered and reported like a slow head:
+// it held a slot all that time (the load test's idle clients; on vm an emulated guest's late request).
+TEST(NetProxy, ConnectionThatSendsNothingIs408AndReported) {
+  ProxyConfig config = allowing({"example.org"});
+  config.limits.head_timeout = 200ms;
+  ProxyUnderTest proxy(std::move(config));
+  UniqueFd client = connect_loopback(proxy.port());
+  std::string answer = read_until_eof(client.get());
+  EXPECT_EQ(status_line(answer), "HTTP/1.1 408 Request Timeout");
+  EXPECT_EQ(answer_body(answer), "tnk: no request head within 200 ms\n");
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_FALSE(events[0].allowed);
+  EXPECT_EQ(events[0].reason, "no request head within 200 ms");
+}
+
+// One that closes without a byte made no request: no answer, no record.
+TEST(NetProxy, ConnectionClosedWithoutAByteIsNotReported) {
+  ProxyUnderTest proxy(allowing({"example.org"}));
+  EXPECT_EQ(proxy.ask("", /*half_close=*/true), "");
+  std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(proxy.events(0).empty());
+}
+
 TEST(NetProxy, RefusedUpstreamIs502) {
   uint16_t dead = port_of(listen_loopback().get());
   ProxyConfig config = allowing({"127.0.0.1:" + std::to_string(dead)});

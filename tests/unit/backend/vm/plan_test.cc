@@ -92,6 +92,26 @@ TEST(VmPlanGolden, EachNetworkPolicy) {
   }
 }
 
+// QEMU hands a guestfwd command the guest's connection as its stdin, stdout and stderr: a socat error
+// (the relay closed first: "Broken pipe") reached the guest as bytes of its connection, with host pids
+// and paths in it (seen under load, docs/reliability.md "Load and soak"). Each socat logs to /dev/null.
+TEST(VmPlan, GuestForwardersWriteNoMessageIntoTheGuest) {
+  auto c = base_config();
+  c.network = NetworkPolicy::kAllowlist;
+  c.inference_port = 8080;
+  std::string netdev;
+  for (const auto& word : plan_of(c).qemu_argv) {
+    if (word.find("guestfwd=") != std::string::npos) netdev = word;
+  }
+  auto count = [&netdev](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = netdev.find(what); at != std::string::npos; at = netdev.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("-cmd:socat "), 3u) << netdev;  // the endpoint, the proxy, the provisioning proxy
+  EXPECT_EQ(count("-cmd:socat -lf /dev/null STDIO UNIX-CONNECT:"), 3u) << netdev;
+}
+
 TEST(VmPlanGolden, SizedByTheManifest) {
   auto c = base_config();
   c.cpus = 4;
