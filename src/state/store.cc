@@ -29,6 +29,8 @@ Result<std::optional<SandboxRecord>> Store::load(const std::string& id) const {
 }
 
 Status Store::save(const SandboxRecord& record) const {
+  std::error_code ec;
+  if (!fs::exists(dir(record.id), ec)) sweep_deleted();  // a new sandbox: a good time to tidy
   TNK_RETURN_IF_ERROR(make_dirs(dir(record.id), 0700));
   return write_file_atomic(file(record.id, kRecordFile), record_to_json(record).dump(2) + "\n", 0600);
 }
@@ -91,7 +93,7 @@ Status remove_tree(const fs::path& doomed) {
 // The directory is renamed away first (atomic, in the same directory), then removed: a delete cut short
 // by a kill or a full disk leaves the whole sandbox or none of it, never a record whose overlay or disk
 // is half gone (which the next start took for a provisioned sandbox). What such a delete left under
-// its doomed name is removed by the next one.
+// its doomed name is removed by the next delete, or when a sandbox is created.
 Status Store::remove(const std::string& id) const {
   fs::path doomed = root_ / (std::string(kDoomedPrefix) + id + "." + std::to_string(::getpid()));
   if (::rename(dir(id).c_str(), doomed.c_str()) != 0) {
@@ -99,11 +101,15 @@ Status Store::remove(const std::string& id) const {
   } else {
     TNK_RETURN_IF_ERROR(remove_tree(doomed));
   }
+  sweep_deleted();
+  return ok_status();
+}
+
+void Store::sweep_deleted() const {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root_, ec)) {
     if (entry.path().filename().string().starts_with(kDoomedPrefix)) (void)remove_tree(entry.path());
   }
-  return ok_status();
 }
 
 }  // namespace tnk::state

@@ -24,7 +24,7 @@ class Store {
 
   // nullopt when the sandbox has no record (absent); an error when the record is unreadable or corrupt.
   Result<std::optional<SandboxRecord>> load(const std::string& id) const;
-  // Atomic rewrite (temp + fsync + rename); creates the sandbox directory (0700).
+  // Atomic rewrite (temp + fsync + rename); creates the sandbox directory (0700), and then sweeps.
   Status save(const SandboxRecord& record) const;
   // The per-sandbox flock. Hold it only while state changes, never for a whole session.
   Result<FileLock> lock(const std::string& id, Log& log,
@@ -36,6 +36,8 @@ class Store {
   Result<std::vector<std::string>> list_ids() const;
   // Removes the sandbox directory and everything in it, all or nothing (renamed away first).
   Status remove(const std::string& id) const;
+  // Removes what deletes cut short left (best effort): done by remove(), and by save() of a new sandbox.
+  void sweep_deleted() const;
 
  private:
   std::filesystem::path root_;

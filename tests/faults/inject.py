@@ -143,8 +143,11 @@ class Run:
         return sums
 
     def sandbox_dir(self):
-        dirs = list((self.home / ".local/state/tnk/sandboxes").glob("*"))
+        dirs = [d for d in (self.home / ".local/state/tnk/sandboxes").glob("*") if not d.name.startswith(".")]
         return dirs[0] if dirs else None
+
+    def leftovers_of_deletes(self):
+        return [d.name for d in (self.home / ".local/state/tnk/sandboxes").glob(".*")]
 
     def supervisor_pid(self):
         directory = self.sandbox_dir()
@@ -429,6 +432,8 @@ def one_seed(args, run, seed):
         run.check_nothing_left(state)
         run.recover(before != "absent" and op != "delete")
         run.check_project()
+        if run.leftovers_of_deletes():  # a delete cut short: the start that made the sandbox anew removes it
+            raise Failure(f"left by a delete after the next start: {run.leftovers_of_deletes()}")
         if op in ("stop", "delete", "shutdown") or state != "running":  # a whole stop of what was recovered, too
             run.tnk("-q", "sandbox", "stop")
             run.check_nothing_left(run.check_state_matches_processes())

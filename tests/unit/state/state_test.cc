@@ -140,7 +140,7 @@ TEST_F(StoreTest, ListIdsIsSortedAndRemoveDeletesTheDirectory) {
 }
 
 // A delete renames the directory away before it removes it; what a delete cut short left under that
-// name is not a sandbox, and the next delete removes it.
+// name is not a sandbox, and the next delete, or a new sandbox, removes it.
 TEST_F(StoreTest, WhatADeleteCutShortLeftIsNoSandboxAndTheNextDeleteRemovesIt) {
   Store store(dir_ / "sandboxes");
   auto a = sample();
@@ -155,6 +155,9 @@ TEST_F(StoreTest, WhatADeleteCutShortLeftIsNoSandboxAndTheNextDeleteRemovesIt) {
   EXPECT_FALSE(fs::exists(left));
   EXPECT_TRUE(fs::is_empty(dir_ / "sandboxes"));
   EXPECT_TRUE(store.remove("tnk-never-was").ok());
+  fs::create_directories(left);  // ... and so does the creation of a sandbox
+  ASSERT_TRUE(store.save(a).ok());
+  EXPECT_FALSE(fs::exists(left));
 }
 
 // The lock is an flock: a second process waits, then times out with a clear message; the
