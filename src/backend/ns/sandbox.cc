@@ -205,8 +205,9 @@ void kill_and_reap(pid_t pid) {
 }
 
 // The default ReapHook: reaps the caller's children that have exited inside the pid namespace `ns`
-// (the sandbox's sessions); their exit statuses are discarded. A zombie keeps its ns link until reaped.
-void reap_session_zombies(const struct stat& ns) {
+// (the sandbox's sessions), keeping their statuses in `reaped` when given. A zombie keeps its ns link
+// until reaped.
+void reap_session_zombies(const struct stat& ns, std::vector<ReapedSession>* reaped) {
   std::string children_file = "/proc/self/task/" + std::to_string(gettid()) + "/children";
   auto children = read_file(children_file);
   if (!children.ok()) return;
@@ -216,7 +217,8 @@ void reap_session_zombies(const struct stat& ns) {
     struct stat st {};
     std::string link = "/proc/" + std::to_string(child) + "/ns/pid";
     if (stat(link.c_str(), &st) == 0 && st.st_ino == ns.st_ino && st.st_dev == ns.st_dev) {
-      waitpid(child, nullptr, WNOHANG | __WALL);
+      int status = 0;
+      if (waitpid(child, &status, WNOHANG | __WALL) == child && reaped) reaped->push_back({child, status});
     }
   }
 }
@@ -320,7 +322,8 @@ Result<Sandbox> start(const SandboxSpec& spec) {
   return sandbox;
 }
 
-Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& reap_sessions) {
+Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& reap_sessions,
+            std::vector<ReapedSession>* reaped) {
   if (init_pid <= 0) return usage_error("stopping a sandbox: no PID 1 given");
   std::vector<fs::path> cgroups;
   auto dirs = process_cgroup_dirs(init_pid);  // read while it still exists
@@ -332,7 +335,7 @@ Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& rea
   struct stat ns {};
   std::string ns_link = "/proc/" + std::to_string(init_pid) + "/ns/pid";
   ReapHook reap = reap_sessions;
-  if (!reap && stat(ns_link.c_str(), &ns) == 0) reap = [ns] { reap_session_zombies(ns); };
+  if (!reap && stat(ns_link.c_str(), &ns) == 0) reap = [ns, reaped] { reap_session_zombies(ns, reaped); };
   if (kill(init_pid, SIGTERM) != 0 && errno != ESRCH) {
     return sys_error(errno, "sending SIGTERM to the sandbox's PID 1 (pid " + std::to_string(init_pid) + ")");
   }
