@@ -170,9 +170,9 @@ TEST_F(NsLifecycleTest, StopHandsBackTheStatusesOfTheSessionsItReaps) {
   s.cwd = "/";
   auto session = spawn(running(init), s);
   ASSERT_TRUE(session.ok()) << session.error().message;
-  started_.erase(init);
   std::vector<ReapedSession> reaped;
-  Status stopped = stop(init, std::chrono::milliseconds(2000), {}, &reaped);
+  Status stopped = stop(running(init), std::chrono::milliseconds(2000), &reaped);
+  started_.erase(init);
   EXPECT_TRUE(stopped.ok()) << stopped.error().message;
   ASSERT_EQ(reaped.size(), 1u);
   EXPECT_EQ(reaped[0].pid, session->pid);

@@ -77,7 +77,7 @@ class NsEngine : public Engine {
     TNK_ASSIGN_OR_RETURN(ns::Sandbox sandbox, ns::start(spec));
     auto joiner = ns::Joiner::start(sandbox);
     if (!joiner) {
-      (void)ns::stop(sandbox.init_pid, std::chrono::milliseconds(0));
+      (void)ns::stop(sandbox, std::chrono::milliseconds(0));
       return joiner.error();
     }
     joiner_ = std::move(*joiner);
@@ -146,7 +146,7 @@ class NsEngine : public Engine {
     if (!sandbox_) return ok_status();
     joiner_.reset();
     std::vector<ns::ReapedSession> reaped;
-    Status stopped = ns::stop(sandbox_->init_pid, grace, {}, &reaped);
+    Status stopped = ns::stop(*sandbox_, grace, &reaped);
     for (const ns::ReapedSession& session : reaped) {
       reaped_.push_back({session.pid, exit_code_from_wait_status(session.wait_status)});
     }
