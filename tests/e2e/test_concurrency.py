@@ -123,6 +123,14 @@ def leftover_processes(tnk, markers=()):
             if pid != me and any(n in cmd for n in needles) and not cmd.startswith(TNK_BIN + " ")}
 
 
+def resident_kib(pid):
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+
+
 def leftover_mounts(tnk):
     table = subprocess.run(["findmnt", "-rn", "-o", "TARGET,SOURCE"], capture_output=True, text=True).stdout
     return [line for line in table.splitlines() if str(tnk.home) in line]
@@ -238,6 +246,7 @@ def test_sixteen_projects_started_at_once_all_come_up(any_tnk):
     assert failures == [], failures
     rows = sandbox_rows(any_tnk)
     assert len(rows) == 16 and {r["status"] for r in rows} == {"running"}, rows
+    rss_mib = sum(resident_kib(pid) for pid in leftover_processes(any_tnk)) / 1024
     for row in rows:
         assert len(supervisors_of(row["name"])) == 1, row
     # Each answers, from its own project.
@@ -256,7 +265,8 @@ def test_sixteen_projects_started_at_once_all_come_up(any_tnk):
         assert events(log) == ["sandbox_start", "session_start", "exec_invocation", "session_exit", "sandbox_stop"]
         assert records(log)[-1]["reason"] == "shutdown"
         assert_verifies(any_tnk, log)
-    print(f"16 projects started at once ({any_tnk.backend}): {seconds:.1f} s; shutdown {stop_seconds:.1f} s")
+    print(f"16 projects started at once ({any_tnk.backend}): {seconds:.1f} s; their processes' RSS "
+          f"{rss_mib:.0f} MiB; shutdown {stop_seconds:.1f} s")
 
 
 EXEC_SCRIPT = 'echo "out-$1"; echo "err-$1" >&2; head -c 20000 /dev/zero | tr "\\0" "$2"; echo; exit "$1"'
