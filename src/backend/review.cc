@@ -140,7 +140,8 @@ Result<DiffReport> review_diff(Context& ctx, const ReviewRequest& request) {
 
 Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequest& request) {
   state::Store store(ctx.paths.sandboxes_dir());
-  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(request.id, ctx.log));  // no start meanwhile
+  // No start meanwhile; no sandbox (no lock): open_layer says so.
+  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(request.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
   TNK_ASSIGN_OR_RETURN(DiffReport selected, select_changes(ctx, request, o));
   TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "apply"));
@@ -166,7 +167,7 @@ Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequ
 
 Result<std::vector<review::Touched>> review_discard(Context& ctx, const ReviewRequest& request) {
   state::Store store(ctx.paths.sandboxes_dir());
-  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(request.id, ctx.log));
+  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(request.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
   TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "discard"));
   TNK_ASSIGN_OR_RETURN(auto changes, review::diff_layer(o.upper.get(), o.project.get()));

@@ -102,7 +102,11 @@ Status stop_targets(Context& ctx, const std::vector<Target>& targets, bool dry_r
 Status delete_target(Context& ctx, const Target& t, std::chrono::seconds grace) {
   if (is_running(ctx, t)) TNK_RETURN_IF_ERROR(stop_targets(ctx, {t}, false, grace, "delete"));
   state::Store store(ctx.paths.sandboxes_dir());
-  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(t.id, ctx.log));
+  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(t.id, ctx.log));
+  if (!lock) {  // another delete removed it while this one stopped it or waited
+    ctx.log.info("sandbox " + t.id + " was deleted meanwhile");
+    return ok_status();
+  }
   if (is_running(ctx, t)) {
     return failed("sandbox " + t.id + " was started again while it was being deleted", "run the delete again");
   }

@@ -34,7 +34,8 @@ ProvisionFingerprint fingerprints_of(const Resolved& r, const ProvisionFiles& fi
 }
 
 Status save_token_seen(Context& ctx, const state::Store& store, const std::string& id, bool token) {
-  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, ctx.log));
+  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(id, ctx.log));
+  if (!lock) return ok_status();  // deleted meanwhile
   TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
   if (!record || record->provision_token == token) return ok_status();
   record->provision_token = token;

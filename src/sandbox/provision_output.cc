@@ -1,5 +1,6 @@
 #include "sandbox/provision_output.h"
 
+#include <optional>
 #include <ostream>
 
 #include "audit/events.h"
@@ -12,8 +13,11 @@ namespace {
 
 Status save_fingerprint(Context& ctx, const std::string& id, const ProvisionFingerprint& fingerprint) {
   state::Store store(ctx.paths.sandboxes_dir());
-  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(id, ctx.log));
-  TNK_ASSIGN_OR_RETURN(auto record, store.load(id));
+  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(id, ctx.log));
+  std::optional<state::SandboxRecord> record;
+  if (lock) {
+    TNK_ASSIGN_OR_RETURN(record, store.load(id));
+  }
   if (!record) return not_found("sandbox " + id + " was deleted while it was being provisioned");
   record->provision_fingerprint = fingerprint.full;
   record->provision_inputs_fingerprint = fingerprint.inputs;

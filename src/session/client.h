@@ -31,6 +31,8 @@ struct SessionResult {
   // Set when the supervisor answered with an error event (command not found: 127, not executable: 126,
   // anything else: 1). The CLI prints it once, as any error, and exits with exit_code.
   std::optional<Error> refused;
+  // The session ended because its sandbox was stopped (`"stopped": true` on the exit event).
+  bool sandbox_stopped = false;
 };
 
 // Runs one session on `ctl_fd` (connected; not closed here, but shut down when the session is

@@ -140,7 +140,11 @@ json error_event(const std::string& message, const std::string& hint, int exit_c
   return {{"event", "error"}, {"v", kProtocolVersion}, {"message", message}, {"hint", hint}, {"exit_code", exit_code}};
 }
 
-json exit_event(int code) { return {{"event", "exit"}, {"code", code}}; }
+json exit_event(int code, bool stopped) {
+  json event = {{"event", "exit"}, {"code", code}};
+  if (stopped) event["stopped"] = true;
+  return event;
+}
 
 json pong_event(const std::string& backend, long long pid) {
   return {{"event", "pong"}, {"v", kProtocolVersion}, {"backend", backend}, {"pid", pid}};

@@ -66,7 +66,8 @@ inline constexpr int kExitCommandNotFound = 127;
 inline constexpr int kExitCommandNotExecutable = 126;
 nlohmann::json started_event(long long pid);
 nlohmann::json error_event(const std::string& message, const std::string& hint, int exit_code);
-nlohmann::json exit_event(int code);
+// `stopped`: the session ended because its sandbox was stopped (stop, delete, shutdown), not by itself.
+nlohmann::json exit_event(int code, bool stopped = false);
 nlohmann::json pong_event(const std::string& backend, long long pid);
 nlohmann::json stopping_event();
 

@@ -161,8 +161,9 @@ Relay::Step Relay::read_control() {
   TNK_ASSIGN_OR_RETURN(std::string event, control_fields(m->body).string("event"));
   if (event == "exit") {
     TNK_ASSIGN_OR_RETURN(long long code, control_fields(m->body).integer("code", 0, 255));
+    TNK_ASSIGN_OR_RETURN(bool stopped, control_fields(m->body).optional_boolean("stopped", false));
     finished_ = true;
-    return std::optional(SessionResult{static_cast<int>(code), std::nullopt});
+    return std::optional(SessionResult{static_cast<int>(code), std::nullopt, stopped});
   }
   if (event == "error") return refused(m->body);
   return std::optional<SessionResult>();  // unknown events are ignored (newer supervisors may add some)

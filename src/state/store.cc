@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <ctime>
 #include <string_view>
 #include <system_error>
@@ -36,7 +37,8 @@ Status Store::save(const SandboxRecord& record) const {
 }
 
 Status Store::mark_stopped(const std::string& id, Log& log) const {
-  TNK_ASSIGN_OR_RETURN(FileLock held, lock(id, log));
+  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> held, lock_existing(id, log));
+  if (!held) return ok_status();  // deleted meanwhile
   TNK_ASSIGN_OR_RETURN(auto record, load(id));
   if (!record) return ok_status();
   record->stopped_at = std::time(nullptr);
@@ -44,9 +46,24 @@ Status Store::mark_stopped(const std::string& id, Log& log) const {
 }
 
 Result<FileLock> Store::lock(const std::string& id, Log& log, std::chrono::milliseconds timeout) const {
-  TNK_RETURN_IF_ERROR(make_dirs(dir(id), 0700));
-  return FileLock::acquire(file(id, kLockFile), timeout,
-                           [&] { log.info("waiting for another tnk command to finish with " + id); });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    TNK_RETURN_IF_ERROR(make_dirs(dir(id), 0700));
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    TNK_ASSIGN_OR_RETURN(std::optional<FileLock> held,
+                         lock_existing(id, log, std::max(left, std::chrono::milliseconds(0))));
+    if (held) return std::move(*held);
+    // The holder deleted the sandbox (its directory and lock with it) while we waited: a new one.
+  }
+}
+
+Result<std::optional<FileLock>> Store::lock_existing(const std::string& id, Log& log,
+                                                     std::chrono::milliseconds timeout) const {
+  auto held = FileLock::acquire(file(id, kLockFile), timeout,
+                                [&] { log.info("waiting for another tnk command to finish with " + id); });
+  if (held) return std::optional<FileLock>(std::move(*held));
+  if (held.error().sys_errno == ENOENT) return std::optional<FileLock>();  // its directory is gone
+  return held.error();
 }
 
 Result<std::vector<std::string>> Store::list_ids() const {

@@ -26,9 +26,16 @@ class Store {
   Result<std::optional<SandboxRecord>> load(const std::string& id) const;
   // Atomic rewrite (temp + fsync + rename); creates the sandbox directory (0700), and then sweeps.
   Status save(const SandboxRecord& record) const;
-  // The per-sandbox flock. Hold it only while state changes, never for a whole session.
+  // The per-sandbox flock, for a start (which may create the sandbox): makes the sandbox's directory,
+  // and starts over on a new one when the holder deleted the sandbox while we waited. Hold it only
+  // while state changes, never for a whole session.
   Result<FileLock> lock(const std::string& id, Log& log,
                         std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+  // The same flock for a command on a sandbox that exists (stop, delete, provisioning's bookkeeping,
+  // review): nullopt when its directory is gone (it was deleted, before or while we waited), which is
+  // never made again here, so that nothing of a deleted sandbox is left behind.
+  Result<std::optional<FileLock>> lock_existing(const std::string& id, Log& log,
+                                                std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
   // After a stop: stopped_at in the record (under the lock); a missing record is fine.
   Status mark_stopped(const std::string& id, Log& log) const;
   // Ids of every sandbox directory, sorted (not a dot-named leftover of a delete cut short). A missing

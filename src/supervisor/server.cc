@@ -232,13 +232,13 @@ void Server::engine_sessions_ended() {
   for (const EndedSession& ended : engine_.ended_sessions()) session_ended(ended.key, ended.exit_code);
 }
 
-void Server::session_ended(SessionKey key, int exit_code) {
+void Server::session_ended(SessionKey key, int exit_code, bool stopped) {
   if (key == 0) return;
   auto it = std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) { return c->session == key; });
   if (it == connections_.end()) return;
   Connection& conn = **it;
   network_.read_events();  // the session's last connections belong in its log
-  send_or_log(conn.fd.get(), session::exit_event(exit_code));
+  send_or_log(conn.fd.get(), session::exit_event(exit_code, stopped));
   if (conn.provisioning) network_.end_provisioning();
   network_.audit().release_log(conn.audit_log);
   conn.audit_log.clear();
@@ -271,14 +271,16 @@ void Server::stop_sandbox(std::chrono::milliseconds grace) {
   Status stopped = engine_.stop(grace);
   if (!stopped.ok()) log_line("stopping the sandbox: " + stopped.error().message);
   network_.stop();
-  // Every process of the sandbox has ended: reap them and tell each session how.
+  // Every process of the sandbox has ended: reap them and tell each session how, and that the stop
+  // ended it.
   for (;;) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) break;
-    session_ended(pid, exit_code_from_wait_status(status));
+    session_ended(pid, exit_code_from_wait_status(status), true);
   }
-  engine_sessions_ended();  // the engine's own sessions ended with the sandbox
+  // The engine's own sessions, and those its stop() reaped, ended with the sandbox.
+  for (const EndedSession& ended : engine_.ended_sessions()) session_ended(ended.key, ended.exit_code, true);
 }
 
 }  // namespace tnk::supervisor

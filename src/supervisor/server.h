@@ -52,7 +52,7 @@ class Server {
   void finish(Connection& conn);
   void handle_signal();
   void reap_children();
-  void session_ended(SessionKey key, int exit_code);
+  void session_ended(SessionKey key, int exit_code, bool stopped = false);
   void engine_sessions_ended();
   nlohmann::json handle_forward(const nlohmann::json& body);
   nlohmann::json network_event(bool ask_proxy = false);

@@ -158,6 +158,28 @@ TEST_F(NsLifecycleTest, StopWithoutHookReapsTheSandboxsSessions) {
   EXPECT_EQ(errno, ECHILD);
 }
 
+// The statuses of the sessions stop() reaps go back to the supervisor, which tells each client how its
+// session ended (before, they were discarded, and every client of a stopped sandbox got "lost the
+// connection to the sandbox's supervisor" and wrote no session_exit).
+TEST_F(NsLifecycleTest, StopHandsBackTheStatusesOfTheSessionsItReaps) {
+  pid_t init = start_ok(spec());
+  ASSERT_GT(init, 0);
+  SessionSpec s;
+  s.argv = {"sleep", "1000"};
+  s.env = session_env();
+  s.cwd = "/";
+  auto session = spawn(running(init), s);
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  std::vector<ReapedSession> reaped;
+  Status stopped = stop(running(init), std::chrono::milliseconds(2000), &reaped);
+  started_.erase(init);
+  EXPECT_TRUE(stopped.ok()) << stopped.error().message;
+  ASSERT_EQ(reaped.size(), 1u);
+  EXPECT_EQ(reaped[0].pid, session->pid);
+  EXPECT_TRUE(WIFSIGNALED(reaped[0].wait_status));
+  EXPECT_EQ(WTERMSIG(reaped[0].wait_status), SIGTERM);  // PID 1 forwarded the stop's SIGTERM
+}
+
 TEST_F(NsLifecycleTest, StopForwardsSigtermToEveryProcess) {
   pid_t init = start_ok(spec());
   ASSERT_GT(init, 0);

@@ -6,9 +6,12 @@
 
 #include <filesystem>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "backend/ns/joiner.h"
 #include "backend/ns/sandbox.h"
+#include "core/subprocess.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
 #include "supervisor/protection.h"
@@ -74,7 +77,7 @@ class NsEngine : public Engine {
     TNK_ASSIGN_OR_RETURN(ns::Sandbox sandbox, ns::start(spec));
     auto joiner = ns::Joiner::start(sandbox);
     if (!joiner) {
-      (void)ns::stop(sandbox.init_pid, std::chrono::milliseconds(0));
+      (void)ns::stop(sandbox, std::chrono::milliseconds(0));
       return joiner.error();
     }
     joiner_ = std::move(*joiner);
@@ -136,13 +139,22 @@ class NsEngine : public Engine {
     (void)ns::remove_cgroups(config_.id);  // best effort: the processes are gone already
   }
 
+  // The sessions stop() reaps are the supervisor's children, but it can no longer reap them itself:
+  // their statuses come back through ended_sessions(), so that each client hears how its session
+  // ended (128+15 for the SIGTERM of a stop) and writes its session_exit.
   Status stop(std::chrono::milliseconds grace) override {
     if (!sandbox_) return ok_status();
     joiner_.reset();
-    Status stopped = ns::stop(sandbox_->init_pid, grace);
+    std::vector<ns::ReapedSession> reaped;
+    Status stopped = ns::stop(*sandbox_, grace, &reaped);
+    for (const ns::ReapedSession& session : reaped) {
+      reaped_.push_back({session.pid, exit_code_from_wait_status(session.wait_status)});
+    }
     sandbox_.reset();
     return stopped;
   }
+
+  std::vector<EndedSession> ended_sessions() override { return std::exchange(reaped_, {}); }
 
  private:
   pid_t init_pid() const { return sandbox_ ? sandbox_->init_pid : 0; }
@@ -150,6 +162,7 @@ class NsEngine : public Engine {
   SupervisorConfig config_;
   std::optional<ns::Sandbox> sandbox_;  // while it runs: PID 1 and the namespaces' fds
   std::optional<ns::Joiner> joiner_;
+  std::vector<EndedSession> reaped_;  // sessions stop() reaped, until ended_sessions() hands them on
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <csignal>
 #include <cstring>
 #include <sstream>
+#include <string>
 
 #include "backend/ns/cgroups.h"
 #include "backend/ns/init.h"
@@ -204,20 +205,47 @@ void kill_and_reap(pid_t pid) {
   sys::wait_for(pid);
 }
 
+// How many pid namespaces deep `pid` is: the number of ids on its NSpid line (0 when unknown).
+// /proc/<pid>/status is readable without ptrace access, for zombies too.
+size_t pid_ns_depth(const std::string& pid) {
+  auto status = read_file("/proc/" + pid + "/status");
+  if (!status.ok()) return 0;
+  std::istringstream lines(*status);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("NSpid:")) continue;
+    std::istringstream ids(line.substr(6));
+    size_t depth = 0;
+    for (std::string id; ids >> id;) ++depth;
+    return depth;
+  }
+  return 0;
+}
+
+// Whether our child `child` is in the pid namespace `ns`. Its /proc/<pid>/ns/pid says, when we may read
+// it; rootless, we may not for a session of the range's root (a --root session): then being one pid
+// namespace deeper than us does, the sandbox's being the caller's only child pid namespace.
+bool in_pid_namespace(pid_t child, const struct stat& ns) {
+  std::string pid = std::to_string(child);
+  struct stat st {};
+  if (stat(("/proc/" + pid + "/ns/pid").c_str(), &st) == 0) return st.st_ino == ns.st_ino && st.st_dev == ns.st_dev;
+  if (errno != EACCES && errno != EPERM) return false;
+  size_t ours = pid_ns_depth("self");
+  return ours > 0 && pid_ns_depth(pid) == ours + 1;
+}
+
 // The default ReapHook: reaps the caller's children that have exited inside the pid namespace `ns`
-// (the sandbox's sessions); their exit statuses are discarded. A zombie keeps its ns link until reaped.
-void reap_session_zombies(const struct stat& ns) {
+// (the sandbox's sessions), keeping their statuses in `reaped` when given. A zombie keeps its ns link
+// until reaped.
+void reap_session_zombies(const struct stat& ns, std::vector<ReapedSession>* reaped) {
   std::string children_file = "/proc/self/task/" + std::to_string(gettid()) + "/children";
   auto children = read_file(children_file);
   if (!children.ok()) return;
   std::istringstream in(*children);
   pid_t child;
   while (in >> child) {
-    struct stat st {};
-    std::string link = "/proc/" + std::to_string(child) + "/ns/pid";
-    if (stat(link.c_str(), &st) == 0 && st.st_ino == ns.st_ino && st.st_dev == ns.st_dev) {
-      waitpid(child, nullptr, WNOHANG | __WALL);
-    }
+    if (!in_pid_namespace(child, ns)) continue;
+    int status = 0;
+    if (waitpid(child, &status, WNOHANG | __WALL) == child && reaped) reaped->push_back({child, status});
   }
 }
 
@@ -320,7 +348,11 @@ Result<Sandbox> start(const SandboxSpec& spec) {
   return sandbox;
 }
 
-Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& reap_sessions) {
+namespace {
+
+// `pid_ns_fd`: the sandbox's pid namespace, -1 to read it from /proc/<init_pid>/ns/pid.
+Status stop_processes(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& reap_sessions, int pid_ns_fd,
+                      std::vector<ReapedSession>* reaped) {
   if (init_pid <= 0) return usage_error("stopping a sandbox: no PID 1 given");
   std::vector<fs::path> cgroups;
   auto dirs = process_cgroup_dirs(init_pid);  // read while it still exists
@@ -332,7 +364,8 @@ Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& rea
   struct stat ns {};
   std::string ns_link = "/proc/" + std::to_string(init_pid) + "/ns/pid";
   ReapHook reap = reap_sessions;
-  if (!reap && stat(ns_link.c_str(), &ns) == 0) reap = [ns] { reap_session_zombies(ns); };
+  bool known = pid_ns_fd >= 0 ? fstat(pid_ns_fd, &ns) == 0 : stat(ns_link.c_str(), &ns) == 0;
+  if (!reap && known) reap = [ns, reaped] { reap_session_zombies(ns, reaped); };
   if (kill(init_pid, SIGTERM) != 0 && errno != ESRCH) {
     return sys_error(errno, "sending SIGTERM to the sandbox's PID 1 (pid " + std::to_string(init_pid) + ")");
   }
@@ -345,6 +378,16 @@ Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& rea
     }
   }
   return remove_cgroup_dirs(cgroups);
+}
+
+}  // namespace
+
+Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& reap_sessions) {
+  return stop_processes(init_pid, grace, reap_sessions, -1, nullptr);
+}
+
+Status stop(const Sandbox& sandbox, std::chrono::milliseconds grace, std::vector<ReapedSession>* reaped) {
+  return stop_processes(sandbox.init_pid, grace, {}, sandbox.namespaces.fd(kPidNs), reaped);
 }
 
 Status remove_cgroups(const std::string& cgroup_name) {

@@ -123,8 +123,21 @@ using ReapHook = std::function<void()>;
 
 // SIGTERM to PID 1 (which forwards it), wait up to `grace` for it to exit, then SIGKILL and reap.
 // Without a hook, the caller's exited children inside the sandbox are reaped here and their statuses
-// discarded. Removes the sandbox's cgroup directories once its processes are gone.
+// discarded; which sandbox is told by PID 1's /proc/<pid>/ns/pid, which only root may read (PID 1 runs as
+// the range's root): rootless, use the stop() below. Removes the sandbox's cgroup directories once its
+// processes are gone.
 Status stop(pid_t init_pid, std::chrono::milliseconds grace, const ReapHook& reap_sessions = {});
+
+// A session stop() reaped: its pid and wait status.
+struct ReapedSession {
+  pid_t pid = 0;
+  int wait_status = 0;
+};
+
+// The same for a sandbox start() made, run by root or rootless: the caller's exited children in the
+// sandbox's pid namespace (its fd, which start() kept) are reaped here, and their pids and statuses go
+// to `reaped` when given (the supervisor tells each session's client how it ended).
+Status stop(const Sandbox& sandbox, std::chrono::milliseconds grace, std::vector<ReapedSession>* reaped = nullptr);
 
 // Removes the tnk-<cgroup_name> cgroup directories (cleanup after a crash). Missing ones are fine.
 Status remove_cgroups(const std::string& cgroup_name);

@@ -111,8 +111,14 @@ Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files,
   options.tee = [&](int stream, std::string_view bytes) { tee.add(stream, bytes); };
   const Stopwatch clock;
   options.on_quiet = [&] { ctx.log.info("provisioning " + r.id + ": still running, " + clock.text()); };
-  auto code = run_session(ctx, r, spec, audit, options);
-  return tee.finish(code, fingerprint);
+  bool stopped = false;
+  auto code = run_session(ctx, r, spec, audit, options, &stopped);
+  Status finished = tee.finish(code, fingerprint);
+  if (finished.ok() || !stopped) return finished;
+  // Not the script's failure: the hint "the sandbox is running and usable" would be wrong.
+  return finished.error()
+      .context("the sandbox " + r.id + " was stopped while it was being provisioned")
+      .with_hint("`tnk sandbox start` starts it and runs the provisioning again");
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ Result<UniqueFd> connect_sandbox(Context& ctx, const std::string& id) {
 }
 
 Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec,
-                        std::optional<audit::AuditWriter>& audit, const session::ClientOptions& options) {
+                        std::optional<audit::AuditWriter>& audit, const session::ClientOptions& options,
+                        bool* sandbox_stopped) {
   session::ExecRequest request = exec_request(ctx, r, spec);
   if (audit) request.audit_log = audit->path().string();  // the sandbox's network records go there too
   TNK_ASSIGN_OR_RETURN(UniqueFd ctl, connect_sandbox(ctx, r.id));
@@ -49,6 +50,12 @@ Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec
   if (!ran) return ran.error();
   // The program could not be started: say why once, and exit as a shell would (127 / 126).
   if (ran->refused) ctx.out.error(*ran->refused);
+  if (ran->sandbox_stopped && sandbox_stopped) {
+    *sandbox_stopped = true;  // the caller says it
+  } else if (ran->sandbox_stopped) {
+    ctx.log.warn("sandbox " + r.id + " was stopped while the session ran; the session ended with status " +
+                 std::to_string(ran->exit_code));
+  }
   return ran->exit_code;
 }
 

@@ -18,9 +18,11 @@ namespace tnk::supervised {
 
 session::ExecRequest exec_request(Context& ctx, const sandbox::Resolved& resolved, const sandbox::SessionSpec& spec);
 
-// Runs the session and returns its exit status (127 when the program does not exist).
+// Runs the session and returns its exit status (127 when the program does not exist). When a stop of
+// the sandbox ended the session, it sets *sandbox_stopped when given, else warns so.
 Result<int> run_session(Context& ctx, const sandbox::Resolved& resolved, const sandbox::SessionSpec& spec,
-                        std::optional<audit::AuditWriter>& audit, const session::ClientOptions& options = {});
+                        std::optional<audit::AuditWriter>& audit, const session::ClientOptions& options = {},
+                        bool* sandbox_stopped = nullptr);
 
 // The control socket of a running sandbox, connected; a clear error when it is not running.
 Result<UniqueFd> connect_sandbox(Context& ctx, const std::string& id);

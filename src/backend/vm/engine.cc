@@ -19,9 +19,12 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "agent/bridge.h"
 #include "backend/vm/agent_client.h"
@@ -237,8 +240,10 @@ class VmEngine : public Engine {
     return rtts;
   }
 
-  // Agent poweroff, then QMP quit, then SIGKILL; virtiofsd ends once QEMU has gone.
+  // SIGTERM to the sessions, then agent poweroff, then QMP quit, then SIGKILL; virtiofsd ends once QEMU
+  // has gone.
   Status stop(std::chrono::milliseconds grace) override {
+    if (qemu_ > 0 && client_ && grace.count() > 0) end_sessions(std::min(grace, std::chrono::milliseconds(5000)));
     if (qemu_ > 0 && client_ && grace.count() > 0 && client_->poweroff(std::chrono::seconds(2)).ok()) {
       if (wait_child(qemu_, std::min(grace, std::chrono::milliseconds(5000)))) qemu_ = 0;
     }
@@ -276,6 +281,26 @@ class VmEngine : public Engine {
       std::string name = entry.path().filename().string();
       if (name.starts_with(state::kForwardSocketPrefix) && name.ends_with(".sock"))
         std::filesystem::remove(entry.path(), ec);
+    }
+  }
+
+  // The sessions still running get SIGTERM, as an ns sandbox's processes get it from its PID 1, and up
+  // to `wait` to end: their clients then hear the status they ended with (128+15 for most), not that
+  // the sandbox was lost under them (kExitLost), and their session_exit records say so.
+  void end_sessions(std::chrono::milliseconds wait) {
+    if (sessions_.empty()) return;
+    for (const auto& session : sessions_) (void)client_->signal(session.second, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + wait;
+    while (std::chrono::steady_clock::now() < deadline) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        bool all_ended = std::all_of(sessions_.begin(), sessions_.end(), [this](const auto& session) {
+          return std::any_of(ended_.begin(), ended_.end(),
+                             [&session](const EndedSession& e) { return e.key == session.first; });
+        });
+        if (all_ended) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
 

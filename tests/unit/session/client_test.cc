@@ -128,6 +128,22 @@ TEST(SessionClient, ReturnsTheSessionsExitCode) {
   EXPECT_EQ(r->exit_code, 42);
 }
 
+// A session a stop of the sandbox ended says so, so that the CLI can tell it from the command's own end.
+TEST(SessionClient, SaysWhenAStopOfTheSandboxEndedTheSession) {
+  for (bool stopped : {false, true}) {
+    SocketPair sp;
+    FakeServer server(std::move(sp.server), [stopped](int sock) {
+      Message m = accept_exec(sock);
+      EXPECT_TRUE(send_message(sock, exit_event(143, stopped)).ok());
+    });
+    Stdio io;
+    auto r = run_session(sp.client.get(), request({"sleep", "1000"}), io.options());
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->exit_code, 143);
+    EXPECT_EQ(r->sandbox_stopped, stopped);
+  }
+}
+
 TEST(SessionClient, ForwardsSigintAndReturns130) {
   SocketPair sp;
   int forwarded = 0;

@@ -244,6 +244,7 @@ TEST(SessionMessages, OpsAndEventsRoundTrip) {
   EXPECT_EQ(pong_event("ns", 9)["backend"], "ns");
   EXPECT_EQ(stopping_event()["v"], 1);
   EXPECT_EQ(exit_event(130), json({{"event", "exit"}, {"code", 130}}));
+  EXPECT_EQ(exit_event(143, true), json({{"event", "exit"}, {"code", 143}, {"stopped", true}}));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/files.h"
 #include "state/layout.h"
@@ -193,6 +194,67 @@ TEST_F(StoreTest, LockExcludesOtherProcessesAndDiesWithItsHolder) {
   EXPECT_TRUE(free_again.ok());
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+// A holder that deletes the sandbox (`sandbox delete`: its directory, lock file and all) and exits,
+// while the caller waits for the lock.
+pid_t holder_that_deletes(const Store& store, Log& log, const std::string& id) {
+  int ready[2];
+  if (::pipe(ready) != 0) return -1;
+  pid_t holder = ::fork();
+  if (holder == 0) {
+    auto lock = store.lock(id, log);
+    char c = lock.ok() ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the parent waits for the lock meanwhile
+    std::error_code ec;
+    std::filesystem::remove_all(store.dir(id), ec);
+    ::_exit(ec ? 1 : 0);
+  }
+  char c = 0;
+  bool locked = ::read(ready[0], &c, 1) == 1 && c == 'y';
+  ::close(ready[0]);
+  ::close(ready[1]);
+  return locked ? holder : -1;
+}
+
+// A start that waited while another command deleted the sandbox makes a new one (before, it failed with
+// "cannot open lock <dir>/lock: No such file or directory", exit 66).
+TEST_F(StoreTest, AStartThatWaitedWhileTheSandboxWasDeletedLocksANewOne) {
+  Store store(dir_ / "sandboxes");
+  std::ostringstream err;
+  Log log(err);
+  pid_t holder = holder_that_deletes(store, log, "tnk-demo");
+  ASSERT_GT(holder, 0);
+  auto lock = store.lock("tnk-demo", log, std::chrono::seconds(10));
+  ASSERT_TRUE(lock.ok()) << lock.error().message;
+  EXPECT_TRUE(std::filesystem::is_regular_file(store.file("tnk-demo", kLockFile)));
+  int status = 0;
+  ::waitpid(holder, &status, 0);
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(err.str().find("waiting for another tnk command to finish with tnk-demo"), std::string::npos);
+}
+
+// Commands on an existing sandbox never make a deleted one's directory again: stop's bookkeeping after a
+// concurrent delete used to leave sandboxes/<id>/ with only its lock file behind.
+TEST_F(StoreTest, LockExistingNeverRemakesADeletedSandbox) {
+  Store store(dir_ / "sandboxes");
+  std::ostringstream err;
+  Log log(err);
+  auto none = store.lock_existing("tnk-never", log);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_FALSE(none->has_value());
+  EXPECT_TRUE(store.mark_stopped("tnk-never", log).ok());
+  EXPECT_FALSE(std::filesystem::exists(store.dir("tnk-never")));
+
+  pid_t holder = holder_that_deletes(store, log, "tnk-demo");
+  ASSERT_GT(holder, 0);
+  auto after = store.lock_existing("tnk-demo", log, std::chrono::seconds(10));
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_FALSE(after->has_value());
+  EXPECT_FALSE(std::filesystem::exists(store.dir("tnk-demo")));
+  int status = 0;
+  ::waitpid(holder, &status, 0);
 }
 
 }  // namespace
