@@ -20,8 +20,8 @@ packages=(
   # tests (run with Debian's /usr/bin/python3; npm answers `@npm` in provision.allow; the lima tests
   # read the Lima YAML tnk writes) and benchmarks
   python3 python3-pytest python3-yaml bubblewrap hyperfine
-  # the install and package tests: `man tnk`, and bash completing `tnk <TAB>` by itself
-  man-db bash-completion zsh
+  # the install and package tests: `man tnk`, and bash, zsh and fish completing `tnk <TAB>` by themselves
+  man-db bash-completion zsh fish
   # the network tests and bench/net.sh (a test host in its own network namespace, a private /etc/hosts)
   iproute2 util-linux curl
   # fuzzing (scripts/fuzz.sh: clang's libFuzzer with ASan/UBSan)

