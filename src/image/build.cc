@@ -1,5 +1,6 @@
 // ensure_image: build an image once, under its lock, in a work directory that is renamed into place.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -169,6 +170,22 @@ Status install(const std::filesystem::path& work, const std::filesystem::path& d
   return ok_status();
 }
 
+// An `rm -rf` of the cache during a build unlinks the lock file the build holds, and what mmdebstrap
+// wrote may be half gone: that is never made an image, and the error says what happened instead of
+// mmdebstrap's complaints about files that vanished (or a build log that is gone too).
+Status check_cache_kept(const std::filesystem::path& images, const std::string& id, const FileLock& lock,
+                        const std::filesystem::path& work) {
+  struct stat held {
+  }, now{};
+  std::error_code ec;
+  bool kept = ::fstat(lock.fd(), &held) == 0 && held.st_nlink > 0 &&
+              ::stat((images / (id + kLockSuffix)).c_str(), &now) == 0 && now.st_ino == held.st_ino &&
+              now.st_dev == held.st_dev && std::filesystem::is_directory(work, ec);
+  if (kept) return ok_status();
+  return failed("the image cache " + images.string() + " was removed while image " + id + " was being built",
+                "run the command again: it builds the image again");
+}
+
 Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const FileLock& lock, Log& log,
                                const BuildOptions& options, const std::string& version) {
   const std::string id = image_id(recipe);
@@ -183,6 +200,10 @@ Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const F
            (options.force ? " (about a minute)" : " (first use; about a minute)"));
   auto started = std::chrono::steady_clock::now();
   auto run = run_mmdebstrap(recipe, work, log_file, lock, log, options);
+  if (Status kept = check_cache_kept(images, id, lock, work); !kept.ok()) {
+    (void)remove_owned_tree(work);
+    return kept.error();
+  }
   if (!run || run->exit_code != 0) {
     (void)remove_owned_tree(work);
     if (!run) return run.error().context("building image " + id);
@@ -194,7 +215,9 @@ Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const F
   }
   if (::geteuid() != 0) {
     if (Status unpacked = unpack_rootless(work, log_file); !unpacked.ok()) {
+      Status kept = check_cache_kept(images, id, lock, work);
       (void)remove_owned_tree(work);
+      if (!kept.ok()) return kept.error();
       return unpacked.error().context("building image " + id);
     }
   }
@@ -204,15 +227,24 @@ Result<ImageInfo> build_locked(const Paths& paths, const Recipe& recipe, const F
   info.id = id;
   info.dir = images / id;
   info.rootfs = info.dir / kRootfsDir;
-  TNK_ASSIGN_OR_RETURN(TreeSize size, measure_owned_tree(work / kRootfsDir));
-  info.size_bytes = size.bytes;
-  info.inodes = size.inodes;
+  auto size = measure_owned_tree(work / kRootfsDir);
+  if (!size) {
+    Status kept = check_cache_kept(images, id, lock, work);
+    (void)remove_owned_tree(work);
+    return kept.ok() ? size.error() : kept.error();
+  }
+  info.size_bytes = size->bytes;
+  info.inodes = size->inodes;
   info.built_at = static_cast<int64_t>(::time(nullptr));
   info.build_seconds = std::round(seconds * 10) / 10;
   info.recipe = recipe_to_json(recipe);
   info.recipe_hash = recipe_hash(recipe);
   info.mmdebstrap_version = version;
   TNK_RETURN_IF_ERROR(write_file_atomic(work / kImageJsonFile, image_info_to_json(info).dump(2) + "\n", 0644));
+  if (Status kept = check_cache_kept(images, id, lock, work); !kept.ok()) {
+    (void)remove_owned_tree(work);
+    return kept.error();
+  }
   TNK_RETURN_IF_ERROR(install(work, info.dir, log));
   log.info("image " + id + " ready: " + mb(info.size_bytes) + " in " + seconds_text(seconds));
   return info;

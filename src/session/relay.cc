@@ -165,7 +165,13 @@ Relay::Step Relay::read_control() {
     finished_ = true;
     return std::optional(SessionResult{static_cast<int>(code), std::nullopt, stopped});
   }
-  if (event == "error") return refused(m->body);
+  if (event == "error") {
+    // After "started": not a refusal but the sandbox failing under the session (a vm whose disk's host
+    // file system filled). The command fails with the supervisor's error, once.
+    TNK_ASSIGN_OR_RETURN(RemoteError e, remote_error_from_json(m->body));
+    finished_ = true;
+    return failed(e.message, e.hint);
+  }
   return std::optional<SessionResult>();  // unknown events are ignored (newer supervisors may add some)
 }
 

@@ -17,6 +17,8 @@ inline constexpr const char* kDiskFile = "disk.qcow2";  // vm: overlay of the sh
 // rm/rebuild in the cache can then never change.
 inline constexpr const char* kBaseDiskLink = "base.img";
 inline constexpr const char* kQmpSocket = "qmp.sock";
+// vm: a second QMP monitor, where the supervisor reads QEMU's events (a disk whose host file system is full)
+inline constexpr const char* kQmpEventsSocket = "qmpev.sock";
 inline constexpr const char* kVirtiofsdSocket = "virtiofsd.sock";
 inline constexpr const char* kAgentSocket = "agent.sock";
 // vm: the guest's console, capped and rotated (serial.log.1 the part before; core/capped_log.h)

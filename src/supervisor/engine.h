@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,10 @@ class Engine {
   virtual void sandbox_ended(pid_t reaped) = 0;
   // What `pid` (a sandbox process) is, for messages: "PID 1", "QEMU", ...
   virtual std::string sandbox_process_name(pid_t /*pid*/) const { return "PID 1"; }
+  // Why the sandbox ended by itself, when the engine knows more than a reaped process's wait status (a
+  // vm whose disk's host file system filled: QEMU was told to quit). The sessions still running end with
+  // this error rather than a status, so that the command that waited says what happened.
+  virtual std::optional<Error> failure() const { return std::nullopt; }
   // Sessions that are not children of the supervisor report their end through this fd (readable when
   // ended_sessions() has something); -1 when every session is a reaped child whose pid is its key.
   virtual int session_events_fd() const { return -1; }

@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 
 #include "core/subprocess.h"
 #include "session/control_client.h"
 #include "session/messages.h"
+#include "state/layout.h"
 #include "supervisor/log_line.h"
 #include "supervisor/session_env.h"
 
@@ -216,7 +218,12 @@ void Server::reap_children() {
       std::string name = engine_.sandbox_process_name(pid);
       engine_.sandbox_ended(pid);
       if (!done_) {
-        failure_ = failed("the sandbox's " + name + " ended unexpectedly (wait status " + std::to_string(status) + ")");
+        if (auto known = engine_.failure()) {
+          failure_ = *known;
+        } else {
+          failure_ =
+              failed("the sandbox's " + name + " ended unexpectedly (wait status " + std::to_string(status) + ")");
+        }
         log_line(failure_->message);
         stop_sandbox(std::chrono::milliseconds(0));
       }
@@ -238,7 +245,22 @@ void Server::session_ended(SessionKey key, int exit_code, bool stopped) {
   if (it == connections_.end()) return;
   Connection& conn = **it;
   network_.read_events();  // the session's last connections belong in its log
-  send_or_log(conn.fd.get(), session::exit_event(exit_code, stopped));
+  // A sandbox that the engine ended for a reason of its own (a vm whose disk filled): its sessions end
+  // with that error (it may come before QEMU is reaped), rather than with a status. Everything of the
+  // sandbox ends first, and the supervisor stops looking like a running sandbox (state/liveness.h):
+  // the command that hears why may start it again at once.
+  std::optional<Error> known = engine_.failure();
+  if (known && !done_) {
+    failure_ = *known;
+    log_line(failure_->message);
+    stop_sandbox(std::chrono::milliseconds(0));
+  }
+  if (known) {
+    std::error_code ec;
+    std::filesystem::remove(config_.state_dir / state::kControlSocket, ec);
+    std::filesystem::remove(config_.state_dir / state::kSupervisorPidFile, ec);
+  }
+  send_or_log(conn.fd.get(), known ? error_event(*known, 1) : session::exit_event(exit_code, stopped));
   if (conn.provisioning) network_.end_provisioning();
   network_.audit().release_log(conn.audit_log);
   conn.audit_log.clear();

@@ -4,6 +4,7 @@ file, loses no audit record without failing, and a later command works once ther
 docs/reliability.md ("Resource faults") lists the same cases. Root only: they mount a small tmpfs."""
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from conftest import TNK_BIN
 from e2e_util import FAILED, GENESIS, OK, assert_error, sha256
-from sandbox_harness import Sandbox, any_tnk, ns_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import SHARED_CACHE, Sandbox, any_tnk, ns_tnk, vm_tnk  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.needs_root
 
@@ -34,6 +35,9 @@ class SmallFs:
     def free(self):
         for name in ("filler", "filler2"):
             (self.path / name).unlink(missing_ok=True)
+
+    def grow(self, size):
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(self.path)], check=True)
 
     def read_only(self, yes=True):
         subprocess.run(["mount", "-o", "remount," + ("ro" if yes else "rw"), str(self.path)], check=True)
@@ -172,3 +176,189 @@ def test_a_session_whose_exit_record_cannot_be_written_fails(small_audit, ns_tnk
     assert str(log) in errors[0]
     assert audit_events(log)[-2:] == ["exec_invocation", "padding"]
     assert box.run("audit", "verify", str(log)).returncode == OK
+
+
+
+# Non-zero bytes: QEMU stores a zero block as a hole (detect-zeroes=unmap), which never fills anything.
+FILLING_VM_SCRIPT = "#!/bin/bash\ntr '\\0' x < /dev/zero | dd of=/home/agent/big bs=1M iflag=fullblock\n"
+
+
+def qemu_processes(path):
+    """QEMU processes whose command line names `path` (a state directory)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except (FileNotFoundError, PermissionError, ProcessLookupError, NotADirectoryError):
+            continue
+        if argv and argv[0].endswith(b"qemu-system-x86_64") and str(path).encode() in b" ".join(argv):
+            found.append(int(proc.name))
+    return found
+
+
+def test_a_vm_disk_whose_host_file_system_fills_during_provisioning_fails_and_recovers(tmp_path, vm_tnk):
+    """QEMU pauses the guest when a write to its disk finds the host's file system full (werror=enospc):
+    the start used to wait on the paused provisioning for ever. Here the state directory holds the base
+    disk's copy (~220 MB) and the overlay on a 320 MiB tmpfs, and the script writes until it is full."""
+    fs = SmallFs(tmp_path / "st", "320m")
+    vm_tnk.env["XDG_STATE_HOME"] = str(fs.path)
+    try:
+        scripts = vm_tnk.config_dir / "sandbox.d" / "provision.d"
+        (scripts / "fill.sh").write_text(FILLING_VM_SCRIPT)
+        box = Sandbox(vm_tnk, vm_tnk.project("vfill"))
+        result = box.run("sandbox", "start", "--backend", "vm", "--profile", "fill", timeout=600)
+        disk = next(fs.path.rglob("disk.qcow2"))
+        line = assert_error(result, FAILED, f"the vm's disk {disk} cannot grow: No space left on device")
+        assert "free some space on the file system of " + str(disk.parent) in result.stderr
+        assert qemu_processes(fs.path) == []  # nothing of the sandbox keeps running
+        assert leftovers(fs.path) == []
+        record = json.loads((disk.parent / "sandbox.json").read_text())
+        assert record["provision_fingerprint"] == "", line
+        fs.grow("640m")  # the overlay itself filled it: room again, as after freeing space
+        (scripts / "fill.sh").write_text("#!/bin/bash\nrm -f /home/agent/big\necho done\n")
+        again = box.run("sandbox", "start", "--backend", "vm", "--profile", "fill", timeout=600)
+        assert again.returncode == OK, again.stderr
+        assert box.exec("cat", "/etc/hostname").returncode == OK
+        assert json.loads((disk.parent / "sandbox.json").read_text())["provision_fingerprint"] != ""
+    finally:
+        vm_tnk.run("shutdown", "--timeout", "5", timeout=120)
+        fs.unmount()
+
+
+
+def test_a_guest_disk_that_fills_during_provisioning_fails_it_and_a_later_start_recovers(vm_tnk):
+    """The guest's own file system full (resources.disk below the base disk's size: the base disk's own
+    few hundred MB free): a provisioning failure with the script's ENOSPC, and the guest lives on."""
+    (vm_tnk.config_dir / "sandbox.d" / "manifests" / "gfill.yaml").write_text(
+        "profile: gfill\nresources:\n  disk: 256MiB\nsecurity:\n  network: none\n")
+    scripts = vm_tnk.config_dir / "sandbox.d" / "provision.d"
+    (scripts / "gfill.sh").write_text(FILLING_VM_SCRIPT)
+    box = Sandbox(vm_tnk, vm_tnk.project("gfill"))
+    result = box.run("sandbox", "start", "--backend", "vm", "--profile", "gfill", timeout=900)
+    assert_error(result, FAILED, "provisioning")
+    assert "No space left on device" in result.stderr  # the script's own dd, streamed
+    assert box.exec("df", "--output=avail", "/").returncode == OK  # the guest still runs
+    (scripts / "gfill.sh").write_text("#!/bin/bash\nrm -f /home/agent/big\necho done\n")
+    again = box.run("sandbox", "start", "--backend", "vm", "--profile", "gfill", timeout=900)
+    assert again.returncode == OK, again.stderr
+    assert box.exec("sh", "-c", "echo ok > /home/agent/after").returncode == OK
+
+# An image cache deleted during a start (rm -rf of $XDG_CACHE_HOME/tnk or a part of it). The tests' cache
+# is their own: hard links to the shared cache's files (`cp -al`, instant), which tnk never changes in
+# place, so deleting it removes links only.
+
+def private_cache(tmp_path, *parts):
+    cache = tmp_path / "cache"
+    (cache / "tnk").mkdir(parents=True, exist_ok=True)
+    for part in parts:
+        (cache / "tnk" / part).mkdir(mode=0o700, exist_ok=True)
+        for entry in (SHARED_CACHE / "tnk" / part).iterdir():
+            if not entry.name.endswith(".lock") and not entry.name.startswith("."):
+                subprocess.run(["cp", "-al", str(entry), str(cache / "tnk" / part / entry.name)], check=True)
+    return cache
+
+
+class Opened:
+    """inotify (through libc): the first time a file in `directory` is opened."""
+    IN_OPEN = 0x20
+
+    def __init__(self, directory: Path):
+        import ctypes
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_CLOEXEC)
+        assert self.fd >= 0
+        assert self.libc.inotify_add_watch(self.fd, str(directory).encode(), self.IN_OPEN) >= 0, directory
+
+    def wait(self, seconds=600):
+        import select
+        ready, _, _ = select.select([self.fd], [], [], seconds)
+        assert ready, "timed out"
+        os.close(self.fd)
+
+
+def spawn_start(box, backend):
+    return subprocess.Popen([TNK_BIN, "sandbox", "start", "--backend", backend, "--profile", "base"],
+                            cwd=box.project, env=box.tnk.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def one_clear_error_or_success(result, path, box):
+    """The start either worked (and so does a command), or failed once, naming a path under `path`."""
+    if result.returncode == OK:
+        assert box.exec("true").returncode == OK
+        return "succeeded"
+    line = assert_error(result, result.returncode)
+    assert str(path) in line, result.stderr
+    return line
+
+
+def current_image(tnk):
+    out = tnk.run("image", "build", "-n").stdout.split()
+    return next(word for word in out if word.startswith("debian-"))
+
+
+def test_an_image_cache_deleted_during_the_image_build_leaves_no_image(ns_tnk, tmp_path):
+    cache = tmp_path / "cache"
+    ns_tnk.env["XDG_CACHE_HOME"] = str(cache)
+    images = cache / "tnk" / "images"
+    box = Sandbox(ns_tnk, ns_tnk.project("cache"))
+    start = spawn_start(box, "ns")
+    wait_for(lambda: start.poll() is not None or any(images.glob(".build-*/rootfs/var/lib/dpkg/status")), 600)
+    subprocess.run(["rm", "-rf", str(images)], capture_output=True)  # may race mmdebstrap's writes
+    out, err = start.communicate(timeout=600)
+    result = subprocess.CompletedProcess(start.args, start.returncode, out, err)
+    print(one_clear_error_or_success(result, images, box))
+    if result.returncode != OK:
+        # Nothing a later start could take for an image: no image directory, no work directory.
+        assert not images.exists() or sorted(p.name for p in images.iterdir() if not p.name.endswith(
+            (".lock", ".build.log"))) == [], list(images.iterdir())
+        assert box.run("image", "ls", "-q").stdout.strip() == ""
+    # The next start works: the shared image stands in for the rebuild (next test rebuilds for real).
+    private_cache(tmp_path, "images")
+    box.start()
+    assert box.exec("true").returncode == OK
+
+
+def test_an_image_cache_deleted_after_the_image_was_found_fails_once_and_the_next_start_rebuilds(
+        ns_tnk, tmp_path):
+    cache = private_cache(tmp_path, "images")
+    ns_tnk.env["XDG_CACHE_HOME"] = str(cache)
+    image = cache / "tnk" / "images" / current_image(ns_tnk)
+    box = Sandbox(ns_tnk, ns_tnk.project("cache"))
+    opened = Opened(image)
+    start = spawn_start(box, "ns")
+    opened.wait()  # the start read image.json: it has found the image
+    os.kill(start.pid, signal.SIGSTOP)
+    subprocess.run(["rm", "-rf", str(cache / "tnk")], check=True)
+    os.kill(start.pid, signal.SIGCONT)
+    out, err = start.communicate(timeout=600)
+    print(one_clear_error_or_success(subprocess.CompletedProcess(start.args, start.returncode, out, err), image, box))
+    again = box.run("sandbox", "start", "--backend", "ns", "--profile", "base", timeout=1800)
+    assert again.returncode == OK, again.stderr
+    assert "building image" in again.stderr  # rebuilt under the same name, not "delete the sandbox"
+    assert box.exec("true").returncode == OK
+
+
+def test_a_vm_image_cache_deleted_before_the_vm_boots_fails_once_and_the_next_start_works(vm_tnk, tmp_path):
+    cache = private_cache(tmp_path, "images", "kernels", "disks")
+    vm_tnk.env["XDG_CACHE_HOME"] = str(cache)
+    disks = cache / "tnk" / "disks"
+    box = Sandbox(vm_tnk, vm_tnk.project("vcache"))
+    watches = [Opened(d) for d in disks.iterdir() if d.is_dir()]
+    start = spawn_start(box, "vm")
+    import select
+    ready, _, _ = select.select([w.fd for w in watches], [], [], 600)  # it has found its base disk
+    assert ready, "timed out"
+    os.kill(start.pid, signal.SIGSTOP)
+    subprocess.run(["rm", "-rf", str(cache / "tnk")], check=True)
+    os.kill(start.pid, signal.SIGCONT)
+    out, err = start.communicate(timeout=600)
+    print(one_clear_error_or_success(subprocess.CompletedProcess(start.args, start.returncode, out, err),
+                                     cache / "tnk", box))
+    assert qemu_processes(vm_tnk.state_dir) == [] or start.returncode == OK
+    # The guest kernel takes half an hour to build: it comes back from the shared cache, with the image;
+    # the base disk is built again (a second).
+    private_cache(tmp_path, "images", "kernels")
+    again = box.run("sandbox", "start", "--backend", "vm", "--profile", "base", timeout=900)
+    assert again.returncode == OK, again.stderr
+    assert box.exec("true").returncode == OK

@@ -46,9 +46,19 @@ Result<image::ImageInfo> image_for_new_sandbox(Context& ctx) {
   return image::ensure_image(ctx.paths, recipe, ctx.log);
 }
 
+// The image an existing sandbox was made from. One that is gone or unusable (the cache was deleted, even
+// during this sandbox's first start) is built again when it is the current recipe's: the same name is the
+// same recipe. An older recipe's cannot be.
 Result<image::ImageInfo> image_of(Context& ctx, const state::SandboxRecord& record) {
   auto found = image::find_image(ctx.paths, record.image_id);
   if (!found) {
+    auto sources = image::read_apt_sources();
+    auto recipe = sources ? image::default_recipe(*sources) : Result<image::Recipe>(sources.error());
+    if (recipe && image::image_id(*recipe) == record.image_id) {
+      ctx.log.note("the image " + record.image_id + " of " + record.id + " is not usable (" + found.error().message +
+                   "): building it again");
+      return image::ensure_image(ctx.paths, *recipe, ctx.log);
+    }
     return found.error().with_hint("its image " + record.image_id + " is gone; `tnk sandbox delete` the sandbox " +
                                    "to recreate it on the current image (its installed packages are lost)");
   }
@@ -313,6 +323,15 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
   if (vm) TNK_RETURN_IF_ERROR(add_vm_boot(ctx, image, facts, config));
   ctx.log.verbose("starting the supervisor of " + r.id);
   TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, vm ? kVmReadyTimeout : kReadyTimeout));
+  // An ns sandbox's lower layer is the image tree itself: one deleted while this start ran (`rm -rf` of
+  // the cache) left a sandbox without programs. It is stopped, and the next start builds the image again.
+  if (!vm) {
+    if (auto still = image::find_image(ctx.paths, image.id); !still) {
+      (void)stop_sandbox(ctx.paths, r.id, std::chrono::seconds(1), ctx.log);
+      return failed("the image " + image.dir.string() + " was removed while " + r.id + " started",
+                    "run the command again: it builds the image again");
+    }
+  }
   for (const auto& note : launched.notes) ctx.log.note(note);
   outcome.record.started_at = std::time(nullptr);
   TNK_RETURN_IF_ERROR(store.save(outcome.record));

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -24,6 +25,8 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "agent/bridge.h"
@@ -33,6 +36,7 @@
 #include "backend/vm/host_kvm.h"
 #include "backend/vm/plan.h"
 #include "backend/vm/processes.h"
+#include "backend/vm/qmp_events.h"
 #include "core/capped_log.h"
 #include "core/files.h"
 #include "core/log_drain.h"
@@ -120,12 +124,24 @@ class VmEngine : public Engine {
                                             protection.git_dir_binds, std::nullopt, plan.files.git_virtiofsd_log));
     }
     TNK_RETURN_IF_ERROR(launch_qemu(plan));
+    auto events = QmpEvents::watch(
+        files_.qmp_events_socket, std::chrono::seconds(30), [this] { return qemu_has_exited(); },
+        [this](const std::string& reason) { disk_full(reason); });
+    if (!events) {
+      Error why = qemu_exit_error().value_or(events.error());
+      (void)stop(std::chrono::milliseconds(0));
+      return why;
+    }
+    qmp_events_ = std::move(*events);
     agent::ClientOptions options;
     options.connect_timeout = std::chrono::seconds(30);
     options.hello_timeout = std::chrono::seconds(120);
     auto client = agent::AgentClient::connect(files_.agent_socket, token, options);
     if (!client) {
+      std::optional<Error> exited = qemu_exit_error();
       (void)stop(std::chrono::milliseconds(0));
+      if (auto full = failure()) return *full;  // the disk filled while the guest booted
+      if (exited) return *exited;
       return client.error().context("waiting for the guest agent (console: " + files_.serial_log.string() + ")");
     }
     client_ = std::move(*client);
@@ -224,6 +240,11 @@ class VmEngine : public Engine {
     return "virtiofsd (see " + files_.virtiofsd_log.string() + ")";
   }
 
+  std::optional<Error> failure() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return disk_full_;
+  }
+
   void sandbox_ended(pid_t reaped) override {
     for (pid_t* pid : {&qemu_, &virtiofsd_, &git_virtiofsd_}) {
       if (reaped == *pid) *pid = 0;
@@ -255,6 +276,7 @@ class VmEngine : public Engine {
       wait_child(qemu_, std::chrono::seconds(5));
       qemu_ = 0;
     }
+    qmp_events_.reset();
     console_.reset();  // QEMU has gone: what it wrote is all in serial.log once this returns
     qemu_netns_.reset();
     client_.reset();  // the sessions still running end as lost
@@ -273,8 +295,8 @@ class VmEngine : public Engine {
   // The sockets QEMU and virtiofsd served, and the forwarders' (the next start makes its own).
   void remove_sockets() const {
     std::error_code ec;
-    for (const auto& socket : {files_.agent_socket, files_.qmp_socket, files_.virtiofsd_socket, files_.serial_socket,
-                               files_.git_virtiofsd_socket}) {
+    for (const auto& socket : {files_.agent_socket, files_.qmp_socket, files_.qmp_events_socket,
+                               files_.virtiofsd_socket, files_.serial_socket, files_.git_virtiofsd_socket}) {
       std::filesystem::remove(socket, ec);
     }
     for (const auto& entry : std::filesystem::directory_iterator(config_.state_dir, ec)) {
@@ -302,6 +324,43 @@ class VmEngine : public Engine {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+  }
+
+  // On the QMP watcher's thread, before it tells QEMU to quit: QEMU paused the guest because a write to
+  // its disk found the host's file system full. The overlay is left as a power cut would leave it (the
+  // guest's journal recovers it at the next boot), and nothing of the sandbox keeps running.
+  void disk_full(const std::string& reason) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    disk_full_ = failed("the vm's disk " + files_.disk.string() + " cannot grow: " + reason +
+                            " (the host's file system is full; QEMU paused the guest, and tnk stopped the sandbox)",
+                        "free some space on the file system of " + files_.disk.parent_path().string() +
+                            ", then start the sandbox again: it boots on the same disk");
+  }
+
+  // Whether QEMU has exited (not reaped: the supervisor's loop does that, or qemu_exit_error()).
+  bool qemu_has_exited() const {
+    siginfo_t info{};
+    return qemu_ > 0 && ::waitid(P_PID, static_cast<id_t>(qemu_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == qemu_;
+  }
+
+  // While the vm starts: when QEMU has already exited (a kernel or disk file gone from the cache, an
+  // option it refused), the error says so with QEMU's own last line, and QEMU is reaped.
+  std::optional<Error> qemu_exit_error() {
+    if (!qemu_has_exited()) return std::nullopt;
+    int status = 0;
+    ::waitpid(qemu_, &status, 0);
+    qemu_ = 0;
+    std::string last;
+    if (auto log = read_file(files_.qemu_log)) {
+      std::string text = *log;
+      while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+      last = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+    }
+    std::string how = WIFEXITED(status) ? "status " + std::to_string(WEXITSTATUS(status))
+                                        : "signal " + std::to_string(WTERMSIG(status));
+    return failed("QEMU exited as the vm started (" + how + ")" + (last.empty() ? "" : ": " + last),
+                  "its output is in " + files_.qemu_log.string());
   }
 
   void session_exited(SessionKey key, int code) {  // on the client's pump thread
@@ -367,8 +426,9 @@ class VmEngine : public Engine {
 
   Status launch_qemu(const vm::VmPlan& plan) {
     std::error_code ec;
-    std::filesystem::remove(plan.files.agent_socket, ec);  // QEMU creates both
+    std::filesystem::remove(plan.files.agent_socket, ec);  // QEMU creates these
     std::filesystem::remove(plan.files.qmp_socket, ec);
+    std::filesystem::remove(plan.files.qmp_events_socket, ec);
     TNK_RETURN_IF_ERROR(drain_console(plan.files));
     TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(plan.files.qemu_log));
     TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(plan.qemu_argv, log.get()));
@@ -394,10 +454,12 @@ class VmEngine : public Engine {
   pid_t qemu_ = 0, virtiofsd_ = 0, git_virtiofsd_ = 0;
   UniqueFd qemu_netns_;   // QEMU's network namespace, for enter_network()
   UniqueFd qemu_userns_;  // and the user namespace it belongs to (rootless: QEMU's own; as root: the host's)
-  std::unique_ptr<LogDrain> console_;  // while QEMU runs
+  std::unique_ptr<LogDrain> console_;      // while QEMU runs
+  std::unique_ptr<QmpEvents> qmp_events_;  // while QEMU runs
   std::unique_ptr<agent::AgentClient> client_;
   UniqueFd events_;
-  std::mutex mutex_;  // guards ended_ (written on the client's pump thread)
+  mutable std::mutex mutex_;        // guards ended_ (written on the client's pump thread) and disk_full_
+  std::optional<Error> disk_full_;  // written on the QMP watcher's thread
   std::vector<EndedSession> ended_;
   std::map<SessionKey, agent::SessionId> sessions_;  // running, by key (the supervisor's thread only)
   SessionKey next_key_ = kFirstKey;

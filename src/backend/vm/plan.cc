@@ -53,6 +53,7 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
   q.kernel = config.vm_kernel;
   q.root_disk = files.disk;
   q.qmp_socket = files.qmp_socket;
+  q.qmp_events_socket = files.qmp_events_socket;
   q.agent_socket = files.agent_socket;
   q.virtiofs_socket = files.virtiofsd_socket;
   q.serial_socket = files.serial_socket;
@@ -79,6 +80,7 @@ VmFiles vm_files(const std::filesystem::path& state_dir) {
   f.disk = state_dir / state::kDiskFile;
   f.base_disk_link = state_dir / state::kBaseDiskLink;
   f.qmp_socket = state_dir / state::kQmpSocket;
+  f.qmp_events_socket = state_dir / state::kQmpEventsSocket;
   f.agent_socket = state_dir / state::kAgentSocket;
   f.virtiofsd_socket = state_dir / state::kVirtiofsdSocket;
   f.serial_socket = state_dir / state::kSerialSocket;

@@ -45,7 +45,8 @@ struct VmHostFacts {
 // A vm sandbox's files in its state directory (state/layout.h names them).
 struct VmFiles {
   std::filesystem::path disk, base_disk_link;  // the qcow2 overlay and its link to the base image
-  std::filesystem::path qmp_socket, agent_socket, virtiofsd_socket, serial_socket, git_virtiofsd_socket;
+  std::filesystem::path qmp_socket, qmp_events_socket, agent_socket, virtiofsd_socket, serial_socket,
+      git_virtiofsd_socket;
   std::filesystem::path serial_log, qemu_log, virtiofsd_log, git_virtiofsd_log;
 };
 VmFiles vm_files(const std::filesystem::path& state_dir);

@@ -149,12 +149,19 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
       {"-chardev", "socket,id=serial0,path=" + qemu_escape(c.serial_socket.string()), "-serial", "chardev:serial0"});
   add(argv, {"-chardev", "socket,id=qmp,path=" + qemu_escape(c.qmp_socket.string()) + ",server=on,wait=off", "-mon",
              "chardev=qmp,mode=control"});
+  if (!c.qmp_events_socket.empty()) {
+    add(argv, {"-chardev", "socket,id=qmpev,path=" + qemu_escape(c.qmp_events_socket.string()) + ",server=on,wait=off",
+               "-mon", "chardev=qmpev,mode=control"});
+  }
   add(argv, {"-device", "virtio-serial-device", "-chardev",
              "socket,id=agent,path=" + qemu_escape(c.agent_socket.string()) + ",server=on,wait=off", "-device",
              "virtserialport,chardev=agent,name=" + qemu_escape(c.agent.port)});
+  // werror=enospc (QEMU's default, named because tnk relies on it): a write that finds the host's file
+  // system full pauses the guest instead of failing in it; the supervisor sees the event on qmpev and
+  // ends the sandbox with an error that names the disk (processes.h, QmpEvents).
   add(argv, {"-drive",
              "id=root,file=" + qemu_escape(c.root_disk.string()) +
-                 ",format=qcow2,if=none,cache=writeback,discard=unmap,detect-zeroes=unmap",
+                 ",format=qcow2,if=none,cache=writeback,discard=unmap,detect-zeroes=unmap,werror=enospc",
              "-device", "virtio-blk-device,drive=root"});
   for (const auto& [socket, id, tag] : {std::tuple{&c.virtiofs_socket, "vfs", agent::kWorkspaceTag},
                                         std::tuple{&c.git_dir_socket, "vfsgit", agent::kGitDirTag}}) {

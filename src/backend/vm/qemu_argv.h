@@ -40,9 +40,11 @@ struct QemuConfig {
   uint64_t tsc_khz = 0;  // TCG: the host TSC in kHz for tsc_early_khz= (0: not passed)
   int cpus = 1;
   uint64_t memory_mib = 512;
-  std::filesystem::path kernel;           // vmlinux
-  std::filesystem::path root_disk;        // the sandbox's qcow2 overlay
-  std::filesystem::path qmp_socket;       // created by QEMU (server)
+  std::filesystem::path kernel;      // vmlinux
+  std::filesystem::path root_disk;   // the sandbox's qcow2 overlay
+  std::filesystem::path qmp_socket;  // created by QEMU (server)
+  // A second QMP monitor (server) where the supervisor reads QEMU's events; empty: none.
+  std::filesystem::path qmp_events_socket;
   std::filesystem::path agent_socket;     // created by QEMU (server); the supervisor connects
   std::filesystem::path virtiofs_socket;  // virtiofsd's socket; empty: no workspace device
   std::filesystem::path git_dir_socket;   // the git dir's virtiofsd (agent::kGitDirTag); empty: none

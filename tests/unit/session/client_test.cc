@@ -144,6 +144,23 @@ TEST(SessionClient, SaysWhenAStopOfTheSandboxEndedTheSession) {
   }
 }
 
+// An error after "started" is the sandbox failing under the session (a vm whose disk's host file system
+// filled, supervisor/engine.h failure()): the session fails with it, not as a refused program.
+TEST(SessionClient, AnErrorAfterTheStartFailsTheSessionWithIt) {
+  SocketPair sp;
+  FakeServer server(std::move(sp.server), [](int sock) {
+    Message m = accept_exec(sock);
+    m.fds.clear();
+    EXPECT_TRUE(send_message(sock, error_event("the vm's disk /s/disk.qcow2 cannot grow", "free some space", 1)).ok());
+  });
+  Stdio io;
+  io.in.w.reset();
+  auto r = run_session(sp.client.get(), request({"sh"}), io.options());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "the vm's disk /s/disk.qcow2 cannot grow");
+  EXPECT_EQ(r.error().hint, "free some space");
+}
+
 TEST(SessionClient, ForwardsSigintAndReturns130) {
   SocketPair sp;
   int forwarded = 0;

@@ -196,9 +196,19 @@ Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const f
   if (auto found = find_disk(paths, id)) return found;
   TNK_ASSIGN_OR_RETURN(FileLock lock, lock_artifact(paths, kDiskKind, id, options.lock_timeout, log));
   if (auto found = find_disk(paths, id)) return found;
+  // The image found a moment ago can be gone (`rm -rf` of the cache during this start): say so, not what
+  // mke2fs makes of a tree that vanishes under it.
+  auto image_gone = [&] {
+    return failed("the image tree " + image.rootfs.string() + " is missing: it was removed while base disk " + id +
+                      " was to be built from it",
+                  "run the command again: it builds the image and the disk again");
+  };
+  if (!fs::is_directory(image.rootfs, ec)) return image_gone();
   log.info("building base disk " + id + " from image " + image.id);
   auto build = [&](const fs::path& work) -> Result<nlohmann::json> {
-    TNK_ASSIGN_OR_RETURN(nlohmann::json doc, build_disk_file(work, image, agent, options));
+    auto built = build_disk_file(work, image, agent, options);
+    if (!built && !fs::is_directory(image.rootfs, ec)) return image_gone();
+    TNK_ASSIGN_OR_RETURN(nlohmann::json doc, std::move(built));
     doc["image_id"] = image.id;
     doc["agent_sha256"] = sha;
     return doc;

@@ -63,7 +63,7 @@ TEST(QemuArgv, GoldenTcgWithRestrictedNetwork) {
             "-chardev\nsocket,id=agent,path=/state/sb/agent.sock,server=on,wait=off\n"
             "-device\nvirtserialport,chardev=agent,name=tnk.agent\n"
             "-drive\nid=root,file=/state/sb/disk.qcow2,format=qcow2,if=none,cache=writeback,discard=unmap,"
-            "detect-zeroes=unmap\n-device\nvirtio-blk-device,drive=root\n"
+            "detect-zeroes=unmap,werror=enospc\n-device\nvirtio-blk-device,drive=root\n"
             "-chardev\nsocket,id=vfs,path=/state/sb/virtiofsd.sock\n"
             "-device\nvhost-user-fs-device,chardev=vfs,tag=workspace\n"
             "-netdev\nuser,id=net0,restrict=on,guestfwd=tcp:10.0.2.100:8080-cmd:/usr/bin/tnk __forward "
