@@ -395,10 +395,8 @@ def one_seed(args, run, seed):
     backend = args.backend
     op = OPERATIONS[seed % len(OPERATIONS)]  # every command as often; the rest is drawn from the seed
     victims = HOST_VICTIMS[backend]
-    if op not in ("exec", "shell"):
-        victims = [v for v in victims if v not in ("session", "guest-session")]
-    if op == "start":
-        victims = [v for v in victims if not v.startswith("guest-")]
+    if op not in ("exec", "shell"):  # (a kill through the guest is a session: it would start a stopped sandbox)
+        victims = [v for v in victims if v != "session" and not v.startswith("guest-")]
     before = rng.choice(["absent", "stopped"]) if op == "start" else (
         rng.choice(["running", "stopped"]) if op == "delete" else "running")
     if op == "delete" and before == "stopped":
