@@ -5,9 +5,9 @@ For each seed, in a temporary HOME of its own (the image cache is the caller's, 
 seed), the injector puts one sandbox in the state the command needs, runs the command (`sandbox start`,
 `exec`, `shell` on a terminal, `stop`, `delete`, `shutdown`), and after a seeded delay sends SIGKILL to one
 of the processes tnk has at that moment: the CLI itself, the supervisor, and on ns its PID 1 (tnk-init),
-the joiner, the proxy and the forwarder, on vm QEMU, virtiofsd and the forwarder, the connect bridge
-inside the guest and the session's own process (the guest's are killed through the guest, as root inside
-it; the guest agent itself is PID 1, which nothing inside can kill). Every command is audited.
+the joiner, the proxy, the forwarder and the session's process, on vm QEMU, virtiofsd, the proxy, the
+forwarder and the connect bridge inside the guest (killed through the guest, as root inside it; the guest
+agent itself is PID 1, which nothing inside can kill). Every command is audited.
 
 After each fault, checked from the outside:
   1. the project's files are byte for byte what they were (sha256), plus only what the command writes;
@@ -47,7 +47,7 @@ REPO = Path(__file__).resolve().parents[2]
 OPERATIONS = ["start", "exec", "shell", "stop", "delete", "shutdown"]
 HOST_VICTIMS = {
     "ns": ["cli", "supervisor", "tnk-init", "tnk-joiner", "tnk-proxy", "tnk-forwarder", "session"],
-    "vm": ["cli", "supervisor", "qemu", "virtiofsd", "tnk-proxy", "tnk-forwarder", "guest-bridge", "guest-session"],
+    "vm": ["cli", "supervisor", "qemu", "virtiofsd", "tnk-proxy", "tnk-forwarder", "guest-bridge"],
 }
 # How long each command takes here (s), at first; then what the last runs of it that nothing cut short
 # took. The seed draws the kill point as a fraction of it ("at 37% of a stop").
@@ -224,23 +224,22 @@ class Run:
         child.terminal = None
         return child
 
+    def kill_in_guest(self, victim, delay):
+        """One session inside, as root, started with the command: it waits out the delay there (a session
+        under TCG takes a second to start, so waiting here would miss the command) and kills its target
+        as soon as it is there. The bridge is matched by its name (its command line is the agent's)."""
+        match = ["-x", "tnk-bridge"]
+        hunt = (f"sleep {delay:.2f}; for i in $(seq 100); do pkill -9 {' '.join(match)} && exit 0; sleep 0.05; done; "
+                "exit 1")
+        done = self.tnk("sandbox", "exec", "--root", "--", "sh", "-c", hunt, check=False, timeout=60)
+        return f"{victim} (pkill -9 {' '.join(match)} inside)" if done.returncode == 0 else None
+
     def kill(self, victim, cli, until):
         """Kills `victim` as soon as it exists (from now until `until`); returns what was killed."""
         while time.monotonic() < until and cli.poll() is None:
             if victim == "cli":
                 cli.kill()
                 return f"cli {cli.pid}"
-            if victim.startswith("guest-"):
-                target = "tnk-bridge" if victim == "guest-bridge" else f"fault-out-{self.seed}"
-                if victim == "guest-session" and not self.guest_session_running():
-                    time.sleep(0.05)
-                    continue
-                done = self.tnk("sandbox", "exec", "--root", "--", "pkill", "-9", "-f", target,
-                                check=False, timeout=60)
-                if done.returncode == 0:
-                    return f"{victim} (pkill -9 -f {target} inside)"
-                time.sleep(0.1)
-                continue
             self.name = self.name or (self.sandbox_dir().name if self.sandbox_dir() else None)
             for pid, (comm, cmdline, _, _, _) in self.tree().items():
                 if self.matches(victim, pid, comm, cmdline):
@@ -251,9 +250,6 @@ class Run:
                     return f"{victim} {pid}"
             time.sleep(0.02)
         return None
-
-    def guest_session_running(self):
-        return (self.project / f"fault-out-{self.seed}").exists()
 
     def matches(self, victim, pid, comm, cmdline):
         if victim == "supervisor":  # the one supervisor.pid names, not a fork that has not taken its name yet
@@ -418,8 +414,11 @@ def one_seed(args, run, seed):
     try:
         cli = run.launch(op)
         launched = time.monotonic()
-        time.sleep(delay)
-        killed = run.kill(victim, cli, launched + expected * 2)
+        if victim.startswith("guest-"):
+            killed = run.kill_in_guest(victim, delay)
+        else:
+            time.sleep(delay)
+            killed = run.kill(victim, cli, launched + expected * 2)
         status = run.wait(cli)
         if killed is None:  # a whole run: how long this command takes now
             DURATION[backend][op] = (expected + time.monotonic() - launched) / 2
