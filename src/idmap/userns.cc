@@ -44,7 +44,11 @@ Status apply_map(pid_t pid, const char* helper, const char* file, const IdMap& m
 }
 
 // The child holds a new user namespace until the parent closes `release`.
-[[noreturn]] void hold_namespace(int ready, int release) {
+// `release_write` is the fork's copy of the parent's end: closed at once, so that the read below ends
+// when the parent does, even when it was killed before it could release the holder (found by the fault
+// injector: a `delete` killed 20 ms in left this process blocked for ever, holding the CLI's output).
+[[noreturn]] void hold_namespace(int ready, int release, int release_write) {
+  ::close(release_write);
   char byte = unshare(CLONE_NEWUSER) == 0 ? 0 : static_cast<char>(errno);
   if (write(ready, &byte, 1) != 1 || byte != 0) _exit(1);
   while (read(release, &byte, 1) < 0 && errno == EINTR) {
@@ -98,7 +102,7 @@ Result<UniqueFd> create_userns(const UsernsMaps& maps, std::vector<pid_t>* unrea
   TNK_ASSIGN_OR_RETURN(Pipe release, make_pipe());
   pid_t pid = fork();
   if (pid < 0) return sys_error(errno, "forking to create a user namespace");
-  if (pid == 0) hold_namespace(ready.write_end.get(), release.read_end.get());
+  if (pid == 0) hold_namespace(ready.write_end.get(), release.read_end.get(), release.write_end.get());
   ready.write_end.reset();
   release.read_end.reset();
   char byte = 1;
