@@ -11,6 +11,7 @@ import shutil
 import socket
 import socketserver
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))  # the modules the tests share with tests/faults and tests/load (procs.py)
 TNK_BIN = os.environ.get("TNK_BIN", str(REPO / "build" / "tnk"))
 # Run as root, tnk refuses a project that root owns (its agent would write into it as host root), so
 # the harness gives every project, and what a test writes into it as root, to this stand-in owner.

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TNK_BIN, require
+from procs import children_named  # noqa: F401 (tests/procs.py; the tests import it from here)
 
 TEST_HOST_IP = "198.51.100.2"  # TEST-NET-2 (RFC 5737): not an address the proxy refuses as internal
 NETNS = "tnk-e2e-net"
@@ -155,22 +156,6 @@ def debian_mirror_host():
 def supervisor_pid(tnk, sandbox_id):
     text = (tnk.state_dir / "sandboxes" / sandbox_id / "supervisor.pid").read_text()
     return int(text.split()[0])
-
-
-def children_named(parent, comm):
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1:stat.rindex(")")]
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        if ppid == parent and name == comm:
-            pids.append(int(entry))
-    return pids
 
 
 def open_fds(pid):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TNK_BIN
+from procs import process_table
 from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixtures)
 from test_provision import add_profile
 
@@ -50,17 +51,7 @@ def ctrl_c(process, timeout=60):
 
 
 def processes_mentioning(text):
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline:
-            found.append(f"{entry.name}: {cmdline}")
-    return found
+    return [f"{pid}: {p.cmdline}" for pid, p in process_table(cmdlines=True).items() if text in p.cmdline]
 
 
 def test_ctrl_c_during_the_first_image_build_stops_cleanly_and_the_next_build_completes(tnk, tmp_path):

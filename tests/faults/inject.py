@@ -43,6 +43,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from procs import process_table  # noqa: E402 (tests/procs.py)
+
 REPO = Path(__file__).resolve().parents[2]
 OPERATIONS = ["start", "exec", "shell", "stop", "delete", "shutdown"]
 HOST_VICTIMS = {
@@ -68,25 +71,6 @@ sleep 1
 
 class Failure(Exception):
     pass
-
-
-def processes():
-    """pid -> (comm, cmdline, ppid, starttime, state) of every process visible here."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                raw = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue
-        comm = raw[raw.index("(") + 1:raw.rindex(")")]
-        fields = raw[raw.rindex(")") + 2:].split()
-        found[int(entry)] = (comm, cmdline, int(fields[1]), int(fields[19]), fields[0])
-    return found
 
 
 class Run:
@@ -163,26 +147,25 @@ class Run:
     def tree(self):
         """The sandbox's processes now: the supervisor's descendants, and any process whose command line
         names the sandbox (an orphan after its supervisor died: QEMU's -name, the supervisor's forks)."""
-        table = processes()
+        table = process_table(cmdlines=True)
         mine = set()
         if self.name:
-            for pid, (comm, cmdline, _, _, _) in table.items():
-                words = cmdline.split()
+            for pid, p in table.items():
+                words = p.cmdline.split()
                 pairs = set(zip(words, words[1:]))  # whole words: tnk-f1 is not tnk-f10
                 if ("__supervise", self.name) in pairs or ("-name", f"tnk-{self.name}") in pairs:
                     mine.add(pid)
         grown = True
         while grown:
             grown = False
-            for pid, (_, _, ppid, _, _) in table.items():
-                if ppid in mine and pid not in mine:
+            for pid, p in table.items():
+                if p.ppid in mine and pid not in mine:
                     mine.add(pid)
                     grown = True
         for pid in mine:
-            self.seen[(pid, table[pid][3])] = table[pid][0]
+            self.seen[(pid, table[pid].starttime)] = table[pid].comm
         # ... and every process it had before that is still alive (an orphaned virtiofsd names nothing).
-        return {pid: info for pid, info in table.items()
-                if (pid, info[3]) in self.seen and info[4] != "Z"}
+        return {pid: p for pid, p in table.items() if (pid, p.starttime) in self.seen and p.state != "Z"}
 
     def ensure(self, wanted):
         """Puts the sandbox in state `wanted`: absent, stopped or running."""
@@ -241,8 +224,8 @@ class Run:
                 cli.kill()
                 return f"cli {cli.pid}"
             self.name = self.name or (self.sandbox_dir().name if self.sandbox_dir() else None)
-            for pid, (comm, cmdline, _, _, _) in self.tree().items():
-                if self.matches(victim, pid, comm, cmdline):
+            for pid, p in self.tree().items():
+                if self.matches(victim, pid, p.comm, p.cmdline):
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:
@@ -293,17 +276,17 @@ class Run:
         deadline = time.monotonic() + 30  # a stop or a death being noticed takes a moment
         while True:
             state, live = self.status(), self.tree()
-            supervisors = [p for p, info in live.items() if info[0] == "tnk-supervisor"]
-            vm_alive = self.backend != "vm" or any(info[0].startswith("qemu-system") for info in live.values())
+            supervisors = [pid for pid, p in live.items() if p.comm == "tnk-supervisor"]
+            vm_alive = self.backend != "vm" or any(p.comm.startswith("qemu-system") for p in live.values())
             if state == "running" and len(supervisors) == 1 and vm_alive:
                 return state
             if state in ("stopped", "broken", "absent") and not live:
                 return state
             if time.monotonic() > deadline:
                 pid = self.supervisor_pid()
-                named = processes().get(pid) if pid else None
+                named = process_table().get(pid) if pid else None
                 raise Failure(f"`sandbox ls` says {state}, processes: "
-                              + ", ".join(f"{p} {i[0]}" for p, i in sorted(live.items()))
+                              + ", ".join(f"{pid} {p.comm}" for pid, p in sorted(live.items()))
                               + f"; supervisor.pid names {pid}: {named}")
             time.sleep(0.2)
 
@@ -352,10 +335,9 @@ class Run:
                 raise Failure(f"{directory / 'lock'} is still held")
         deadline = time.monotonic() + 15
         while True:
-            table = processes()
-            left = [f"{pid} {info[0]}" for pid, info in table.items() if info[4] != "Z" and (
-                f"fault-out-{self.seed}" in info[1] or
-                (state != "running" and (pid, info[3]) in self.seen))]
+            table = process_table(cmdlines=True)
+            left = [f"{pid} {p.comm}" for pid, p in table.items() if p.state != "Z" and (
+                f"fault-out-{self.seed}" in p.cmdline or (state != "running" and (pid, p.starttime) in self.seen))]
             if not left or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
@@ -376,9 +358,9 @@ class Run:
                      timeout=120)
         except Failure:
             pass
-        table = processes()
+        table = process_table()
         for (pid, start), _ in self.seen.items():
-            if pid in table and table[pid][3] == start:
+            if pid in table and table[pid].starttime == start:
                 os.kill(pid, signal.SIGKILL)
         if not keep_home:
             shutil.rmtree(self.home, ignore_errors=True)

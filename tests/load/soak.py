@@ -42,6 +42,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from procs import children_named, descendants, process_table  # noqa: E402 (tests/procs.py)
+
 HERE = Path(__file__).resolve().parent
 CLIENT_SOURCE = HERE / "proxy_clients.c"
 LISTED = "load.tnk-test.example"
@@ -75,35 +78,6 @@ def _status_fields(pid):
     return fields
 
 
-def _processes():
-    """pid -> (ppid, state, comm) of every process we can see."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        comm = stat[stat.index("(") + 1:stat.rindex(")")]
-        state, ppid = stat[stat.rindex(")") + 2:].split()[:2]
-        table[int(entry)] = (int(ppid), state, comm)
-    return table
-
-
-def descendants(pid, table=None):
-    table = table if table is not None else _processes()
-    children = {}
-    for child, (ppid, _, _) in table.items():
-        children.setdefault(ppid, []).append(child)
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def process_figures(pid):
     status = _status_fields(pid)
     return {"fds": len(os.listdir(f"/proc/{pid}/fd")), "rss_kib": int(status["VmRSS"].split()[0]),
@@ -111,8 +85,7 @@ def process_figures(pid):
 
 
 def proxy_pid(supervisor):
-    table = _processes()
-    pids = [p for p, (ppid, _, comm) in table.items() if ppid == supervisor and comm == "tnk-proxy"]
+    pids = children_named(supervisor, "tnk-proxy")
     if len(pids) != 1:
         raise RuntimeError(f"expected one tnk-proxy below the supervisor {supervisor}, found {pids}")
     return pids[0]
@@ -120,10 +93,10 @@ def proxy_pid(supervisor):
 
 def snapshot(supervisor):
     """The supervisor's figures, the zombies and processes below it, and its proxy's figures."""
-    table = _processes()
+    table = process_table()
     below = descendants(supervisor, table)
     figures = process_figures(supervisor)
-    figures["zombies"] = sum(1 for p in below if table[p][1] == "Z")
+    figures["zombies"] = sum(1 for p in below if table[p].state == "Z")
     figures["processes_below"] = len(below)
     figures["proxy"] = process_figures(proxy_pid(supervisor))
     return figures
