@@ -31,7 +31,8 @@ Result<std::optional<SandboxRecord>> Store::load(const std::string& id) const {
 
 Status Store::save(const SandboxRecord& record) const {
   std::error_code ec;
-  if (!fs::exists(dir(record.id), ec)) sweep_deleted();  // a new sandbox: a good time to tidy
+  // A new sandbox (no record yet; its directory may exist, made by the lock): a good time to tidy.
+  if (!fs::exists(file(record.id, kRecordFile), ec)) sweep_deleted();
   TNK_RETURN_IF_ERROR(make_dirs(dir(record.id), 0700));
   return write_file_atomic(file(record.id, kRecordFile), record_to_json(record).dump(2) + "\n", 0600);
 }

@@ -159,6 +159,16 @@ TEST_F(StoreTest, WhatADeleteCutShortLeftIsNoSandboxAndTheNextDeleteRemovesIt) {
   fs::create_directories(left);  // ... and so does the creation of a sandbox
   ASSERT_TRUE(store.save(a).ok());
   EXPECT_FALSE(fs::exists(left));
+  // ... also under its lock, which a start takes first and which makes the sandbox's directory (the
+  // vm fault injector found a start that made it anew and kept the leftover).
+  ASSERT_TRUE(store.remove("tnk-a").ok());
+  fs::create_directories(left);
+  std::ostringstream err;
+  Log log(err);
+  auto lock = store.lock("tnk-a", log);
+  ASSERT_TRUE(lock.ok());
+  ASSERT_TRUE(store.save(a).ok());
+  EXPECT_FALSE(fs::exists(left));
 }
 
 // The lock is an flock: a second process waits, then times out with a clear message; the
