@@ -20,10 +20,17 @@ After each fault, checked from the outside:
      once the command ended, and when it is not running, no socket in its directory and no process it ever
      had (after a fault that ended it, or a stop, the recovered sandbox is stopped and checked again).
 
+With --image-builds, every seed is a `sandbox start` of a new sandbox in an empty image cache of its own
+(on vm the caller's guest kernel is copied in, so that only the image and its base disk are built), killed
+during the build: the CLI, mmdebstrap, apt or dpkg under it, and on vm mke2fs or qemu-img. Checked then,
+besides the above: every process of the build has ended (an orphaned mmdebstrap holds the build lock until
+it does), and after the next start no work directory of a build or removal is left in the cache.
+
 Seeds are printed with what each did; a failing seed replays with --seed N (the delay and the victim are
 drawn from the seed; what the victim was doing at that instant is timing and may differ).
 
 Usage: tests/faults/inject.py --backend ns|vm [--seeds N] [--first S] [--seed S ...] [--tnk PATH]
+                              [--image-builds]
 Prints one line per seed and `faults: <backend> <n> seeds, <k> faults injected, <f> failed, <bytes> bytes
 lost`; exits 1 when a seed failed. Run as a user (tnk's normal way) or as root.
 """
@@ -44,7 +51,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from procs import process_table  # noqa: E402 (tests/procs.py)
+from procs import descendants, process_table  # noqa: E402 (tests/procs.py)
 
 REPO = Path(__file__).resolve().parents[2]
 OPERATIONS = ["start", "exec", "shell", "stop", "delete", "shutdown"]
@@ -52,10 +59,13 @@ HOST_VICTIMS = {
     "ns": ["cli", "supervisor", "tnk-init", "tnk-joiner", "tnk-proxy", "tnk-forwarder", "session"],
     "vm": ["cli", "supervisor", "qemu", "virtiofsd", "tnk-proxy", "tnk-forwarder", "guest-bridge"],
 }
+# What runs while an image is built (comm names, matched among the CLI's descendants); "apt" is apt-get
+# or dpkg, whichever is running.
+BUILD_VICTIMS = {"ns": ["cli", "mmdebstrap", "apt"], "vm": ["cli", "mmdebstrap", "apt", "mke2fs", "qemu-img"]}
 # How long each command takes here (s), at first; then what the last runs of it that nothing cut short
 # took. The seed draws the kill point as a fraction of it ("at 37% of a stop").
-DURATION = {"ns": {"start": 3.0, "exec": 2.7, "shell": 2.7, "stop": 0.3, "delete": 0.4, "shutdown": 0.4},
-            "vm": {"start": 8.0, "exec": 4.0, "shell": 4.0, "stop": 2.0, "delete": 2.5, "shutdown": 2.5}}
+DURATION = {"ns": {"start": 3.0, "exec": 2.7, "shell": 2.7, "stop": 0.3, "delete": 0.4, "shutdown": 0.4, "build": 30},
+            "vm": {"start": 8.0, "exec": 4.0, "shell": 4.0, "stop": 2.0, "delete": 2.5, "shutdown": 2.5, "build": 60}}
 PROJECT_OWNER = 4242  # as root, tnk refuses a project root owns (conftest.py says why)
 SESSION = ("i=0; echo start > /workspace/fault-out-{seed}; while [ $i -lt 25 ]; do "
            "echo line $i >> /workspace/fault-out-{seed}; i=$((i+1)); sleep 0.1; done; echo fault-marker-{seed}")
@@ -86,11 +96,13 @@ class Run:
                     "TNK_PROVISION_PROFILE": "faults"}
         self.name = None
         self.seen = {}  # (pid, starttime) -> comm of every process the sandbox had in this seed
+        self.build_seen = {}  # ... and of an image build the command ran
+        self.cache = None  # an image cache of the seed's own (--image-builds)
         self.lost_bytes = 0
         self.setup()
 
     def begin(self, seed):
-        self.seed, self.seen, self.lost_bytes = seed, {}, 0
+        self.seed, self.seen, self.build_seen, self.lost_bytes = seed, {}, {}, 0
         for old in self.project.glob("fault-out-*"):
             old.unlink()
 
@@ -180,6 +192,63 @@ class Run:
         if wanted == "stopped":
             self.tnk("-q", "sandbox", "stop")
 
+    def empty_cache(self):
+        """Points tnk at a new, empty image cache (the last seed's is removed; on vm the caller's guest
+        kernel is copied in). The sandbox is absent by then, so nothing uses the old cache."""
+        self.remove_cache()
+        self.cache = self.home / f"cache-{self.seed}"
+        self.cache.mkdir()
+        if self.backend == "vm":
+            shutil.copytree(Path(self.args.cache) / "tnk/kernels", self.cache / "tnk/kernels")
+        self.env["XDG_CACHE_HOME"] = str(self.cache)
+
+    def remove_cache(self):
+        """tnk removes the images (a rootless image holds files of the user's subordinate range)."""
+        if self.cache is None:
+            return
+        listed = json.loads(self.tnk("-o", "json", "image", "ls", check=False).stdout or "[]")
+        ids = [entry["id"] for entry in listed if "id" in entry] if isinstance(listed, list) else []
+        if ids:
+            self.tnk("-q", "image", "rm", "--yes", "--force", *ids, check=False)
+        shutil.rmtree(self.cache, ignore_errors=True)
+        self.cache, self.env["XDG_CACHE_HOME"] = None, self.args.cache
+
+    def build_processes(self, cli):
+        """The processes below the CLI (the build's), remembered so that their end can be checked."""
+        table = process_table()
+        below = descendants(cli.pid, table)
+        for pid in below:
+            self.build_seen[(pid, table[pid].starttime)] = table[pid].comm
+        return {pid: table[pid] for pid in below}
+
+    def check_build_ended(self, timeout=120):
+        """Every process of the build has ended: killed with it, or ended by its own (an orphaned
+        mmdebstrap, which holds the build lock, ends when its output pipe has no reader)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            table = process_table()
+            left = [f"{pid} {comm}" for (pid, start), comm in self.build_seen.items()
+                    if pid in table and table[pid].starttime == start and table[pid].state != "Z"]
+            if not left:
+                return
+            if time.monotonic() > deadline:
+                raise Failure(f"processes of the image build still run {timeout} s after the command ended: "
+                              + ", ".join(left))
+            time.sleep(0.5)
+
+    def check_cache_tidy(self):
+        """After a start that built: no work directory of a build or removal, and no lock held."""
+        left = [str(p.relative_to(self.cache)) for part in ("images", "disks", "kernels")
+                for p in (self.cache / "tnk" / part).glob(".*")]
+        if left:
+            raise Failure(f"work directories left in the image cache after the next start: {left}")
+        for lock_file in (self.cache / "tnk").glob("*/*.lock"):
+            with open(lock_file) as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    raise Failure(f"{lock_file} is still held")
+
     def command(self, op):
         if op == "start":
             return ["sandbox", "start", "--profile", "faults", "--network", "allowlist"]
@@ -221,8 +290,20 @@ class Run:
         """Kills `victim` as soon as it exists (from now until `until`); returns what was killed."""
         while time.monotonic() < until and cli.poll() is None:
             if victim == "cli":
+                if self.args.image_builds:
+                    self.build_processes(cli)
                 cli.kill()
                 return f"cli {cli.pid}"
+            if victim in BUILD_VICTIMS[self.backend]:
+                for pid, p in self.build_processes(cli).items():
+                    if p.comm == victim or (victim == "apt" and p.comm in ("apt-get", "dpkg")):
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except ProcessLookupError:
+                            continue
+                        return f"{p.comm} {pid}"
+                time.sleep(0.02)
+                continue
             self.name = self.name or (self.sandbox_dir().name if self.sandbox_dir() else None)
             for pid, p in self.tree().items():
                 if self.matches(victim, pid, p.comm, p.cmdline):
@@ -261,7 +342,7 @@ class Run:
             return cli.returncode
         except subprocess.TimeoutExpired:
             cli.kill()
-            raise Failure(f"the command hung for 300 s after the fault")
+            raise Failure("the command hung for 300 s after the fault")
 
     def check_project(self):
         now = self.project_checksums()
@@ -359,10 +440,14 @@ class Run:
         except Failure:
             pass
         table = process_table()
-        for (pid, start), _ in self.seen.items():
+        for (pid, start), _ in {**self.seen, **self.build_seen}.items():
             if pid in table and table[pid].starttime == start:
                 os.kill(pid, signal.SIGKILL)
         if not keep_home:
+            try:
+                self.remove_cache()
+            except Failure:
+                pass
             shutil.rmtree(self.home, ignore_errors=True)
         self.home = None
 
@@ -373,23 +458,31 @@ def one_seed(args, run, seed):
     backend = args.backend
     op = OPERATIONS[seed % len(OPERATIONS)]  # every command as often; the rest is drawn from the seed
     victims = HOST_VICTIMS[backend]
+    if args.image_builds:
+        op, victims = "start", BUILD_VICTIMS[backend]
     if op not in ("exec", "shell"):  # (a kill through the guest is a session: it would start a stopped sandbox)
         victims = [v for v in victims if v != "session" and not v.startswith("guest-")]
-    before = rng.choice(["absent", "stopped"]) if op == "start" else (
+    before = "absent" if args.image_builds else rng.choice(["absent", "stopped"]) if op == "start" else (
         rng.choice(["running", "stopped"]) if op == "delete" else "running")
     if op == "delete" and before == "stopped":
         victims = ["cli"]  # a stopped sandbox has no other process
     victim = rng.choice(victims)
     fraction = rng.random()
-    expected = DURATION[backend][op]
+    timed = "build" if args.image_builds else op
+    expected = DURATION[backend][timed]
     delay = args.at if args.at is not None else fraction * expected
     run.begin(seed)
     started = time.monotonic()
-    line = f"seed {seed}: {backend} {op} (from {before}), kill {victim} at {fraction:.0%} ({delay:.2f} s)"
+    what = f"{op} (from {before}{', building its image' if args.image_builds else ''})"
+    line = f"seed {seed}: {backend} {what}, kill {victim} at {fraction:.0%} ({delay:.2f} s)"
     killed, outcome = None, None
     try:
-        run.ensure("running")  # the sandbox exists and has its marker; `before` is made from there
-        run.ensure(before)
+        if args.image_builds:
+            run.ensure("absent")
+            run.empty_cache()
+        else:
+            run.ensure("running")  # the sandbox exists and has its marker; `before` is made from there
+            run.ensure(before)
     except Failure as failure:  # before any fault: tnk or this machine cannot run the seed at all
         print(f"{line}: SETUP FAILED: {failure}", flush=True)
         return None, False, 0
@@ -403,8 +496,10 @@ def one_seed(args, run, seed):
             killed = run.kill(victim, cli, launched + expected * 2)
         status = run.wait(cli)
         if killed is None:  # a whole run: how long this command takes now
-            DURATION[backend][op] = (expected + time.monotonic() - launched) / 2
+            DURATION[backend][timed] = (expected + time.monotonic() - launched) / 2
         outcome = f"exit {status}"
+        if args.image_builds:
+            run.check_build_ended()
         run.check_project()
         state = run.check_state_matches_processes()
         run.check_audit()
@@ -413,6 +508,8 @@ def one_seed(args, run, seed):
         run.check_project()
         if run.leftovers_of_deletes():  # a delete cut short: the start that made the sandbox anew removes it
             raise Failure(f"left by a delete after the next start: {run.leftovers_of_deletes()}")
+        if args.image_builds:
+            run.check_cache_tidy()
         if op in ("stop", "delete", "shutdown") or state != "running":  # a whole stop of what was recovered, too
             run.tnk("-q", "sandbox", "stop")
             run.check_nothing_left(run.check_state_matches_processes())
@@ -438,6 +535,8 @@ def main():
     parser.add_argument("--cache", default=os.environ.get("TNK_TEST_CACHE") or os.environ.get("XDG_CACHE_HOME")
                         or str(Path.home() / ".cache"), help="the image cache (default: yours)")
     parser.add_argument("--keep-homes", action="store_true", help="keep every seed's HOME, not only a failed one's")
+    parser.add_argument("--image-builds", action="store_true",
+                        help="every seed starts a new sandbox in an empty image cache and kills during the build")
     args = parser.parse_args()
     if args.seeds is None and args.faults is None:
         args.seeds = 200
