@@ -13,7 +13,9 @@ std::optional<BackendKind> parse_backend_kind(std::string_view name) {
 
 Result<BackendKind> backend_kind(std::string_view name) {
   if (auto kind = parse_backend_kind(name)) return *kind;
-  return usage_error("unknown backend '" + std::string(name) + "'", std::string("use one of: ") + kBackendNames);
+  std::string hint = "use one of: ";
+  hint += kBackendNames;  // (not `std::string(...) + kBackendNames`: GCC 12 warns wrongly on it, its bug 105651)
+  return usage_error("unknown backend '" + std::string(name) + "'", hint);
 }
 
 const char* to_string(BackendKind kind) {

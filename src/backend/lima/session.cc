@@ -17,7 +17,12 @@ constexpr std::chrono::minutes kCopyTimeout{2};
 // original's `copy --recursive` nested lib/lib on a second run: its bug 32).
 constexpr const char* kPrepareDir = "rm -rf -- \"$1\" && mkdir -p -- \"$1/lib\"";
 
-std::string guest_path(const std::string& relative) { return std::string(lima::kGuestProvisionDir) + "/" + relative; }
+std::string guest_path(const std::string& relative) {
+  std::string path = lima::kGuestProvisionDir;  // (appended, not `std::string(...) + "/"`: GCC 12's bug 105651 warns)
+  path += '/';
+  path += relative;
+  return path;
+}
 
 // The host file each provisioning file is copied from: the script, or lib/<name> of the specs.
 std::filesystem::path host_file(Context& ctx, const Resolved& r, const std::string& relative) {
