@@ -212,3 +212,27 @@ def test_backend_flag_conflicting_with_the_record(initialized):
     write_record(tnk, "tnk-demo", project, backend="ns")
     result = tnk.run("sandbox", "inspect", "--backend", "vm", cwd=project)
     assert_error(result, USAGE, "was created with the 'ns' backend")
+
+
+def test_bug5_tnks_own_directories_are_never_a_project(tnk):
+    # The original made `tnk-config` of ~/.config/tnk and shared it read-write, so the sandbox could
+    # rewrite its own profiles. Here a project that is, holds or lies in tnk's config, state or cache
+    # directory is refused; a sibling project below the same workspace root is not.
+    home = tnk.home
+    cases = [  # (workspace root, project, environment, tnk's directory it overlaps)
+        (home / ".config", home / ".config" / "tnk", {}, home / ".config" / "tnk"),
+        (home / ".local", home / ".local" / "state", {}, home / ".local" / "state" / "tnk"),
+        (home / ".cache", home / ".cache" / "tnk" / "images", {}, home / ".cache" / "tnk"),
+        (home / "code", home / "code" / "xdg", {"XDG_CONFIG_HOME": str(home / "code" / "xdg")},
+         home / "code" / "xdg" / "tnk"),
+    ]
+    for root, project, env, own in cases:
+        project.mkdir(parents=True, exist_ok=True)
+        sibling = root / "sibling-project"
+        sibling.mkdir(parents=True, exist_ok=True)
+        env = {"TNK_WORKSPACE_ROOT": str(root), **env}
+        result = tnk.run("sandbox", "inspect", cwd=project, env=env)
+        assert_error(result, USAGE, f"overlaps tnk's own directory {own}")
+        assert "keep workspace_root apart" in result.stderr
+        allowed = tnk.run("sandbox", "inspect", cwd=sibling, env=env)
+        assert allowed.returncode == 0, allowed.stderr
