@@ -1,4 +1,4 @@
-#include "session/signals.h"
+#include "core/signal_scope.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cerrno>
 
-namespace tnk::session {
+namespace tnk {
 namespace {
 
 // The write end of the current scope's pipe, -1 when none: the only state a handler can reach.
@@ -35,7 +35,7 @@ Result<std::unique_ptr<SignalScope>> SignalScope::install(const std::vector<int>
   if (!g_signal_pipe.compare_exchange_strong(expected, fds[1])) {
     scope->write_.reset();  // not ours to clear in the destructor's order; harmless to close here
     scope->read_.reset();
-    return failed("cannot run two sessions at once in one process");
+    return failed("cannot catch signals in two places at once in one process");
   }
   struct sigaction action {};
   action.sa_handler = on_signal;
@@ -76,4 +76,4 @@ std::vector<int> SignalScope::take() {
   return out;
 }
 
-}  // namespace tnk::session
+}  // namespace tnk

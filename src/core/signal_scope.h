@@ -1,7 +1,8 @@
-// Signals the client handles during a session. While a SignalScope lives, each listed signal becomes
-// a byte on a pipe that the session's poll loop watches (the self-pipe trick), and SIGPIPE is ignored
-// (a closed stdout is an EPIPE error, not a crash). The previous dispositions come back on destruction.
-// A signal handler can only reach the pipe through a global, so there is one scope per process at a time.
+// Signals a process handles in its own poll loop (a session's relay, an image build). While a
+// SignalScope lives, each listed signal becomes a byte on a pipe that the poll loop watches (the
+// self-pipe trick), and SIGPIPE is ignored (a closed stdout is an EPIPE error, not a crash). The previous
+// dispositions come back on destruction. A signal handler can only reach the pipe through a global, so
+// there is one scope per process at a time.
 #pragma once
 
 #include <signal.h>
@@ -12,7 +13,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 
-namespace tnk::session {
+namespace tnk {
 
 class SignalScope {
  public:
@@ -34,4 +35,4 @@ class SignalScope {
   UniqueFd read_, write_;
 };
 
-}  // namespace tnk::session
+}  // namespace tnk

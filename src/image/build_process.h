@@ -23,10 +23,12 @@ struct StreamOptions {
   bool private_mounts = false;
 };
 
-// Runs argv (no shell) with stdin from /dev/null and stdout+stderr merged into one pipe; calls
-// `on_line` with every line (without its newline) as it arrives. Returns the exit status (128+signal
-// when killed). Fails when the program cannot start (ENOENT -> not_found) or overruns the timeout
-// (it then gets SIGTERM, so that it can clean up, and SIGKILL 20 s later).
+// Runs argv (no shell) in a process group of its own, with stdin from /dev/null and stdout+stderr merged
+// into one pipe; calls `on_line` with every line (without its newline) as it arrives. Returns the exit
+// status (128+signal when killed); whatever of its group is still running when it ends is killed. Fails
+// when the program cannot start (ENOENT -> not_found), when tnk gets SIGINT, SIGTERM or SIGHUP (passed on
+// to the group) or when it overruns the timeout (SIGTERM); either way the group gets SIGKILL once the
+// program has ended or 20 s later.
 Result<int> run_streaming(const std::vector<std::string>& argv, const StreamOptions& options,
                           const std::function<void(std::string_view)>& on_line);
 

@@ -9,7 +9,7 @@
 #include <cerrno>
 
 #include "session/relay.h"
-#include "session/signals.h"
+#include "core/signal_scope.h"
 #include "session/terminal.h"
 
 namespace tnk::session {

@@ -12,7 +12,7 @@
 
 #include "core/unique_fd.h"
 #include "session/client.h"
-#include "session/signals.h"
+#include "core/signal_scope.h"
 
 namespace tnk::session {
 

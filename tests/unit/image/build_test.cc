@@ -270,6 +270,45 @@ TEST(ImageStreaming, MissingProgramTimeoutAndInheritedFd) {
   ::close(fds[1]);
 }
 
+// A process of the program's that is still running (empty when it has ended or is a zombie).
+bool still_runs(pid_t pid) {
+  auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  return stat.ok() && stat->find(") Z ") == std::string::npos;
+}
+
+bool ends_within(pid_t pid, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (still_runs(pid) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return !still_runs(pid);
+}
+
+// mmdebstrap killed alone (by hand, or by the OOM killer) left its workers running for minutes, holding
+// the build lock (found by tests/faults/inject.py --image-builds, ns seeds 7 and 9).
+TEST(ImageStreaming, WhatAKilledProgramForkedEndsWithIt) {
+  std::vector<std::string> lines;
+  auto code = run_streaming({"/bin/sh", "-c", "sleep 30 & echo $!; kill -9 $$"}, {},
+                            [&](std::string_view l) { lines.emplace_back(l); });
+  ASSERT_TRUE(code.ok()) << code.error().message;
+  EXPECT_EQ(*code, 128 + SIGKILL);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_TRUE(ends_within(std::stoi(lines[0]), std::chrono::seconds(5))) << "the program's sleep still runs";
+}
+
+// Ctrl-C or a SIGTERM to tnk reaches the program's whole group (its own, so not from the terminal), and
+// the build fails saying why instead of tnk dying with the program left running.
+TEST(ImageStreaming, ASignalToTnkEndsTheProgramAndWhatItForked) {
+  pid_t worker = -1;
+  auto code = run_streaming({"/bin/sh", "-c", "sleep 30 & echo $!; wait"}, {}, [&](std::string_view l) {
+    worker = std::stoi(std::string(l));
+    ::kill(::getpid(), SIGTERM);  // caught while the program runs
+  });
+  ASSERT_FALSE(code.ok());
+  EXPECT_NE(code.error().message.find("stopped: tnk got SIGTERM"), std::string::npos) << code.error().message;
+  ASSERT_GT(worker, 0);
+  EXPECT_TRUE(ends_within(worker, std::chrono::seconds(5))) << "the program's sleep still runs";
+}
+
 TEST(ImageProgress, PhasesOnceEach) {
   ProgressFilter filter;
   std::vector<std::string> shown;
