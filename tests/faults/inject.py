@@ -294,26 +294,22 @@ class Run:
                     self.build_processes(cli)
                 cli.kill()
                 return f"cli {cli.pid}"
-            if victim in BUILD_VICTIMS[self.backend]:
-                for pid, p in self.build_processes(cli).items():
-                    if p.comm == victim or (victim == "apt" and p.comm in ("apt-get", "dpkg")):
-                        try:
-                            os.kill(pid, signal.SIGKILL)
-                        except ProcessLookupError:
-                            continue
-                        return f"{p.comm} {pid}"
-                time.sleep(0.02)
-                continue
-            self.name = self.name or (self.sandbox_dir().name if self.sandbox_dir() else None)
-            for pid, p in self.tree().items():
-                if self.matches(victim, pid, p.comm, p.cmdline):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        continue
-                    return f"{victim} {pid}"
+            for pid, label in self.candidates(victim, cli):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    continue
+                return f"{label} {pid}"
             time.sleep(0.02)
         return None
+
+    def candidates(self, victim, cli):
+        """The processes that are `victim` now, each with what to call it."""
+        if victim in BUILD_VICTIMS[self.backend]:
+            return [(pid, p.comm) for pid, p in self.build_processes(cli).items()
+                    if p.comm == victim or (victim == "apt" and p.comm in ("apt-get", "dpkg"))]
+        self.name = self.name or (self.sandbox_dir().name if self.sandbox_dir() else None)
+        return [(pid, victim) for pid, p in self.tree().items() if self.matches(victim, pid, p.comm, p.cmdline)]
 
     def matches(self, victim, pid, comm, cmdline):
         if victim == "supervisor":  # the one supervisor.pid names, not a fork that has not taken its name yet
