@@ -41,10 +41,12 @@ json exec_invocation(const std::string& container_id, const std::vector<std::str
   return e;
 }
 
-json session_exit(const std::string& container_id, std::optional<int> exit_code, std::optional<int> signal) {
+json session_exit(const std::string& container_id, std::optional<int> exit_code, std::optional<int> signal,
+                  const std::string& lost) {
   json e = event("session_exit", container_id);
   e["exit_code"] = exit_code ? json(*exit_code) : json(nullptr);
   if (signal) e["signal"] = *signal;
+  if (!lost.empty()) e["lost"] = lost;
   return e;
 }
 

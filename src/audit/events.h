@@ -24,8 +24,10 @@ nlohmann::json session_start(const std::string& container_id, const std::string&
 nlohmann::json exec_invocation(const std::string& container_id, const std::vector<std::string>& argv, bool tty,
                                const RuntimeEnv& runtime_env, const std::vector<std::string>& env_names);
 
-// exit_code is null when the command was killed by a signal; "signal" is present when known.
-nlohmann::json session_exit(const std::string& container_id, std::optional<int> exit_code, std::optional<int> signal);
+// exit_code is null when the command was killed by a signal; "signal" is present when known. "lost" (the
+// reason) replaces both when the session's end was never seen: its supervisor went away under it.
+nlohmann::json session_exit(const std::string& container_id, std::optional<int> exit_code, std::optional<int> signal,
+                            const std::string& lost = {});
 
 nlohmann::json sandbox_start(const std::string& container_id, const std::string& backend, const std::string& profile,
                              const std::string& project_dir);

@@ -37,4 +37,8 @@ void audit_session_exit(std::optional<audit::AuditWriter>& audit, const Resolved
   audit_append(audit, audit::session_exit(r.id, exit_code, signal));
 }
 
+void audit_session_lost(std::optional<audit::AuditWriter>& audit, const Resolved& r, const std::string& why) {
+  audit_append(audit, audit::session_exit(r.id, std::nullopt, std::nullopt, why));
+}
+
 }  // namespace tnk::sandbox

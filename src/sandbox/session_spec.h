@@ -33,5 +33,7 @@ Status audit_session_start(std::optional<audit::AuditWriter>& audit, const Resol
                            const SessionSpec& spec);
 // session_exit for an exit status as shells report it: 128+N means killed by signal N.
 void audit_session_exit(std::optional<audit::AuditWriter>& audit, const Resolved& resolved, int status);
+// The session's end was never seen (`why`): its record says so, so that no session_start is left open.
+void audit_session_lost(std::optional<audit::AuditWriter>& audit, const Resolved& resolved, const std::string& why);
 
 }  // namespace tnk::sandbox

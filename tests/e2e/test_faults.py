@@ -35,6 +35,35 @@ def test_killed_supervisor_is_broken_then_recovers_with_its_files(any_tnk):
     assert box.exec("cat", "/home/agent/mark").stdout == "survived\n"
 
 
+def session_records(log):
+    return [r for r in map(json.loads, log.read_text().splitlines()) if r["event"] in ("session_start", "session_exit")]
+
+
+def test_every_session_start_has_its_exit_record_even_when_the_supervisor_dies(any_tnk, tmp_path):
+    box = Sandbox(any_tnk, any_tnk.project("lost"))
+    box.start()
+    log = tmp_path / "audit.ndjson"
+    # The controls: an ordinary session's end and a refused command's, each with its status.
+    assert box.exec("true", audit=log).returncode == 0
+    assert box.exec("no-such-command-tnk", audit=log).returncode == 127
+    session = subprocess.Popen([TNK_BIN, "sandbox", "exec", "--audit-log", str(log), "--", "sleep", "60"],
+                               cwd=box.project, env=box.tnk.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while log.read_text().count("exec_invocation") < 3:
+        assert time.monotonic() < deadline and session.poll() is None, session.stderr.read() if session.poll() else ""
+        time.sleep(0.05)
+    os.kill(supervisor_pid(box), signal.SIGKILL)
+    _, err = session.communicate(timeout=60)
+    assert session.returncode == 1 and "lost the connection to the sandbox's supervisor" in err, err
+    records = session_records(log)
+    assert [r["event"] for r in records] == ["session_start", "session_exit"] * 3, records
+    ended, refused, lost = records[1], records[3], records[5]
+    assert (ended["exit_code"], "lost" in ended) == (0, False)
+    assert (refused["exit_code"], "lost" in refused) == (127, False)
+    assert lost["exit_code"] is None and "lost the connection" in lost["lost"], lost
+    assert box.run("audit", "verify", str(log)).returncode == 0
+
+
 def test_concurrent_starts_make_one_sandbox(any_tnk):
     project = any_tnk.project("race")
     starts = [subprocess.Popen([TNK_BIN, "sandbox", "start", "--backend", any_tnk.backend, "--profile", "base"], cwd=project, env=any_tnk.env,

@@ -13,7 +13,8 @@ After each fault, checked from the outside:
   1. the project's files are byte for byte what they were (sha256), plus only what the command writes;
   2. `tnk sandbox ls -o json` says a state that matches the processes (running: its supervisor is alive;
      otherwise none of the sandbox's processes is);
-  3. the audit log verifies (`tnk audit verify`);
+  3. the audit log verifies (`tnk audit verify`), and each session_start in it has its session_exit, unless
+     the CLI, which writes them, was the one killed;
   4. the next `tnk sandbox start` recovers it: what was written in the sandbox's home before the fault is
      still there, it is provisioned, and its network proxy answers (with the refusal of a name not allowed);
   5. nothing is left: no mount under the state directory, the sandbox's lock is free, its session is gone
@@ -367,11 +368,17 @@ class Run:
                               + f"; supervisor.pid names {pid}: {named}")
             time.sleep(0.2)
 
-    def check_audit(self):
+    def check_audit(self, cli_killed):
+        """Every log verifies, and every session_start has its session_exit (a status, or `lost` when the
+        supervisor went away under it): only a killed CLI, the log's writer, may leave one open."""
         for log in (self.home / ".local/state/tnk/audit").glob("*.ndjson"):
             done = self.tnk("audit", "verify", str(log), check=False)
             if done.returncode != 0:
                 raise Failure(f"audit log {log} does not verify: {done.stdout.strip()} {done.stderr.strip()}")
+            events = [json.loads(line).get("event") for line in log.read_text().splitlines()]
+            open_sessions = events.count("session_start") - events.count("session_exit")
+            if open_sessions and not cli_killed:
+                raise Failure(f"audit log {log}: {open_sessions} session_start without its session_exit")
 
     def recover(self, had_sandbox):
         self.tnk("-q", "sandbox", "start", "--profile", "faults", "--network", "allowlist", timeout=600)
@@ -498,7 +505,7 @@ def one_seed(args, run, seed):
             run.check_build_ended()
         run.check_project()
         state = run.check_state_matches_processes()
-        run.check_audit()
+        run.check_audit(cli_killed=killed is not None and killed.startswith("cli"))
         run.check_nothing_left(state)
         run.recover(before != "absent" and op != "delete")
         run.check_project()

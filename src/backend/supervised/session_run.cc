@@ -44,8 +44,13 @@ Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec
   TNK_ASSIGN_OR_RETURN(UniqueFd ctl, connect_sandbox(ctx, r.id));
   TNK_RETURN_IF_ERROR(sandbox::audit_session_start(audit, r, request.cwd, spec));
   auto ran = session::run_session(ctl.get(), request, options);
-  // The supervisor reports 128+n for a signal, as shells do.
-  if (ran && !ran->refused) sandbox::audit_session_exit(audit, r, ran->exit_code);
+  // Every session_start gets its session_exit: the status (the supervisor reports 128+n for a signal, as
+  // shells do; a refused command's is 127, 126 or 1), or why the end was never seen.
+  if (ran) {
+    sandbox::audit_session_exit(audit, r, ran->exit_code);
+  } else {
+    sandbox::audit_session_lost(audit, r, ran.error().message);
+  }
   if (audit) (void)audit->sync();
   if (!ran) return ran.error();
   // The program could not be started: say why once, and exit as a shell would (127 / 126).

@@ -90,6 +90,18 @@ TEST_F(SandboxSessionAuditTest, ExitStatusAboveTheSignalRangeIsAnExitCode) {
   EXPECT_FALSE(records[1].contains("signal"));
 }
 
+TEST_F(SandboxSessionAuditTest, ALostSessionEndsWithWhyItsEndWasNotSeen) {
+  sandbox::audit_session_exit(writer_, r_, 0);
+  sandbox::audit_session_lost(writer_, r_, "lost the connection to the sandbox's supervisor");
+  auto records = audit_records(log_path());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_FALSE(records[0].contains("lost")) << records[0].dump();
+  EXPECT_EQ(records[1]["event"], "session_exit");
+  EXPECT_TRUE(records[1]["exit_code"].is_null()) << records[1].dump();
+  EXPECT_FALSE(records[1].contains("signal"));
+  EXPECT_EQ(records[1]["lost"], "lost the connection to the sandbox's supervisor");
+}
+
 TEST_F(SandboxSessionAuditTest, StartRecordsNameUserVariablesButNeverTheirValues) {
   sandbox::SessionSpec spec;
   spec.argv = {"bash", "-lc", "make test"};
