@@ -104,6 +104,7 @@ class Run:
 
     def begin(self, seed):
         self.seed, self.seen, self.build_seen, self.lost_bytes = seed, {}, {}, 0
+        self.audit_before = {log: len(log.read_text().splitlines()) for log in self.audit_logs()}
         for old in self.project.glob("fault-out-*"):
             old.unlink()
 
@@ -368,14 +369,19 @@ class Run:
                               + f"; supervisor.pid names {pid}: {named}")
             time.sleep(0.2)
 
+    def audit_logs(self):
+        return list((self.home / ".local/state/tnk/audit").glob("*.ndjson"))
+
     def check_audit(self, cli_killed):
-        """Every log verifies, and every session_start has its session_exit (a status, or `lost` when the
-        supervisor went away under it): only a killed CLI, the log's writer, may leave one open."""
-        for log in (self.home / ".local/state/tnk/audit").glob("*.ndjson"):
+        """Every log verifies, and every session_start this seed wrote has its session_exit (a status, or
+        `lost` when the supervisor went away under it): only a killed CLI, the log's writer, may leave one
+        open."""
+        for log in self.audit_logs():
             done = self.tnk("audit", "verify", str(log), check=False)
             if done.returncode != 0:
                 raise Failure(f"audit log {log} does not verify: {done.stdout.strip()} {done.stderr.strip()}")
-            events = [json.loads(line).get("event") for line in log.read_text().splitlines()]
+            lines = log.read_text().splitlines()[self.audit_before.get(log, 0):]
+            events = [json.loads(line).get("event") for line in lines]
             open_sessions = events.count("session_start") - events.count("session_exit")
             if open_sessions and not cli_killed:
                 raise Failure(f"audit log {log}: {open_sessions} session_start without its session_exit")
