@@ -6,8 +6,9 @@ seed), the injector puts one sandbox in the state the command needs, runs the co
 `exec`, `shell` on a terminal, `stop`, `delete`, `shutdown`), and after a seeded delay sends SIGKILL to one
 of the processes tnk has at that moment: the CLI itself, the supervisor, and on ns its PID 1 (tnk-init),
 the joiner, the proxy, the forwarder and the session's process, on vm QEMU, virtiofsd, the proxy, the
-forwarder and the connect bridge inside the guest (killed through the guest, as root inside it; the guest
-agent itself is PID 1, which nothing inside can kill). Every command is audited.
+forwarder, and inside the guest the connect bridge (killed through the guest, as root inside it) and the
+command's session (killed by an agent session; the guest agent itself is PID 1, which nothing inside can
+kill). Every command is audited.
 
 After each fault, checked from the outside:
   1. the project's files are byte for byte what they were (sha256), plus only what the command writes;
@@ -42,6 +43,7 @@ import json
 import os
 import pty
 import random
+import shlex
 import shutil
 import signal
 import stat
@@ -58,8 +60,11 @@ REPO = Path(__file__).resolve().parents[2]
 OPERATIONS = ["start", "exec", "shell", "stop", "delete", "shutdown"]
 HOST_VICTIMS = {
     "ns": ["cli", "supervisor", "tnk-init", "tnk-joiner", "tnk-proxy", "tnk-forwarder", "session"],
-    "vm": ["cli", "supervisor", "qemu", "virtiofsd", "tnk-proxy", "tnk-forwarder", "guest-bridge"],
+    "vm": ["cli", "supervisor", "qemu", "virtiofsd", "tnk-proxy", "tnk-forwarder", "guest"],
 }
+# Killed through the guest; which one is a draw of its own, after the others (so that the seeds drawn before
+# the session joined the bridge replay as they did).
+GUEST_VICTIMS = ["guest-bridge", "guest-session"]
 # What runs while an image is built (comm names, matched among the CLI's descendants); "apt" is apt-get
 # or dpkg, whichever is running.
 BUILD_VICTIMS = {"ns": ["cli", "mmdebstrap", "apt"], "vm": ["cli", "mmdebstrap", "apt", "mke2fs", "qemu-img"]}
@@ -279,14 +284,20 @@ class Run:
         return child
 
     def kill_in_guest(self, victim, delay):
-        """One session inside, as root, started with the command: it waits out the delay there (a session
-        under TCG takes a second to start, so waiting here would miss the command) and kills its target
-        as soon as it is there. The bridge is matched by its name (its command line is the agent's)."""
-        match = ["-x", "tnk-bridge"]
-        hunt = (f"sleep {delay:.2f}; for i in $(seq 100); do pkill -9 {' '.join(match)} && exit 0; sleep 0.05; done; "
-                "exit 1")
-        done = self.tnk("sandbox", "exec", "--root", "--", "sh", "-c", hunt, check=False, timeout=60)
-        return f"{victim} (pkill -9 {' '.join(match)} inside)" if done.returncode == 0 else None
+        """One session inside, started with the command: it waits out the delay there (a session under TCG
+        takes a second to start, so waiting here would miss the command) and kills its target as soon as
+        it is there. The bridge is root's, matched by its name (its command line is the agent's); the
+        command's session is the agent's, killed by an agent session (a --root session's user namespace
+        does not map the agent, so it may not signal it), matched by a pattern that does not match the
+        hunting shell's own command line."""
+        if victim == "guest-bridge":
+            root, match = ["--root"], ["-x", "tnk-bridge"]
+        else:
+            root, match = [], ["-f", f"fault-ou[t]-{self.seed};"]
+        pkill = " ".join(shlex.quote(word) for word in ["pkill", "-9", *match])
+        hunt = f"sleep {delay:.2f}; for i in $(seq 100); do {pkill} && exit 0; sleep 0.05; done; exit 1"
+        done = self.tnk("sandbox", "exec", *root, "--", "sh", "-c", hunt, check=False, timeout=60)
+        return f"{victim} ({pkill} inside)" if done.returncode == 0 else None
 
     def kill(self, victim, cli, until):
         """Kills `victim` as soon as it exists (from now until `until`); returns what was killed."""
@@ -470,13 +481,15 @@ def one_seed(args, run, seed):
     if args.image_builds:
         op, victims = "start", BUILD_VICTIMS[backend]
     if op not in ("exec", "shell"):  # (a kill through the guest is a session: it would start a stopped sandbox)
-        victims = [v for v in victims if v != "session" and not v.startswith("guest-")]
+        victims = [v for v in victims if v not in ("session", "guest")]
     before = "absent" if args.image_builds else rng.choice(["absent", "stopped"]) if op == "start" else (
         rng.choice(["running", "stopped"]) if op == "delete" else "running")
     if op == "delete" and before == "stopped":
         victims = ["cli"]  # a stopped sandbox has no other process
     victim = rng.choice(victims)
     fraction = rng.random()
+    if victim == "guest":
+        victim = rng.choice(GUEST_VICTIMS)
     timed = "build" if args.image_builds else op
     expected = DURATION[backend][timed]
     delay = args.at if args.at is not None else fraction * expected
