@@ -11,7 +11,7 @@ import pytest
 
 from conftest import require
 from e2e_util import FAILED, OK, PERMISSION, assert_error, audit_lines, lines_with, write_record
-from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixture)
+from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.rootless_suite
 
@@ -44,11 +44,11 @@ def good_content(tnk, name):
             "inference.json": "{}"}[name]
 
 
-def install_good(tnk, name):
+def install_good(tnk, name, backend="ns"):
     path = FILES[name]["path"](tnk)
     path.parent.mkdir(parents=True, exist_ok=True)
     if name == "sandbox.json":
-        write_record(tnk, "tnk-demo", tnk.home / "code" / "demo", profile="base")
+        write_record(tnk, "tnk-demo", tnk.home / "code" / "demo", profile="base", backend=backend)
     else:
         path.write_text(good_content(tnk, name))
     os.chmod(path, 0o600)
@@ -178,14 +178,22 @@ def run_on(tnk, name, path):
     return tnk.run(*argv, cwd=tnk.home / "code" / "demo", timeout=60)
 
 
+def use_backend(tnk, backend):
+    """New sandboxes on `backend` (TNK_BACKEND); the sandbox.json rows' record says it too."""
+    tnk.env["TNK_BACKEND"] = backend
+
+
+# Each row on both Linux backends: the files are read before a backend acts, and must be on either.
+@pytest.mark.parametrize("backend", ["ns", "vm"])
 @pytest.mark.parametrize("name, damage_name, damage, code, words", TABLE, ids=[row_id(r) for r in TABLE])
-def test_damaged_file(initialized, name, damage_name, damage, code, words):
+def test_damaged_file(initialized, name, damage_name, damage, code, words, backend):
     if damage_name == UNREADABLE:
         require(os.geteuid() != 0, "an ordinary user's row: root reads a file of mode 000")
     tnk = initialized
-    path = install_good(tnk, name)
+    use_backend(tnk, backend)
+    path = install_good(tnk, name, backend)
     if name != "sandbox.json":
-        write_record(tnk, "tnk-demo", tnk.home / "code" / "demo", profile="base")
+        write_record(tnk, "tnk-demo", tnk.home / "code" / "demo", profile="base", backend=backend)
     damage(path)
     result = run_on(tnk, name, path)
     if words is None:
@@ -196,22 +204,24 @@ def test_damaged_file(initialized, name, damage_name, damage, code, words):
     assert str(path) in line, f"the error does not name {path}: {line}"
 
 
+@pytest.mark.parametrize("backend", ["ns", "vm"])
 @pytest.mark.parametrize("name", ["sandbox.json", "tnk.toml", "manifest", "inference.json"])
-def test_undamaged_file_is_read(initialized, name):
+def test_undamaged_file_is_read(initialized, name, backend):
     # The control of every row above but the audit log's (its command starts a sandbox: next test).
     tnk = initialized
-    write_record(tnk, "tnk-demo", tnk.home / "code" / "demo", profile="base")
-    path = install_good(tnk, name)
+    use_backend(tnk, backend)
+    write_record(tnk, "tnk-demo", tnk.home / "code" / "demo", profile="base", backend=backend)
+    path = install_good(tnk, name, backend)
     result = run_on(tnk, name, path)
     assert result.returncode == OK, result.stderr
     assert lines_with(result.stderr, "error:") == []
 
 
-def test_undamaged_audit_log_is_continued(ns_tnk):
-    box = Sandbox(ns_tnk, ns_tnk.project("demo"))
+def test_undamaged_audit_log_is_continued(any_tnk):
+    box = Sandbox(any_tnk, any_tnk.project("demo"))
     box.start()
-    path = install_good(ns_tnk, "audit log")
-    result = run_on(ns_tnk, "audit log", path)
+    path = install_good(any_tnk, "audit log")
+    result = run_on(any_tnk, "audit log", path)
     assert result.returncode == OK, result.stderr
     assert [json.loads(l)["seq"] for l in path.read_text().splitlines()][:2] == [1, 2]
 

@@ -82,10 +82,10 @@ def test_a_full_state_directory_fails_the_start_cleanly_and_a_later_start_works(
     assert box.exec("true").returncode == OK
 
 
-def test_a_read_only_state_directory_fails_the_start_and_a_later_start_works(small_state, ns_tnk):
-    box = Sandbox(ns_tnk, ns_tnk.project("ro"))
+def test_a_read_only_state_directory_fails_the_start_and_a_later_start_works(small_state, any_tnk):
+    box = Sandbox(any_tnk, any_tnk.project("ro"))
     small_state.read_only()
-    result = box.run("sandbox", "start", "--backend", "ns", "--profile", "base")
+    result = box.run("sandbox", "start", "--backend", box.backend, "--profile", "base")
     line = assert_error(result, FAILED, "Read-only file system")
     assert str(small_state.path) in line, line
     small_state.read_only(False)
@@ -132,8 +132,8 @@ def audit_events(path):
     return [json.loads(line)["event"] for line in path.read_text().splitlines()]
 
 
-def test_a_session_whose_start_record_cannot_be_written_does_not_run(small_audit, ns_tnk):
-    box = Sandbox(ns_tnk, ns_tnk.project("aud"))
+def test_a_session_whose_start_record_cannot_be_written_does_not_run(small_audit, any_tnk):
+    box = Sandbox(any_tnk, any_tnk.project("aud"))
     box.start()
     log = small_audit.path / "a.ndjson"
     assert box.exec("true", audit=log).returncode == OK  # the control: room for the records
@@ -159,8 +159,8 @@ def wait_for(condition, seconds=60):
         time.sleep(0.05)
 
 
-def test_a_session_whose_exit_record_cannot_be_written_fails(small_audit, ns_tnk):
-    box = Sandbox(ns_tnk, ns_tnk.project("aud"))
+def test_a_session_whose_exit_record_cannot_be_written_fails(small_audit, any_tnk):
+    box = Sandbox(any_tnk, any_tnk.project("aud"))
     box.start()
     log = small_audit.path / "a.ndjson"
     session = subprocess.Popen(
