@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TNK_BIN
-from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import SHARED_CACHE, Sandbox, any_tnk, ns_tnk  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an ordinary user
 
@@ -230,6 +230,38 @@ def test_sixteen_concurrent_starts_of_one_project_make_one_sandbox(any_tnk):
     box = Sandbox(any_tnk, project)
     assert box.exec("echo", "one").stdout == "one\n"
     print(f"16 concurrent starts of one project ({any_tnk.backend}): {seconds:.1f} s")
+
+
+# The longest a command waits for a sandbox's lock (Store::lock, src/state/store.h).
+SANDBOX_LOCK_WAIT = 30
+
+
+@pytest.mark.needs_root  # the image reaches the empty cache as hard links, and root may link any file
+def test_starts_behind_a_first_image_build_wait_for_it_and_do_not_time_out_on_the_sandbox_lock(ns_tnk, tmp_path):
+    """Two starts of one new sandbox while its image is being built (here: its build lock is held past
+    the sandbox lock's 30 s) both wait for the build on the image's own lock, and both succeed. Before,
+    the first held the sandbox's lock through the build, and the second gave up on it after 30 s."""
+    listed = json.loads(ns_tnk.run("-o", "json", "image", "ls").stdout)
+    (image,) = [i for i in listed if i["kind"] == "image" and i["current"]]
+    images = tmp_path / "cache" / "tnk" / "images"
+    images.mkdir(parents=True, mode=0o700)
+    ns_tnk.env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    project = ns_tnk.project("first")
+    with open(images / f"{image['id']}.lock", "w") as build_lock:
+        fcntl.flock(build_lock, fcntl.LOCK_EX)  # an image build in progress
+        starts = [spawn(ns_tnk, ["sandbox", "start", "--backend", "ns", "--profile", "base"], project)
+                  for _ in range(2)]
+        time.sleep(SANDBOX_LOCK_WAIT + 5)
+        assert [p.poll() for p in starts] == [None, None], [p.communicate() for p in starts if p.poll() is not None]
+        # The build ends: the image appears (the shared one, linked), and its lock is released.
+        subprocess.run(["cp", "-al", image["path"], str(images / image["id"])], check=True)
+    results = finish(starts, timeout=300)
+    assert [code for code, _, _ in results] == [0, 0], results
+    assert len(created_messages(results)) == 1, [err for _, _, err in results]
+    for _, _, err in results:
+        assert "waiting for another tnk process that is building image" in err, err
+    (row,) = sandbox_rows(ns_tnk)
+    assert row["status"] == "running"
 
 
 def test_sixteen_projects_started_at_once_all_come_up(any_tnk):

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <optional>
 #include <thread>
 
 #include "backend/ns/host_support.h"
@@ -149,13 +150,33 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
 }
 
 // The vm backend's boot files (kernel built once per machine, the image's base disk) and accelerator.
-Status add_vm_boot(Context& ctx, const image::ImageInfo& image, const host::HostFacts& facts,
-                   supervisor::SupervisorConfig& config) {
-  TNK_ASSIGN_OR_RETURN(auto boot, image::ensure_vm_boot_files(ctx.paths, image, ctx.self_exe, ctx.log));
+// What a start builds once and shares with other sandboxes: the image, and for a vm its kernel and base
+// disk. Minutes the first time, each under a lock of its own that waits as long as a build may take.
+struct BootImages {
+  image::ImageInfo image;
+  std::optional<image::VmBootFiles> vm;
+};
+
+// For `record`'s sandbox, or a new one on `backend` when there is no record.
+Result<BootImages> boot_images(Context& ctx, const std::optional<state::SandboxRecord>& record, BackendKind backend) {
+  BootImages made;
+  TNK_ASSIGN_OR_RETURN(made.image, record ? image_of(ctx, *record) : image_for_new_sandbox(ctx));
+  if ((record ? record->backend : backend) == BackendKind::kVm) {
+    TNK_ASSIGN_OR_RETURN(made.vm, image::ensure_vm_boot_files(ctx.paths, made.image, ctx.self_exe, ctx.log));
+  }
+  return made;
+}
+
+// Whether `made` is what `record`'s sandbox (or a new one on `backend`) boots from.
+bool boot_images_fit(const BootImages& made, const std::optional<state::SandboxRecord>& record, BackendKind backend) {
+  if (record && record->image_id != made.image.id) return false;
+  return made.vm.has_value() == ((record ? record->backend : backend) == BackendKind::kVm);
+}
+
+void add_vm_boot(const image::VmBootFiles& boot, const host::HostFacts& facts, supervisor::SupervisorConfig& config) {
   config.vm_kernel = boot.kernel.vmlinux;
   config.vm_base_disk = boot.disk.base;
   config.vm_kvm = host::choose_vm_accel(facts).accel == host::Accel::kKvm;
-  return ok_status();
 }
 
 // A policy asked for with --network must be the one the running sandbox has: it is fixed at start.
@@ -312,6 +333,14 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     TNK_ASSIGN_OR_RETURN(gateway, inference_gateway(ctx, r));
   }
   state::Store store(ctx.paths.sandboxes_dir());
+  // The images are made before the sandbox's lock, which stays short: a second command on this sandbox
+  // waits (30 s at most) for the lock, not for a first start's image build, and waits for the build
+  // itself on the image's own lock.
+  std::optional<BootImages> images;
+  if (!was_running) {
+    TNK_ASSIGN_OR_RETURN(auto seen, store.load(r.id));  // only to know what to make: read again below
+    TNK_ASSIGN_OR_RETURN(images, boot_images(ctx, seen, r.backend));
+  }
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(auto existing, store.load(r.id));  // again: another tnk may have created it meanwhile
   StartOutcome outcome;
@@ -336,12 +365,14 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     ctx.log.note("sandbox " + r.id + " was broken (" + reason + "); restarting it with its files intact");
     clean_after_crash(ctx.paths, r.id);
   }
-  image::ImageInfo image;
+  // Made again only when it stopped meanwhile, or another tnk made or remade the sandbox differently.
+  if (!images || !boot_images_fit(*images, existing, r.backend)) {
+    TNK_ASSIGN_OR_RETURN(images, boot_images(ctx, existing, r.backend));
+  }
+  const image::ImageInfo& image = images->image;
   if (existing) {
     outcome.record = *existing;
-    TNK_ASSIGN_OR_RETURN(image, image_of(ctx, outcome.record));
   } else {
-    TNK_ASSIGN_OR_RETURN(image, image_for_new_sandbox(ctx));
     outcome.record = new_record(r, image.id);
     outcome.created = true;
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
@@ -349,7 +380,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
   TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log, std::move(gateway)));
   TNK_RETURN_IF_ERROR(choose_review(ctx, r, config));
   bool vm = outcome.record.backend == BackendKind::kVm;
-  if (vm) TNK_RETURN_IF_ERROR(add_vm_boot(ctx, image, facts, config));
+  if (vm) add_vm_boot(*images->vm, facts, config);
   ctx.log.verbose("starting the supervisor of " + r.id);
   TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, vm ? kVmReadyTimeout : kReadyTimeout));
   // An ns sandbox's lower layer is the image tree itself: one deleted while this start ran (`rm -rf` of
