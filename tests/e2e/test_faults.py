@@ -35,6 +35,46 @@ def test_killed_supervisor_is_broken_then_recovers_with_its_files(any_tnk):
     assert box.exec("cat", "/home/agent/mark").stdout == "survived\n"
 
 
+def test_a_supervisor_killed_during_a_start_is_reported_as_ended_not_as_absent(any_tnk):
+    """The start launched the supervisor, which then dies (killed here while the CLI is held with SIGSTOP)
+    before provisioning connects: one error that says the supervisor ended and names its log, exit 1.
+    Before, `no supervisor is listening on .../ctl.sock` with the hint to run the very `sandbox start` that
+    failed, and exit 66 (not found; found by the fault injector, ns seed 342)."""
+    scripts = any_tnk.config_dir / "sandbox.d" / "provision.d"
+    (scripts / "slow.sh").write_text("#!/bin/bash\necho provisioned\n")
+    (scripts / "slow.sh").chmod(0o700)
+    project = any_tnk.project("killed")
+    start = subprocess.Popen([TNK_BIN, "sandbox", "start", "--backend", any_tnk.backend, "--profile", "slow"],
+                             cwd=project, env=any_tnk.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+    seen = []
+    for line in start.stderr:  # "created and started" comes right after the supervisor is ready
+        seen.append(line)
+        if "created and started" in line:
+            break
+    start.send_signal(signal.SIGSTOP)
+    try:
+        box = Sandbox(any_tnk, project)
+        os.kill(supervisor_pid(box), signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while status_of(box) != ["broken"]:
+            assert time.monotonic() < deadline, status_of(box)
+            time.sleep(0.05)
+    finally:
+        start.send_signal(signal.SIGCONT)
+    err = "".join(seen) + start.stderr.read()
+    start.wait(timeout=120)
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert start.returncode == 1 and len(errors) == 1, err
+    name = sandbox_dirs(any_tnk)[0].name
+    assert f"the supervisor of sandbox {name} has ended" in errors[0] and "supervisor.log" in errors[0], err
+    assert "hint: `tnk sandbox start` starts it again" in err, err
+    # The control: the start the hint names recovers the sandbox, provisioned.
+    again = box.run("sandbox", "start", "--profile", "slow", timeout=900)
+    assert again.returncode == 0, again.stderr
+    assert status_of(box) == ["running"]
+
+
 def session_records(log):
     return [r for r in map(json.loads, log.read_text().splitlines()) if r["event"] in ("session_start", "session_exit")]
 

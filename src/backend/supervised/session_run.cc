@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "state/layout.h"
+#include "state/liveness.h"
 #include "state/store.h"
 
 namespace tnk::supervised {
@@ -32,8 +33,15 @@ session::ExecRequest exec_request(Context& ctx, const Resolved& r, const Session
 Result<UniqueFd> connect_sandbox(Context& ctx, const std::string& id) {
   state::Store store(ctx.paths.sandboxes_dir());
   auto fd = session::connect_control(store.file(id, state::kControlSocket));
-  if (!fd) return fd.error().context("sandbox " + id).with_hint("start it with `tnk sandbox start`");
-  return fd;
+  if (fd) return fd;
+  // A supervisor that died under its started sandbox (killed, crashed, even during this very start):
+  // the sandbox is not absent, and starting it is the fix, not a repeat of what the user just ran.
+  if (state::observe(store, id) == state::SandboxState::kBroken) {
+    return failed("the supervisor of sandbox " + id + " has ended (" + fd.error().message + "); its log is " +
+                      store.file(id, state::kSupervisorLog).string(),
+                  "`tnk sandbox start` starts it again, with its files as they were");
+  }
+  return fd.error().context("sandbox " + id).with_hint("start it with `tnk sandbox start`");
 }
 
 Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec,
