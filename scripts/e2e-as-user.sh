@@ -11,9 +11,10 @@ user=${TNK_TEST_USER:-tnk-ci}
 sudo=()
 [ "$(id -u)" = 0 ] || sudo=(sudo)  # a user with sudo may run the suite too
 id "$user" >/dev/null 2>&1 || "${sudo[@]}" useradd --create-home --shell /bin/sh "$user"
-# useradd gives a new user a subordinate range only where /etc/subuid exists already; tnk setup adds it
-# (and a cgroup subtree) where it is missing.
-grep -q "^$user:" /etc/subuid 2>/dev/null || "${sudo[@]}" "$root/build/tnk" setup --user "$user"
+# tnk setup, every time: it adds the subordinate range useradd may not have given (useradd gives one only
+# where /etc/subuid exists already) and the cgroup subtree useradd never gives, without which the user's
+# ns sandboxes are refused (security review M5); what is there already it leaves as it is.
+"${sudo[@]}" "$root/build/tnk" setup --user "$user"
 home=$(getent passwd "$user" | cut -d: -f6)
 
 stage=$(mktemp -d /tmp/tnk-rootless-XXXXXX)

@@ -138,8 +138,13 @@ void add_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts,
                doctor::Status::kWarn);
   registry.add({"ns_idmap", "ns backend: idmapped mounts", false, idmapped_outcome});
   add_ns_probe(registry, "ns_seccomp", "ns backend: seccomp", ns::probe_seccomp, doctor::Status::kWarn);
-  add_ns_probe(registry, "ns_cgroups", "ns backend: resource limits (cgroups)", ns::probe_cgroup_delegation,
-               doctor::Status::kInfo);
+  // A warning when ns starts are refused for it (no place for the pids or memory limit), else a note.
+  registry.add(
+      {"ns_cgroups", "ns backend: resource limits (cgroups)", false, []() -> Outcome {
+         ns::ProbeResult result = ns::probe_cgroup_delegation();
+         if (result.ok) return {doctor::Status::kOk, result.detail, ""};
+         return {result.refuses_start ? doctor::Status::kWarn : doctor::Status::kInfo, result.detail, result.fix};
+       }});
 #endif
   registry.add({"image", "sandbox image", false, [paths]() -> Outcome { return image_outcome(paths); }});
   lima::add_doctor_check(registry, facts);

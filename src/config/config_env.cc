@@ -54,6 +54,7 @@ const std::vector<EnvKey>& env_keys() {
       {"model_name", text_key(&Config::model_name, plain(parse_model_name))},
       {"context_window", text_key(&Config::context_window, plain(context_window_text))},
       {"default_network", text_key(&Config::default_network, plain(parse_network))},
+      {"allow_unlimited", text_key(&Config::allow_unlimited, plain(parse_bool_text))},
       {"audit", text_key(&Config::audit, plain(parse_bool_text))},
       {"audit_dir", text_key(&Config::audit_dir, parse_absolute_dir)},
   };

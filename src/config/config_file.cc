@@ -86,6 +86,7 @@ const std::map<std::string_view, NodeApply>& node_keys() {
       {"model_name", node_key(&Config::model_name, string_node(parse_model_name))},
       {"context_window", node_key(&Config::context_window, integer_node<uint64_t>(1, kMaxInt))},
       {"default_network", node_key(&Config::default_network, string_node(parse_network))},
+      {"allow_unlimited", node_key(&Config::allow_unlimited, bool_node)},
       {"sandbox.cpus", node_key(&Config::sandbox_cpus, integer_node<unsigned>(1, kMaxCpus))},
       {"sandbox.memory", node_key(&Config::sandbox_memory_bytes, size_node)},
       {"sandbox.disk", node_key(&Config::sandbox_disk_bytes, size_node)},

@@ -15,7 +15,7 @@ struct ConfigKeyInfo {
 
 inline constexpr std::string_view kSizeExpect = "a size such as \"2GiB\" or \"512MiB\" (a bare number means GiB)";
 
-inline constexpr std::array<ConfigKeyInfo, 23> kConfigKeys = {{
+inline constexpr std::array<ConfigKeyInfo, 24> kConfigKeys = {{
     {"server_port", "TNK_SERVER_PORT", "an integer from 1 to 65535"},
     {"workspace_root", "TNK_WORKSPACE_ROOT", "a non-empty string (a directory path)"},
     {"model_dir", "TNK_MODEL_DIR", "a non-empty string (a directory path)"},
@@ -28,6 +28,7 @@ inline constexpr std::array<ConfigKeyInfo, 23> kConfigKeys = {{
     {"model_name", "TNK_MODEL_NAME", "a non-empty string"},
     {"context_window", "TNK_CTX_WINDOW", "a positive integer (tokens)"},
     {"default_network", "TNK_NETWORK", "one of none, inference, allowlist, open (or the original's restricted)"},
+    {"allow_unlimited", "TNK_ALLOW_UNLIMITED", "true or false"},
     {"sandbox.cpus", "", "an integer from 1 to 1024"},
     {"sandbox.memory", "", kSizeExpect},
     {"sandbox.disk", "", kSizeExpect},

@@ -70,6 +70,7 @@ std::vector<ShowRow> show_rows(const Config& c) {
       optional_row("model_name", c.model_name),
       optional_row("context_window", c.context_window),
       row("default_network", c.default_network, to_string(c.default_network.value), to_string(c.default_network.value)),
+      row("allow_unlimited", c.allow_unlimited, c.allow_unlimited.value ? "true" : "false", c.allow_unlimited.value),
       row("sandbox.cpus", c.sandbox_cpus, std::to_string(c.sandbox_cpus.value), c.sandbox_cpus.value),
       size_row("sandbox.memory", c.sandbox_memory_bytes),
       size_row("sandbox.disk", c.sandbox_disk_bytes),

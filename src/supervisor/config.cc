@@ -44,6 +44,7 @@ nlohmann::json to_json(const SupervisorConfig& config) {
   }
   if (config.memory_bytes) json["memory_bytes"] = *config.memory_bytes;
   if (config.cpus) json["cpus"] = *config.cpus;
+  if (config.allow_unlimited) json["allow_unlimited"] = true;
   return json;
 }
 
@@ -94,6 +95,7 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
     config.vm_kvm = json.value("vm_kvm", false);
     if (json.contains("disk_bytes")) config.disk_bytes = json["disk_bytes"].get<uint64_t>();
     if (json.contains("cpus")) config.cpus = json["cpus"].get<double>();
+    config.allow_unlimited = json.value("allow_unlimited", false);
     return config;
   } catch (const nlohmann::json::exception& e) {
     return failed(std::string("invalid supervisor config: ") + e.what());

@@ -43,9 +43,10 @@ struct SupervisorConfig {
   bool review = false;  // review mode: the project under the layer state_dir/review/ (docs/workspace.md)
   std::optional<uint64_t> memory_bytes;
   std::optional<double> cpus;
-  std::string inference_host;                         // where the supervisor reaches the endpoint on the host
-  uint16_t inference_port = 0;                        // 0: no endpoint forwarder
-  InferenceGateway gateway;                           // what the inference gateway adds and checks
+  bool allow_unlimited = false;  // ns: start without the pids or memory limit when they cannot apply (tnk.toml)
+  std::string inference_host;    // where the supervisor reaches the endpoint on the host
+  uint16_t inference_port = 0;   // 0: no endpoint forwarder
+  InferenceGateway gateway;      // what the inference gateway adds and checks
   NetworkPolicy network = NetworkPolicy::kInference;  // in JSON by its name (net/policy.h)
   std::vector<std::string> allow;     // allowlist: the domains the proxy lets through (registries resolved)
   std::vector<uint16_t> open_ports;   // open (and provisioning under open): ports besides 80 and 443

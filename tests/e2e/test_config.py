@@ -11,7 +11,7 @@ from e2e_util import FAILED, lines_with
 SETTING_KEYS = {
     "server_port", "workspace_root", "model_dir", "default_provision_profile", "default_engine_runtime",
     "default_engine_preset", "default_engine_bind_host", "default_backend", "inference_url", "model_name",
-    "context_window", "default_network", "sandbox.cpus", "sandbox.memory", "sandbox.disk", "audit", "audit_dir",
+    "context_window", "default_network", "allow_unlimited", "sandbox.cpus", "sandbox.memory", "sandbox.disk", "audit", "audit_dir",
     "inference.api_key_env", "inference.api_key_file", "inference.concurrency", "inference.request_limit",
     "inference.answer_limit", "inference.aliases",
 }

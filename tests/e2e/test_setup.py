@@ -132,24 +132,69 @@ def sandbox_cgroup(user_tnk, controller):
     return None
 
 
-def test_limits_apply_to_a_users_sandbox_after_setup_and_a_note_says_so_before(staged_bin):
+REFUSED = ("error: refusing to start the sandbox without its pids and memory limits: no cgroup subtree is "
+           f"delegated to {USER} (a fork bomb or a memory hog inside would reach the host)\n"
+           f"hint: run `sudo tnk setup --user {USER}` once, or tnk from a systemd unit with Delegate=yes; or, to "
+           "start without them, set allow_unlimited = true in tnk.toml (or TNK_ALLOW_UNLIMITED=1)\n")
+NOTE = f"limits not applied: no cgroup subtree is delegated to {USER} (run `sudo tnk setup --user {USER}`"
+
+
+def user_file(account, path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.chown(path, account.pw_uid, account.pw_gid)
+
+
+def test_m5_a_users_start_without_limits_is_refused_until_setup_or_the_opt_in(staged_bin):
+    """Security review M5: an ordinary user's ns sandbox without a cgroup for its pids and memory limits
+    is refused (exit 77) before anything is made; the opt-in (TNK_ALLOW_UNLIMITED, tnk.toml allow_unlimited)
+    starts it with a note, as every start did before; after `tnk setup` it starts with its limits, and they
+    hold (a memory hog is OOM-killed, forks past pids.max fail)."""
     account = ensure_user(USER, with_range=True)
     remove_user_dirs(USER)
     user_tnk = UserTnk(account, staged_bin)
     try:
         project = user_tnk.project("small")
         assert user_tnk.run("init", cwd=project).returncode == 0
-        manifest = user_tnk.home / ".config" / "tnk" / "sandbox.d" / "manifests" / "small.yaml"
-        manifest.write_text(MANIFEST)
-        os.chown(manifest, account.pw_uid, account.pw_gid)
-        before = user_tnk.run("sandbox", "start", "--profile", "small", cwd=project)
-        assert before.returncode == 0, before.stderr
-        assert (f"limits not applied: no cgroup subtree is delegated to {USER} (run `sudo tnk setup --user {USER}`"
-                in before.stderr), before.stderr
+        user_file(account, user_tnk.home / ".config" / "tnk" / "sandbox.d" / "manifests" / "small.yaml", MANIFEST)
+        state = user_tnk.home / ".local" / "state" / "tnk" / "sandboxes"
+        refused = user_tnk.run("sandbox", "start", "--backend", "ns", "--profile", "small", cwd=project)
+        assert refused.returncode == 77, refused.stderr
+        assert refused.stderr.endswith(REFUSED), refused.stderr
+        assert refused.stderr.count("error:") == 1, refused.stderr
+        assert not state.exists() or not list(state.iterdir()), "a refused start leaves no sandbox behind"
+        assert json.loads(user_tnk.run("-o", "json", "sandbox", "ls", cwd=project).stdout) == []
+        # `exec` starts the sandbox it needs: refused the same way, and nothing ran.
+        ran = user_tnk.run("sandbox", "exec", "--", "touch", "/workspace/ran", cwd=project)
+        assert ran.returncode == 77 and REFUSED in ran.stderr, ran.stderr
+        assert not (project / "ran").exists()
+        # doctor says so, with the same fix, as a warning (it was a note while starts went on without limits).
+        cgroups = doctor_checks(user_tnk)["ns_cgroups"]
+        assert cgroups["status"] == "warn", cgroups
+        assert "an ns sandbox does not start without its pids and memory limits" in cgroups["summary"], cgroups
+        assert cgroups["fix_command"] == f"sudo tnk setup --user {USER}", cgroups
+        assert "allow_unlimited = true" in cgroups["fix"], cgroups
+
+        # The opt-in, from the environment and from tnk.toml: the start goes on, with its note.
+        user_tnk.env["TNK_ALLOW_UNLIMITED"] = "1"
+        opted = user_tnk.run("sandbox", "start", "--backend", "ns", "--profile", "small", cwd=project)
+        del user_tnk.env["TNK_ALLOW_UNLIMITED"]
+        assert opted.returncode == 0, opted.stderr
+        assert NOTE in opted.stderr and "error:" not in opted.stderr, opted.stderr
         assert user_tnk.run("sandbox", "delete", "--yes", cwd=project).returncode == 0
+        toml = user_tnk.home / ".config" / "tnk" / "tnk.toml"
+        user_file(account, toml, "allow_unlimited = true\n")
+        toml.chmod(0o600)
+        shown = json.loads(user_tnk.run("config", "show", "-o", "json", cwd=project).stdout)
+        assert shown["settings"]["allow_unlimited"] == {"value": True, "source": "file", "line": 1}
+        by_key = user_tnk.run("sandbox", "start", "--backend", "ns", "--profile", "small", cwd=project)
+        assert by_key.returncode == 0 and NOTE in by_key.stderr, by_key.stderr
+        assert user_tnk.run("sandbox", "delete", "--yes", cwd=project).returncode == 0
+        toml.unlink()
 
         assert run_setup("--user", USER).returncode == 0
-        after = user_tnk.run("sandbox", "start", "--profile", "small", cwd=project)
+        assert doctor_checks(user_tnk)["ns_cgroups"]["status"] == "ok"
+        after = user_tnk.run("sandbox", "start", "--backend", "ns", "--profile", "small", cwd=project)
         assert after.returncode == 0, after.stderr
         assert "limits not applied" not in after.stderr, after.stderr
         memory = sandbox_cgroup(user_tnk, "memory")

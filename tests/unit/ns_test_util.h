@@ -124,6 +124,9 @@ class NsSandboxTest : public ::testing::Test {
     s.resolv_conf = "";
     s.runtime_dir = tmp_ / "state" / "runtime";
     s.cgroup_name = name_;
+    // These tests are about other things; on a host with no cgroup for the limits they run with notes,
+    // as starts did before security review M5's refusal (cgroups_test.cc tests the refusal).
+    s.allow_unlimited = true;
     return s;
   }
 

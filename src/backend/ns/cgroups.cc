@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "core/files.h"
+#include "core/strings.h"
 #include "core/unique_fd.h"
 #include "core/user_name.h"
 #include "naming/naming.h"
@@ -176,6 +178,7 @@ Result<CgroupHost> detect_cgroup_host() {
 
 CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const Limits& limits) {
   CgroupPlan plan;
+  std::vector<std::string> missing;
   const std::string leaf = "tnk-" + name;
   auto place = [&](const std::string& controller, std::vector<std::pair<std::string, std::string>> v2_files,
                    std::vector<std::pair<std::string, std::string>> v1_files) {
@@ -186,14 +189,9 @@ CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const L
     } else if (!host.root && host.v1_user.count(controller) != 0) {
       add_limit(plan, host.v1_user.at(controller) / leaf, controller, std::move(v1_files));
     } else {
-      plan.unapplied.push_back(controller);
+      missing.push_back(controller);
     }
   };
-  plan.unapplied_fix =
-      host.root ? "no delegated cgroup v2 controller and no cgroup v1 hierarchy this process may write (run tnk "
-                  "as root, or from a systemd unit with Delegate=yes)"
-                : "no cgroup subtree is delegated to " + host.user + " (run `sudo tnk setup --user " + host.user +
-                      "` once, or tnk from a systemd unit with Delegate=yes)";
   std::string pids = std::to_string(limits.pids);
   place("pids", {{"pids.max", pids}}, {{"pids.max", pids}});
   if (limits.memory_bytes) {
@@ -204,11 +202,32 @@ CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const L
     std::string quota = cpu_quota(*limits.cpus);
     place("cpu", {{"cpu.max", quota + " 100000"}}, {{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", quota}});
   }
+  if (missing.empty()) return plan;
+  if (host.root) {
+    plan.unapplied.push_back({std::move(missing),
+                              "no delegated cgroup v2 controller and no cgroup v1 hierarchy this process may write",
+                              "run tnk from a systemd unit or scope with Delegate=yes"});
+  } else {
+    plan.unapplied.push_back(
+        {std::move(missing), "no cgroup subtree is delegated to " + host.user,
+         "run `sudo tnk setup --user " + host.user + "` once, or tnk from a systemd unit with Delegate=yes"});
+  }
   return plan;
 }
 
-Result<std::vector<std::string>> apply_cgroups(const CgroupPlan& plan) {
-  std::vector<std::string> notes;
+std::vector<UnappliedLimits> foresee_unapplied(const CgroupPlan& plan) {
+  std::vector<UnappliedLimits> out;
+  for (const auto& d : plan.dirs) {
+    fs::path parent = d.dir.parent_path();
+    if (access(parent.c_str(), W_OK) == 0) continue;
+    int err = errno;
+    out.push_back({d.controllers, "cannot create cgroup " + d.dir.string() + ": " + std::strerror(err), ""});
+  }
+  return out;
+}
+
+Result<std::vector<UnappliedLimits>> apply_cgroups(const CgroupPlan& plan) {
+  std::vector<UnappliedLimits> unapplied = plan.unapplied;
   std::vector<fs::path> created;
   for (const auto& d : plan.dirs) {
     if (mkdir(d.dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -217,9 +236,7 @@ Result<std::vector<std::string>> apply_cgroups(const CgroupPlan& plan) {
         (void)remove_cgroup_dirs(created);
         return sys_error(err, "creating cgroup " + d.dir.string());
       }
-      std::string what;
-      for (const auto& c : d.controllers) what += (what.empty() ? "" : "/") + c;
-      notes.push_back(what + " limits not applied: cannot create cgroup " + d.dir.string() + ": " + std::strerror(err));
+      unapplied.push_back({d.controllers, "cannot create cgroup " + d.dir.string() + ": " + std::strerror(err), ""});
       continue;
     }
     created.push_back(d.dir);
@@ -231,12 +248,43 @@ Result<std::vector<std::string>> apply_cgroups(const CgroupPlan& plan) {
       }
     }
   }
-  if (!plan.unapplied.empty()) {
-    std::string what;
-    for (const auto& c : plan.unapplied) what += (what.empty() ? "" : "/") + c;
-    notes.push_back(what + " limits not applied: " + plan.unapplied_fix);
+  return unapplied;
+}
+
+std::string unapplied_note(const UnappliedLimits& unapplied) {
+  return join(unapplied.controllers, "/") + " limits not applied: " + unapplied.why +
+         (unapplied.fix.empty() ? "" : " (" + unapplied.fix + ")");
+}
+
+Status require_limits(const std::vector<UnappliedLimits>& unapplied, bool allow_unlimited) {
+  std::vector<std::string> missing;  // pids and memory, in the plan's order
+  std::vector<std::string> reasons;
+  std::vector<std::string> fixes;
+  for (const auto& u : unapplied) {
+    std::vector<std::string> required;
+    for (const auto& c : u.controllers) {
+      if (c == "pids" || c == "memory") required.push_back(c);
+    }
+    if (required.empty()) continue;
+    missing.insert(missing.end(), required.begin(), required.end());
+    reasons.push_back(unapplied.size() == 1 ? u.why : join(required, " and ") + ": " + u.why);
+    if (!u.fix.empty() && std::find(fixes.begin(), fixes.end(), u.fix) == fixes.end()) fixes.push_back(u.fix);
   }
-  return notes;
+  if (missing.empty() || allow_unlimited) return ok_status();
+  const std::string limits = join(missing, " and ") + (missing.size() > 1 ? " limits" : " limit");
+  fixes.push_back("or, to start without them, set allow_unlimited = true in tnk.toml (or TNK_ALLOW_UNLIMITED=1)");
+  return permission_denied("refusing to start the sandbox without its " + limits + ": " + join(reasons, "; ") +
+                               " (a fork bomb or a memory hog inside would reach the host)",
+                           join(fixes, "; "));
+}
+
+Status check_limits_before_start(const std::string& name, const Limits& limits, bool allow_unlimited) {
+  if (allow_unlimited) return ok_status();  // the start goes on as before; its notes say what is missing
+  TNK_ASSIGN_OR_RETURN(CgroupHost host, detect_cgroup_host());
+  CgroupPlan plan = plan_cgroups(host, name, limits);
+  std::vector<UnappliedLimits> unapplied = plan.unapplied;
+  for (auto& u : foresee_unapplied(plan)) unapplied.push_back(std::move(u));
+  return require_limits(unapplied, false);
 }
 
 Status remove_cgroup_dirs(const std::vector<fs::path>& dirs) {

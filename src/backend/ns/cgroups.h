@@ -2,6 +2,7 @@
 // (as root) our own cgroup in the v1 hierarchy of that controller, else (an ordinary user) the v1
 // directory tnk-user-<user> that `tnk setup` gave the user, else a note. Directories are named
 // tnk-<name> and nest under the caller's own cgroups or the user's directory, never at a hierarchy's root.
+// A start without its pids or memory limit is refused unless the user opted in (security review M5).
 #pragma once
 
 #include <sys/types.h>
@@ -57,10 +58,16 @@ struct CgroupDirPlan {
   std::vector<std::pair<std::string, std::string>> files;  // file name, value; written in order
 };
 
+// Limits a sandbox would go without, for one reason.
+struct UnappliedLimits {
+  std::vector<std::string> controllers;  // "pids", "memory", "cpu"
+  std::string why;                       // "no cgroup subtree is delegated to alice", "cannot create cgroup ..."
+  std::string fix;                       // what gives them a place; may be empty
+};
+
 struct CgroupPlan {
   std::vector<CgroupDirPlan> dirs;
-  std::vector<std::string> unapplied;  // controllers with a limit but nowhere to apply it
-  std::string unapplied_fix;           // what gives them a place
+  std::vector<UnappliedLimits> unapplied;  // the controllers with a limit but nowhere to apply it (one entry)
 };
 
 // Pure: which directories and files carry `limits` (pids always; memory and cpu when set).
@@ -68,9 +75,28 @@ struct CgroupPlan {
 // Delegate=yes): a v2 process may only move between cgroups whose common ancestor it may write.
 CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const Limits& limits);
 
-// Creates the directories and writes the limits. A directory the kernel refuses to create (EACCES, EPERM,
-// EROFS) becomes a note; a limit it refuses to take is an error (and what was created is removed).
-Result<std::vector<std::string>> apply_cgroups(const CgroupPlan& plan);
+// What a start would go without besides the plan's own gaps, foreseen without creating anything: each
+// planned directory whose parent this process may not write (access(2): a read-only cgroup mount, a
+// directory of another user).
+std::vector<UnappliedLimits> foresee_unapplied(const CgroupPlan& plan);
+
+// Creates the directories and writes the limits; returns what goes without: the plan's gaps, and each
+// directory the kernel refuses to create (EACCES, EPERM, EROFS). A limit the kernel refuses to take is an
+// error (and what was created is removed).
+Result<std::vector<UnappliedLimits>> apply_cgroups(const CgroupPlan& plan);
+
+// The note a start prints for limits it goes without: "pids/memory limits not applied: <why> (<fix>)".
+std::string unapplied_note(const UnappliedLimits& unapplied);
+
+// Security review M5: a sandbox without a pids limit, or without the memory limit it has, lets a fork
+// bomb or a memory hog inside reach the host. Refuses (exit 77) when one of them is in `unapplied`,
+// naming it, why, the fix and the opt-in; with `allow_unlimited` (tnk.toml allow_unlimited) the start
+// goes on without them, and its notes say so. A cpu limit alone is never a reason to refuse.
+Status require_limits(const std::vector<UnappliedLimits>& unapplied, bool allow_unlimited);
+
+// Before anything of a start is made (run by the command line, in the cgroups its supervisor will
+// inherit): require_limits over the plan for this host and what foresee_unapplied finds.
+Status check_limits_before_start(const std::string& name, const Limits& limits, bool allow_unlimited);
 
 // rmdir, retrying briefly while the kernel still counts exited processes; missing directories are fine.
 Status remove_cgroup_dirs(const std::vector<std::filesystem::path>& dirs);

@@ -55,6 +55,7 @@ class NsEngine : public Engine {
     spec.resolv_conf = "";  // no DNS: names outside are resolved by the supervisor's relays
     spec.limits.memory_bytes = config_.memory_bytes;
     spec.limits.cpus = config_.cpus;
+    spec.allow_unlimited = config_.allow_unlimited;
     spec.cgroup_name = config_.id;
     if (::geteuid() != 0) {
       TNK_ASSIGN_OR_RETURN(spec.rootless, idmap::rootless_ids());

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <string_view>
 
 #include "backend/ns/cgroups.h"
 #include "backend/ns/sandbox.h"
@@ -211,6 +212,7 @@ ProbeResult probe_cgroup_delegation() {
   if (!host.ok()) return {false, host.error().message, ""};
   std::string detail;
   bool everywhere = true;
+  bool refuses = false;  // pids or memory has no place: an ns start is refused (security review M5)
   for (const char* controller : {"memory", "pids", "cpu"}) {
     std::string where = "none";
     if (host->v2_dir && host->v2_delegated.count(controller) != 0) {
@@ -221,13 +223,19 @@ ProbeResult probe_cgroup_delegation() {
       where = "cgroup v1 (" + host->v1_user.at(controller).string() + ")";
     } else {
       everywhere = false;
+      refuses = refuses || std::string_view(controller) != "cpu";
     }
     detail += (detail.empty() ? "" : ", ") + std::string(controller) + ": " + where;
   }
   if (everywhere) return {true, detail, ""};
-  return {false, "not delegated: " + detail + "; where a controller says none, its limit is not applied",
-          host->root ? "run tnk from a systemd unit or scope with Delegate=yes on a cgroup v2 host"
-                     : "run `" + idmap::add_range_command(host->user) + "`"};
+  std::string fix = host->root ? "run tnk from a systemd unit or scope with Delegate=yes on a cgroup v2 host"
+                               : "run `" + idmap::add_range_command(host->user) + "`";
+  if (!refuses) return {false, "not delegated: " + detail + "; the cpu limit is not applied", fix};
+  return {false,
+          "not delegated: " + detail +
+              "; an ns sandbox does not start without its pids and memory limits (exit 77) unless tnk.toml "
+              "says allow_unlimited = true",
+          fix + " (or set allow_unlimited = true in tnk.toml to start sandboxes without these limits)", true};
 }
 
 std::vector<NamedProbe> probe_all() {

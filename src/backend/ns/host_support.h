@@ -9,8 +9,9 @@ namespace tnk::ns {
 
 struct ProbeResult {
   bool ok = false;
-  std::string detail;  // one line: what was found
-  std::string fix;     // what to do when !ok (may be empty)
+  std::string detail;          // one line: what was found
+  std::string fix;             // what to do when !ok (may be empty)
+  bool refuses_start = false;  // !ok, and an ns sandbox start is refused for it (unless the user opted in)
 };
 
 // max_user_namespaces > 0 and a user namespace can really be created; names AppArmor's restriction.
@@ -24,7 +25,8 @@ ProbeResult probe_idmapped_mounts();
 // seccomp filters can be loaded (checked in a forked child).
 ProbeResult probe_seccomp();
 // Which of memory/pids/cpu a child cgroup of ours can get: delegated v2, else v1 as root, else (an
-// ordinary user) the v1 directories `tnk setup` gave the user.
+// ordinary user) the v1 directories `tnk setup` gave the user. Without pids or memory, a start is
+// refused unless tnk.toml's allow_unlimited is set (security review M5): refuses_start.
 ProbeResult probe_cgroup_delegation();
 
 struct NamedProbe {

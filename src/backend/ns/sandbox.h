@@ -67,6 +67,9 @@ struct SandboxSpec {
   std::filesystem::path runtime_dir;  // host dir (exists) where the generated files above are written
   Limits limits;
   std::string cgroup_name;  // e.g. the sandbox id: cgroup dirs are named tnk-<cgroup_name>
+  // Start even when the pids or memory limit cannot be applied (tnk.toml allow_unlimited): a note says
+  // so. Unset, such a start fails (security review M5; cgroups.h, require_limits).
+  bool allow_unlimited = false;
   // Set: run rootless as this user (image_root must be owned by its range). Unset: run as root, on
   // host_ids.
   std::optional<idmap::RootlessIds> rootless;
@@ -85,7 +88,7 @@ struct SandboxSpec {
 struct Sandbox {
   pid_t init_pid = 0;              // PID 1 of the sandbox, a child of the caller (reap it with waitpid)
   Namespaces namespaces;           // kept for the sandbox's life: joiners and listen helpers use them
-  std::vector<std::string> notes;  // one-line notes, e.g. "memory limit not applied: ..."
+  std::vector<std::string> notes;  // one-line notes, e.g. "pids/memory limits not applied: ..."
 };
 
 // Creates the namespaces and PID 1 and returns once PID 1 is ready, or with an error naming the step and

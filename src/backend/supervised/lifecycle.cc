@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "backend/ns/cgroups.h"
 #include "backend/ns/host_support.h"
 #include "backend/ns/sandbox.h"
 #include "backend/vm/boot/boot_files.h"
@@ -128,6 +129,8 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   config.readonly_paths = r.manifest.readonly_paths;
   config.memory_bytes = r.manifest.memory_bytes;
   if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
+  TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
+  config.allow_unlimited = loaded->allow_unlimited.value;
   TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
   config.network = r.network;
   if (r.network != NetworkPolicy::kNone) {  // `none`: not even the endpoint
@@ -279,6 +282,19 @@ Status check_backend(BackendKind backend, const host::HostFacts& facts, const st
   return ok_status();
 }
 
+// Security review M5: an ns sandbox starts only with its pids limit and the memory limit its profile sets,
+// unless tnk.toml's allow_unlimited says otherwise. Checked in the cgroups the supervisor will inherit,
+// before anything of the start is made (record, image, supervisor); the supervisor checks again what
+// only creating the directories shows.
+Status check_limits(Context& ctx, const Resolved& r) {
+  if (r.backend != BackendKind::kNs) return ok_status();
+  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+  ns::Limits limits;
+  limits.memory_bytes = r.manifest.memory_bytes;
+  if (r.manifest.cpus) limits.cpus = static_cast<double>(*r.manifest.cpus);
+  return ns::check_limits_before_start(r.id, limits, config->allow_unlimited.value);
+}
+
 // Waits until `pid` has exited (pidfd: it is not our child).
 void wait_for_exit(pid_t pid, std::chrono::milliseconds timeout) {
   int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -330,6 +346,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
   const bool was_running = r.state == state::SandboxState::kRunning;
   supervisor::InferenceGateway gateway;
   if (!was_running) {
+    TNK_RETURN_IF_ERROR(check_limits(ctx, r));
     TNK_ASSIGN_OR_RETURN(gateway, inference_gateway(ctx, r));
   }
   state::Store store(ctx.paths.sandboxes_dir());
@@ -357,6 +374,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     return outcome;
   }
   if (was_running) {  // it stopped meanwhile
+    TNK_RETURN_IF_ERROR(check_limits(ctx, r));
     TNK_ASSIGN_OR_RETURN(gateway, inference_gateway(ctx, r));
   }
   if (now == state::SandboxState::kBroken) {

@@ -33,6 +33,7 @@ TEST_F(ConfigTest, DefaultsWithoutFileAndOneInfoLine) {
   EXPECT_FALSE(c.audit.value);
   EXPECT_EQ(c.audit_dir_path, root_ / "state" / "tnk" / "audit");
   EXPECT_EQ(c.audit_dir.source, Source::kDefault);
+  EXPECT_FALSE(c.allow_unlimited.value);  // security review M5: a start without limits is refused
 }
 
 // Bug 17: the original's sandbox code defaulted to $HOME/src while `config show` said ~/code.
@@ -58,6 +59,7 @@ context_window = 32768
 default_network = "restricted"
 audit = true
 audit_dir = "~/audit"
+allow_unlimited = true
 
 [sandbox]
 cpus = 4
@@ -86,8 +88,11 @@ disk = 20
   EXPECT_TRUE(c.audit.value);
   EXPECT_EQ(c.audit_dir_path, home() + "/audit");
   EXPECT_EQ(c.audit_dir.line, 14);
+  EXPECT_TRUE(c.allow_unlimited.value);
+  EXPECT_EQ(c.allow_unlimited.source, Source::kFile);
+  EXPECT_EQ(c.allow_unlimited.line, 15);
   EXPECT_EQ(c.sandbox_cpus.value, 4u);
-  EXPECT_EQ(c.sandbox_cpus.line, 17);
+  EXPECT_EQ(c.sandbox_cpus.line, 18);
   EXPECT_EQ(c.sandbox_memory_bytes.value, 512u << 20);
   EXPECT_EQ(c.sandbox_disk_bytes.value, 20 * kGiB);  // a bare integer is GiB
   EXPECT_EQ(c.sandbox_disk_bytes.source, Source::kFile);
@@ -134,6 +139,7 @@ TEST_F(ConfigTest, WrongTypeOrValueNamesFileLineColumn) {
       {"model_name = \"\"\n", "1:14: key 'model_name' must be a non-empty string"},
       {"context_window = 0\n", "1:18: key 'context_window' must be a positive integer (tokens)"},
       {"audit = \"yes\"\n", "1:9: key 'audit' must be true or false"},
+      {"allow_unlimited = 1\n", "1:19: key 'allow_unlimited' must be true or false"},
       {"audit_dir = \"rel/dir\"\n",
        "1:13: key 'audit_dir' must be an absolute directory path (~ and $HOME are expanded)"},
       {"sandbox = 3\n", "1:11: key 'sandbox' must be a table"},
@@ -210,7 +216,7 @@ TEST_F(ConfigTest, TemplateKeepsTheOriginalLinesWordForWord) {
       "# default_engine_preset = \"llama-default\"\n\n";
   EXPECT_EQ(config_template().substr(0, original.size()), original);
   for (const char* key : {"default_backend", "inference_url", "model_name", "context_window", "default_network",
-                          "audit =", "audit_dir", "[sandbox]", "cpus", "memory", "disk"}) {
+                          "audit =", "audit_dir", "allow_unlimited = false", "[sandbox]", "cpus", "memory", "disk"}) {
     EXPECT_NE(config_template().find(std::string("# ") + key), std::string::npos) << key;
   }
 }

@@ -44,6 +44,8 @@ std::vector<EnvCase> env_cases(const std::string& home) {
       {"TNK_NETWORK", "none", [](const Config& c) { return c.default_network.value == NetworkPolicy::kNone; }, "some"},
       {"TNK_AUDIT", "TRUE", [](const Config& c) { return c.audit.value && c.audit.source == Source::kEnv; }, "yes"},
       {"TNK_AUDIT_DIR", "$HOME/a", [home](const Config& c) { return c.audit_dir_path == home + "/a"; }, "rel"},
+      {"TNK_ALLOW_UNLIMITED", "1",
+       [](const Config& c) { return c.allow_unlimited.value && c.allow_unlimited.source == Source::kEnv; }, "yes"},
   };
 }
 
@@ -114,6 +116,19 @@ TEST_F(ConfigTest, AuditAcceptsOneZeroTrueFalse) {
     env_.set("TNK_AUDIT", text);
     EXPECT_EQ(load_ok().audit.value, value) << text;
   }
+}
+
+// Security review M5's opt-in, like TNK_AUDIT; the variable wins over the file either way.
+TEST_F(ConfigTest, AllowUnlimitedAcceptsOneZeroTrueFalseAndWinsOverTheFile) {
+  write_config("allow_unlimited = true\n");
+  for (auto [text, value] : {std::pair{"1", true}, {"0", false}, {"true", true}, {"False", false}}) {
+    env_.set("TNK_ALLOW_UNLIMITED", text);
+    Config c = load_ok();
+    EXPECT_EQ(c.allow_unlimited.value, value) << text;
+    EXPECT_EQ(c.allow_unlimited.source, Source::kEnv) << text;
+  }
+  env_.unset("TNK_ALLOW_UNLIMITED");
+  EXPECT_EQ(load_ok().allow_unlimited.source, Source::kFile);
 }
 
 }  // namespace

@@ -100,7 +100,8 @@ TEST_F(ConfigTest, ShowTextOneLinePerKeyWithSource) {
   EXPECT_NE(text.find("\ndefault_engine_preset     <none>          (default)\n"), std::string::npos);
   EXPECT_NE(text.find("\nsandbox.memory            2GiB            (default)\n"), std::string::npos);
   EXPECT_NE(text.find("\naudit                     false           (default)\n"), std::string::npos);
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 23);
+  EXPECT_NE(text.find("\nallow_unlimited           false           (default)\n"), std::string::npos);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 24);
 }
 
 TEST_F(ConfigTest, ShowTextMarksAMissingFile) {

@@ -41,6 +41,21 @@ TEST(SupervisorConfig, RoundTripsThroughJson) {
   EXPECT_EQ(back->forwards, config.forwards);
   EXPECT_EQ(back->readonly_paths, config.readonly_paths);
   EXPECT_EQ(back->audit_log, config.audit_log);
+  EXPECT_FALSE(back->allow_unlimited);  // the default: a start without pids/memory limits is refused
+}
+
+// tnk.toml's allow_unlimited reaches the supervisor, which refuses a start without limits unless it is set.
+TEST(SupervisorConfig, AllowUnlimitedRoundTrips) {
+  SupervisorConfig config;
+  config.id = "tnk-demo";
+  config.allow_unlimited = true;
+  nlohmann::json json = to_json(config);
+  EXPECT_EQ(json.value("allow_unlimited", false), true);
+  auto back = config_from_json(json);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->allow_unlimited);
+  json.erase("allow_unlimited");
+  EXPECT_FALSE(config_from_json(json)->allow_unlimited);
 }
 
 TEST(SupervisorConfig, VmBootFilesRoundTripAndAreOptional) {

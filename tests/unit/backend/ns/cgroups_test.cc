@@ -63,6 +63,7 @@ TEST(NsCgroupsTest, PlansV1UnderOurOwnCgroupsAsRoot) {
   limits.pids = 100;
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   EXPECT_TRUE(plan.unapplied.empty());
+  EXPECT_TRUE(require_limits(plan.unapplied, false).ok());
   ASSERT_EQ(plan.dirs.size(), 3U);
   EXPECT_EQ(plan.dirs[0].dir, std::filesystem::path("/sys/fs/cgroup/pids/tnk-abc"));
   EXPECT_EQ(plan.dirs[0].files, (std::vector<std::pair<std::string, std::string>>{{"pids.max", "100"}}));
@@ -97,21 +98,110 @@ TEST(NsCgroupsTest, WithoutV2OrRootLimitsAreUnapplied) {
   limits.memory_bytes = 512;
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   EXPECT_TRUE(plan.dirs.empty());
-  EXPECT_EQ(plan.unapplied, (std::vector<std::string>{"pids", "memory"}));
-  auto notes = apply_cgroups(plan);
-  ASSERT_TRUE(notes.ok());
-  ASSERT_EQ(notes->size(), 1U);
-  EXPECT_EQ(notes->front(),
+  ASSERT_EQ(plan.unapplied.size(), 1U);
+  EXPECT_EQ(plan.unapplied[0].controllers, (std::vector<std::string>{"pids", "memory"}));
+  auto unapplied = apply_cgroups(plan);
+  ASSERT_TRUE(unapplied.ok());
+  ASSERT_EQ(unapplied->size(), 1U);
+  EXPECT_EQ(unapplied_note(unapplied->front()),
             "pids/memory limits not applied: no cgroup subtree is delegated to alice (run `sudo tnk setup --user "
             "alice` once, or tnk from a systemd unit with Delegate=yes)");
 }
 
-TEST(NsCgroupsTest, AsRootTheNoteIsUnchanged) {
+TEST(NsCgroupsTest, AsRootTheNoteNamesWhatIsMissing) {
   CgroupHost host;
   host.root = true;
   CgroupPlan plan = plan_cgroups(host, "abc", Limits{});
-  EXPECT_EQ(plan.unapplied, (std::vector<std::string>{"pids"}));
-  EXPECT_EQ(plan.unapplied_fix.rfind("no delegated cgroup v2 controller and no cgroup v1 hierarchy", 0), 0U);
+  ASSERT_EQ(plan.unapplied.size(), 1U);
+  EXPECT_EQ(plan.unapplied[0].controllers, (std::vector<std::string>{"pids"}));
+  EXPECT_EQ(unapplied_note(plan.unapplied[0]),
+            "pids limits not applied: no delegated cgroup v2 controller and no cgroup v1 hierarchy this process "
+            "may write (run tnk from a systemd unit or scope with Delegate=yes)");
+}
+
+// Security review M5: a start without its pids and memory limits is refused (exit 77) with what is
+// missing, why, the fix and the opt-in. Before, the plan below started the sandbox with only a note.
+TEST(NsCgroupsTest, M5APlanWithNothingAppliedIsRefused) {
+  CgroupHost host;
+  host.root = false;
+  host.user = "alice";
+  host.v1 = {{"memory", "/sys/fs/cgroup/memory"}, {"pids", "/sys/fs/cgroup/pids"}, {"cpu", "/sys/fs/cgroup/cpu"}};
+  Limits limits;
+  limits.memory_bytes = 512;
+  limits.cpus = 1;
+  CgroupPlan plan = plan_cgroups(host, "abc", limits);
+  Status refused = require_limits(plan.unapplied, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kPermission);
+  EXPECT_EQ(refused.error().message,
+            "refusing to start the sandbox without its pids and memory limits: no cgroup subtree is delegated to "
+            "alice (a fork bomb or a memory hog inside would reach the host)");
+  EXPECT_EQ(refused.error().hint,
+            "run `sudo tnk setup --user alice` once, or tnk from a systemd unit with Delegate=yes; or, to start "
+            "without them, set allow_unlimited = true in tnk.toml (or TNK_ALLOW_UNLIMITED=1)");
+}
+
+// One of the two missing is enough to refuse, and the message names only that one.
+TEST(NsCgroupsTest, M5APlanMissingOnlyPidsOrOnlyMemoryIsRefused) {
+  CgroupHost host;
+  host.root = false;
+  host.user = "alice";
+  Limits limits;
+  limits.memory_bytes = 512;
+  host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}};  // no pids directory
+  Status no_pids = require_limits(plan_cgroups(host, "abc", limits).unapplied, false);
+  ASSERT_FALSE(no_pids.ok());
+  EXPECT_EQ(no_pids.error().message.rfind("refusing to start the sandbox without its pids limit: no cgroup subtree "
+                                          "is delegated to alice",
+                                          0),
+            0U)
+      << no_pids.error().message;
+  host.v1_user = {{"pids", "/sys/fs/cgroup/pids/tnk-user-alice"}};  // no memory directory
+  Status no_memory = require_limits(plan_cgroups(host, "abc", limits).unapplied, false);
+  ASSERT_FALSE(no_memory.ok());
+  EXPECT_EQ(no_memory.error().message.rfind("refusing to start the sandbox without its memory limit: ", 0), 0U)
+      << no_memory.error().message;
+  // A directory the kernel would not let us create counts as missing too, named with its path.
+  std::vector<UnappliedLimits> denied = {
+      {{"pids"}, "cannot create cgroup /sys/fs/cgroup/pids/x/tnk-abc: Read-only file system", ""}};
+  Status ro = require_limits(denied, false);
+  ASSERT_FALSE(ro.ok());
+  EXPECT_EQ(ro.error().message,
+            "refusing to start the sandbox without its pids limit: cannot create cgroup "
+            "/sys/fs/cgroup/pids/x/tnk-abc: Read-only file system (a fork bomb or a memory hog inside would reach "
+            "the host)");
+}
+
+// The pair: both applied passes, whatever becomes of cpu; a profile without a memory limit needs only pids.
+TEST(NsCgroupsTest, M5APlanWithPidsAndMemoryAppliedPasses) {
+  CgroupHost host;
+  host.root = false;
+  host.user = "alice";
+  host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}, {"pids", "/sys/fs/cgroup/pids/tnk-user-alice"}};
+  Limits limits;
+  limits.memory_bytes = 512;
+  limits.cpus = 1;
+  CgroupPlan plan = plan_cgroups(host, "abc", limits);
+  ASSERT_EQ(plan.unapplied.size(), 1U);  // cpu has no place
+  EXPECT_EQ(plan.unapplied[0].controllers, (std::vector<std::string>{"cpu"}));
+  EXPECT_TRUE(require_limits(plan.unapplied, false).ok());
+  host.v1_user.erase("memory");
+  EXPECT_TRUE(require_limits(plan_cgroups(host, "abc", Limits{}).unapplied, false).ok());
+}
+
+// The opt-in (tnk.toml allow_unlimited, TNK_ALLOW_UNLIMITED): the same plans start, with their note.
+TEST(NsCgroupsTest, M5TheOptInLetsAPlanWithoutLimitsStart) {
+  CgroupHost host;
+  host.root = false;
+  host.user = "alice";
+  Limits limits;
+  limits.memory_bytes = 512;
+  CgroupPlan plan = plan_cgroups(host, "abc", limits);
+  ASSERT_FALSE(require_limits(plan.unapplied, false).ok());
+  EXPECT_TRUE(require_limits(plan.unapplied, true).ok());
+  host.root = true;
+  EXPECT_TRUE(require_limits(plan_cgroups(host, "abc", limits).unapplied, true).ok());
+  EXPECT_FALSE(require_limits(plan_cgroups(host, "abc", limits).unapplied, false).ok());
 }
 
 // The pair of the test above: the same user after `tnk setup`, its sandbox below tnk-user-<user>.
@@ -128,7 +218,20 @@ TEST(NsCgroupsTest, AnOrdinaryUserPlansBelowTheDirectorySetupGaveIt) {
   ASSERT_EQ(plan.dirs.size(), 2U);
   EXPECT_EQ(plan.dirs[0].dir, std::filesystem::path("/sys/fs/cgroup/pids/tnk-user-alice/tnk-abc"));
   EXPECT_EQ(plan.dirs[1].dir, std::filesystem::path("/sys/fs/cgroup/memory/tnk-user-alice/tnk-abc"));
-  EXPECT_EQ(plan.unapplied, (std::vector<std::string>{"cpu"}));  // no cpu directory was given
+  ASSERT_EQ(plan.unapplied.size(), 1U);
+  EXPECT_EQ(plan.unapplied[0].controllers, (std::vector<std::string>{"cpu"}));  // no cpu directory was given
+}
+
+// What the command line checks before a start makes anything: a planned directory whose parent it may not
+// write is foreseen as missing, with its path; one it may write is not.
+TEST(NsCgroupsTest, ForeseesADirectoryItCannotCreate) {
+  CgroupPlan plan;
+  plan.dirs.push_back({"/proc/1/tnk-abc", {"pids"}, {{"pids.max", "4096"}}});  // /proc/1: no new entries
+  plan.dirs.push_back({std::filesystem::temp_directory_path() / "tnk-abc", {"memory"}, {}});
+  std::vector<UnappliedLimits> foreseen = foresee_unapplied(plan);
+  ASSERT_EQ(foreseen.size(), 1U);
+  EXPECT_EQ(foreseen[0].controllers, (std::vector<std::string>{"pids"}));
+  EXPECT_EQ(foreseen[0].why.rfind("cannot create cgroup /proc/1/tnk-abc: ", 0), 0U) << foreseen[0].why;
 }
 
 TEST(NsCgroupsTest, DetectsThisHost) {
