@@ -8,8 +8,8 @@
 #include <array>
 #include <cerrno>
 
-#include "session/relay.h"
 #include "core/signal_scope.h"
+#include "session/relay.h"
 #include "session/terminal.h"
 
 namespace tnk::session {

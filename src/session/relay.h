@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/signal_scope.h"
 #include "core/unique_fd.h"
 #include "session/client.h"
-#include "core/signal_scope.h"
 
 namespace tnk::session {
 
