@@ -54,6 +54,10 @@ Result<pid_t> start_process(const std::vector<std::string>& argv, const std::fun
   if (argv.empty()) return failed("start_process: empty argv");
   // Reports a failure to start from the child: the errno travels through a CLOEXEC pipe.
   TNK_ASSIGN_OR_RETURN(Pipe report, make_pipe());
+  // Above the low numbers a setup hands the program (dup2 to 3, 4, ...), which would close it unseen.
+  UniqueFd high_end(::fcntl(report.write_end.get(), F_DUPFD_CLOEXEC, kReportFdFloor));
+  if (!high_end.valid()) return sys_error(errno, "cannot start " + argv[0]);
+  report.write_end = std::move(high_end);
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);

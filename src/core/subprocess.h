@@ -35,6 +35,9 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
 // safe calls only: dup2, chdir, ...) and returns 0, or an errno that ends the child. Returns once the
 // program runs; a program that cannot start (setup failure or exec failure) is an error naming argv[0],
 // and the child is reaped.
+// The child's report of a failure to start is on a descriptor at or above kReportFdFloor, so that a
+// setup may dup2 onto any number below it.
+inline constexpr int kReportFdFloor = 64;
 Result<pid_t> start_process(const std::vector<std::string>& argv, const std::function<int()>& child_setup);
 
 // 128+n for a signal, the status otherwise (the convention of shells and of `tnk sandbox exec`).

@@ -184,14 +184,17 @@ FILLING_VM_SCRIPT = "#!/bin/bash\ntr '\\0' x < /dev/zero | dd of=/home/agent/big
 
 
 def qemu_processes(path):
-    """QEMU processes whose command line names `path` (a state directory)."""
+    """QEMU processes whose command line names `path` (a state directory), or the name (`-name tnk-<id>`)
+    of a sandbox whose state is below `path`: run by root, QEMU is handed its files and names no path."""
+    names = {f"tnk-{d.name}".encode() for d in Path(path).rglob("sandboxes/*") if d.is_dir()}
     found = []
     for proc in Path("/proc").iterdir():
         try:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except (FileNotFoundError, PermissionError, ProcessLookupError, NotADirectoryError):
             continue
-        if argv and argv[0].endswith(b"qemu-system-x86_64") and str(path).encode() in b" ".join(argv):
+        named = any(a == b"-name" and b in names for a, b in zip(argv, argv[1:]))
+        if argv and argv[0].endswith(b"qemu-system-x86_64") and (named or str(path).encode() in b" ".join(argv)):
             found.append(int(proc.name))
     return found
 

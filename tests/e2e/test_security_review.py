@@ -6,10 +6,13 @@ import socket
 import ssl
 import subprocess
 import time
+from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
-from conftest import TNK_BIN, require
+from conftest import PROJECT_OWNER, TNK_BIN, require
+from procs import children_named, descendants, process_table
 from net_harness import NETNS, audit_records, start_with_hosts, test_host, wait_for_records  # noqa: F401 (fixture)
 from sandbox_harness import Sandbox, any_tnk, ns_tnk, sandbox, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
 
@@ -113,6 +116,105 @@ def test_h2_open_refuses_the_hosts_own_addresses_on_link_neighbours_and_other_po
     assert all(r["policy"] == "open" for r in audit_records(log, "net_deny"))
     verify = any_tnk.run("audit", "verify", str(log))
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+class Credentials(NamedTuple):
+    name: str
+    uids: list  # real, effective, saved, fs
+    gids: list
+    caps: dict  # CapEff, CapPrm, CapAmb
+    no_new_privs: str
+    seccomp: str
+
+
+def credentials(pid):
+    """What /proc/PID/status shows of `pid`'s credentials, from the host's user namespace."""
+    fields = {k: v.strip() for k, v in (line.split(":\t", 1) for line in
+                                        Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line)}
+    return Credentials(fields["Name"], [int(u) for u in fields["Uid"].split()],
+                       [int(g) for g in fields["Gid"].split()],
+                       {key: int(fields[key], 16) for key in ("CapEff", "CapPrm", "CapAmb")},
+                       fields["NoNewPrivs"], fields["Seccomp"])
+
+
+def root_range_start(file):
+    """Where root's sandboxes sit in `file` (/etc/subuid or /etc/subgid): root's own range, else 100000."""
+    for line in Path(file).read_text().splitlines() if Path(file).exists() else []:
+        parts = line.split(":")
+        if len(parts) == 3 and parts[0] in ("root", "0") and int(parts[2]) >= 65536:
+            return int(parts[1])
+    return 100000
+
+
+def qemu_side(state):
+    """{pid: credentials} of the sandbox's QEMU and what it started: every process below QEMU, and the
+    guestfwd forwarders (socat), which glib's spawn hands to the nearest subreaper, the supervisor."""
+    supervisor = int((state / "supervisor.pid").read_text().split()[0])
+    table = process_table()
+    (qemu,) = children_named(supervisor, "qemu-system-x86", table)
+    pids = {qemu, *descendants(qemu, table)} | {p for p in descendants(supervisor, table) if table[p].comm == "socat"}
+    found = {}
+    for pid in pids:
+        try:
+            found[pid] = credentials(pid)
+        except OSError:
+            pass  # a forwarder that ended meanwhile
+    return found
+
+
+@pytest.mark.needs_root
+def test_h1_root_started_vm_runs_qemu_unprivileged(vm_tnk):
+    """Security review H1: in a vm sandbox root starts, QEMU and everything it starts (the socat of a
+    guest connection to the proxy) run as id 65535 of root's range: none has uid or gid 0 among its real,
+    effective, saved and fs ids, none a capability (CapEff, CapPrm, CapAmb 0 as the host reads them), each
+    has no_new_privs and QEMU's seccomp filter. The control: the same reading of the supervisor, which
+    stays root, finds uid 0 and capabilities. The sandbox still works: exec, the project over virtiofs
+    both ways, the proxy's policy through the forwarder, a stop and a start again (read again)."""
+    (vm_tnk.config_dir / "sandbox.d" / "manifests" / "wide.yaml").write_text(f"profile: wide\n{OPEN}")
+    box = Sandbox(vm_tnk, vm_tnk.project("h1"))
+    box.start("--profile", "wide")
+    (state,) = sorted((vm_tnk.state_dir / "sandboxes").iterdir())
+    account = (root_range_start("/etc/subuid") + 65535, root_range_start("/etc/subgid") + 65535)
+    for attempt in ("first start", "after a restart"):
+        # A guest connection to the proxy, held open: QEMU runs a socat for it while the walk looks.
+        held = subprocess.Popen([TNK_BIN, "sandbox", "exec", "--", "bash", "-c",
+                                 "exec 3<>/dev/tcp/10.0.2.100/3128 && echo connected && exec sleep 60"],
+                                cwd=box.project, env=vm_tnk.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            assert held.stdout.readline() == "connected\n", held.stderr.read()
+            deadline = time.monotonic() + 30
+            while True:
+                below = qemu_side(state)
+                if any(c.name == "socat" for c in below.values()) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+        finally:
+            held.kill()
+            held.wait()
+        assert {"qemu-system-x86", "socat"} <= {c.name for c in below.values()}, (attempt, below)
+        privileged = {pid: c for pid, c in below.items() if 0 in c.uids or 0 in c.gids or any(c.caps.values())}
+        assert privileged == {}, (attempt, privileged)
+        assert {(c.uids[0], c.gids[0]) for c in below.values()} == {account}, (attempt, below)
+        assert {(c.no_new_privs, c.seccomp) for c in below.values()} == {("1", "2")}, (attempt, below)
+        # The control: the supervisor, read the same way, is root with capabilities.
+        supervisor = credentials(int((state / "supervisor.pid").read_text().split()[0]))
+        assert 0 in supervisor.uids and supervisor.caps["CapEff"] != 0, supervisor
+        # The sandbox works: the project both ways, and the proxy's policy reached through the forwarder.
+        (box.project / "from-host").write_text("host\n")
+        both = box.sh("cat /workspace/from-host && echo guest > /workspace/from-guest")
+        assert both.returncode == 0 and both.stdout == "host\n", both.stderr
+        st = (box.project / "from-guest").stat()
+        assert ((st.st_uid, st.st_gid), (box.project / "from-guest").read_text()) == \
+            ((PROJECT_OWNER, PROJECT_OWNER), "guest\n")
+        refused = box.exec("curl", "-sS", "--max-time", "20", "--noproxy", "", "--proxy", "http://10.0.2.100:3128",
+                           "http://127.0.0.1/")
+        assert "a host-internal address" in refused.stdout, (refused.stdout, refused.stderr)  # the policy's answer
+        for name in ("from-host", "from-guest"):
+            (box.project / name).unlink()
+        if attempt == "first start":
+            assert box.run("sandbox", "stop", timeout=120).returncode == 0
+            box.start("--profile", "wide")
 
 
 M5_CAP = 4 << 20  # core/capped_log.h: kLogCapBytes

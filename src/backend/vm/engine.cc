@@ -2,12 +2,14 @@
 // qcow2 overlay) with the project shared by virtiofsd, and tnk-agent as its PID 1. Sessions run in the
 // guest through one AgentClient; their ends come back on an eventfd the supervisor's loop polls.
 //
-// First version: QEMU runs as host root (inside its own -sandbox seccomp filter); virtiofsd runs in a
-// user namespace where only the guest's agent uid is the project's owner. QEMU runs in a network
-// namespace of its own: the inference endpoint and the proxies reach the guest through guestfwd, port
-// forwards and the proxy check reach into it through the guest agent's connect bridge (a hostfwd in
-// QEMU's namespace). docs/vm-backend.md describes it. What QEMU and virtiofsd are given is decided by
-// vm_plan (plan.h); this file applies it: it makes the sockets and starts the processes.
+// QEMU never runs as host root: rootless it is the user, in a user namespace of its own; run by root, it
+// is an id of root's range with no capability, handed its files as descriptors (security review H1,
+// processes.h). virtiofsd runs in a user namespace where only the guest's agent uid is the project's
+// owner. QEMU runs in a network namespace of its own: the inference endpoint and the proxies reach the
+// guest through guestfwd, port forwards and the proxy check reach into it through the guest agent's
+// connect bridge (a hostfwd in QEMU's namespace). docs/vm-backend.md describes it. What QEMU and
+// virtiofsd are given is decided by vm_plan (plan.h); this file applies it: it makes the sockets and
+// starts the processes.
 #include "backend/vm/engine.h"
 
 #include <fcntl.h>
@@ -33,6 +35,7 @@
 #include "backend/vm/agent_client.h"
 #include "backend/vm/boot/disk.h"
 #include "backend/vm/bridge.h"
+#include "backend/vm/handed_files.h"
 #include "backend/vm/host_kvm.h"
 #include "backend/vm/plan.h"
 #include "backend/vm/processes.h"
@@ -208,9 +211,12 @@ class VmEngine : public Engine {
   }
 
   std::string relay_host() const override { return vm::kForwardGuestIp; }
-  // The guest reaches 10.0.2.100:<port>; QEMU starts a socat per connection into this socket.
+  // The guest reaches 10.0.2.100:<port>; QEMU starts a socat per connection into this socket: a path in
+  // the state directory, or run by root an abstract name in QEMU's network namespace (vm_plan).
   Result<UniqueFd> listen_inside(uint16_t port) override {
-    return listen_unix(vm::forward_socket(config_.state_dir, port));
+    if (!abstract_forwards_) return listen_unix(vm::forward_socket(config_.state_dir, port));
+    if (!qemu_netns_.valid()) return failed("the vm sandbox " + config_.id + " is not running");
+    return listen_abstract(qemu_netns_.get(), vm::forward_abstract_name(port));
   }
 
   // QEMU's namespace, where 127.0.0.1:kBridgeHostPort is the guest agent's connect bridge.
@@ -387,6 +393,7 @@ class VmEngine : public Engine {
       const idmap::RootRanges ranges = idmap::root_ranges();
       facts.uid_range = ranges.uids;
       facts.gid_range = ranges.gids;
+      facts.run_by_root = true;
     }
     if (!config_.vm_kvm) facts.tsc_khz = vm::host_tsc_khz().value_or(0);
     return facts;
@@ -426,12 +433,21 @@ class VmEngine : public Engine {
 
   Status launch_qemu(const vm::VmPlan& plan) {
     std::error_code ec;
-    std::filesystem::remove(plan.files.agent_socket, ec);  // QEMU creates these
+    std::filesystem::remove(plan.files.agent_socket, ec);  // QEMU creates these (run by root: handed)
     std::filesystem::remove(plan.files.qmp_socket, ec);
     std::filesystem::remove(plan.files.qmp_events_socket, ec);
     TNK_RETURN_IF_ERROR(drain_console(plan.files));
     TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(plan.files.qemu_log));
-    TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(plan.qemu_argv, log.get()));
+    // Run by root: QEMU's files as descriptors, ours closed once QEMU has its copies.
+    std::optional<UnprivilegedQemu> unprivileged;
+    std::vector<UniqueFd> handed;
+    if (plan.qemu_account) {
+      unprivileged = UnprivilegedQemu{*plan.qemu_account, kvm_group(plan.qemu.kvm), {}};
+      TNK_ASSIGN_OR_RETURN(handed, open_handed_files(plan, unprivileged->handed));
+    }
+    abstract_forwards_ = plan.qemu_account.has_value();
+    TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(plan.qemu_argv, log.get(), unprivileged ? &*unprivileged : nullptr));
+    handed.clear();
     for (auto [name, fd] : {std::pair{"net", &qemu_netns_}, std::pair{"user", &qemu_userns_}}) {
       std::string path = "/proc/" + std::to_string(qemu_) + "/ns/" + name;
       fd->reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -450,7 +466,8 @@ class VmEngine : public Engine {
   }
 
   SupervisorConfig config_;
-  vm::VmFiles files_;  // in config_.state_dir
+  vm::VmFiles files_;               // in config_.state_dir
+  bool abstract_forwards_ = false;  // run by root: the guest forwards' sockets are abstract (listen_inside)
   pid_t qemu_ = 0, virtiofsd_ = 0, git_virtiofsd_ = 0;
   UniqueFd qemu_netns_;   // QEMU's network namespace, for enter_network()
   UniqueFd qemu_userns_;  // and the user namespace it belongs to (rootless: QEMU's own; as root: the host's)

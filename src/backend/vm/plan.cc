@@ -29,13 +29,15 @@ std::vector<uint16_t> relay_ports(const supervisor::SupervisorConfig& config) {
 // gives it the guest's connection as stdin, stdout and stderr, so its messages go to /dev/null: on
 // stderr, an error ("write(5, ...): Broken pipe" when the relay has closed) would reach the guest as
 // bytes of its connection, with the host's pids and socket paths in it.
-std::vector<GuestForward> guest_forwards(const supervisor::SupervisorConfig& config) {
+// Run by root (`abstract`), the relay's socket is an abstract one in QEMU's network namespace.
+std::vector<GuestForward> guest_forwards(const supervisor::SupervisorConfig& config, bool abstract) {
   std::vector<GuestForward> forwards;
   for (uint16_t port : relay_ports(config)) {
     GuestForward f;
     f.guest_port = port;
     f.command = {"socat", "-lf", "/dev/null", "STDIO",
-                 "UNIX-CONNECT:" + forward_socket(config.state_dir, port).string()};
+                 abstract ? "ABSTRACT-CONNECT:" + forward_abstract_name(port)
+                          : "UNIX-CONNECT:" + forward_socket(config.state_dir, port).string()};
     forwards.push_back(std::move(f));
   }
   return forwards;
@@ -67,7 +69,8 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
   q.agent.ip = kGuestIp;
   // A NIC under every policy (under `none` without forwarders), for the bridge that port forwards use.
   q.network = true;
-  q.forwards = guest_forwards(config);
+  q.handed_files = facts.run_by_root;
+  q.forwards = guest_forwards(config, q.handed_files);
   q.host_forwards = {{kBridgeHostPort, kGuestAddress, agent::kBridgePort}};
   q.name = "tnk-" + config.id;
   return q;
@@ -96,6 +99,8 @@ std::filesystem::path forward_socket(const std::filesystem::path& state_dir, uin
   return state_dir / (state::kForwardSocketPrefix + std::to_string(port) + ".sock");
 }
 
+std::string forward_abstract_name(uint16_t port) { return "tnk-fwd-" + std::to_string(port); }
+
 Result<VmPlan> vm_plan(const supervisor::SupervisorConfig& config, const VmHostFacts& facts, const std::string& token) {
   if (config.vm_kernel.empty() || config.vm_base_disk.empty()) {
     return failed("the vm sandbox " + config.id + " has no kernel or base disk in its configuration");
@@ -105,6 +110,10 @@ Result<VmPlan> vm_plan(const supervisor::SupervisorConfig& config, const VmHostF
   plan.disk_bytes = config.disk_bytes.value_or(kDefaultDiskBytes);
   plan.qemu = qemu_config(config, facts, plan.files, token);
   TNK_ASSIGN_OR_RETURN(plan.qemu_argv, qemu_argv(plan.qemu));
+  if (facts.run_by_root) {
+    if (!facts.uid_range || !facts.gid_range) return failed("a vm sandbox root runs needs root's id ranges");
+    plan.qemu_account = QemuAccount{facts.uid_range->start + kQemuRangeId, facts.gid_range->start + kQemuRangeId};
+  }
   plan.virtiofsd.socket = plan.files.virtiofsd_socket;
   plan.virtiofsd.listen_fd = 3;
   plan.virtiofsd.source = kVirtiofsdSource;

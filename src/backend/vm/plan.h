@@ -31,6 +31,17 @@ inline constexpr const char* kGitVirtiofsdSource = "/run/tnk-gitdir";  // and th
 // namespace: an unprivileged port, since a rootless QEMU has no capability to bind a low one.
 inline constexpr uint16_t kBridgeHostPort = 10023;
 
+// Run by root, QEMU runs as this id of root's range (uid and gid alike; security review H1): 65535,
+// (uint16_t)-1, which Debian gives to no user or group, so that neither a sandbox's usual processes nor
+// the files its guest writes through virtiofsd are QEMU's (only guest root could choose the id).
+inline constexpr uint32_t kQemuRangeId = 65535;
+
+// The host ids an unprivileged QEMU (and every forwarder it starts) runs as.
+struct QemuAccount {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
 // What the plan needs from the host, read by the engine just before it starts the guest.
 struct VmHostFacts {
   uint64_t tsc_khz = 0;   // host_tsc_khz(); TCG only (0: unknown, not passed)
@@ -40,6 +51,9 @@ struct VmHostFacts {
   std::optional<idmap::IdRange> uid_range, gid_range;
   // A linked worktree's common git dir (supervisor/protection.h), shared at its own path; empty: none.
   std::filesystem::path git_common_dir;
+  // Run by root (the ranges are root's): QEMU runs as id kQemuRangeId of them, and opens no host path.
+  // Rootless: QEMU runs as the user.
+  bool run_by_root = false;
 };
 
 // A vm sandbox's files in its state directory (state/layout.h names them).
@@ -52,6 +66,10 @@ struct VmFiles {
 VmFiles vm_files(const std::filesystem::path& state_dir);
 // The unix socket a guestfwd forwarder for `port` connects to (Engine::listen_inside listens on it).
 std::filesystem::path forward_socket(const std::filesystem::path& state_dir, uint16_t port);
+// Run by root: the abstract unix socket in QEMU's network namespace a forwarder connects to instead
+// (QEMU's account cannot walk to the state directory; an abstract name belongs to the namespace, where
+// only QEMU, its forwarders and the supervisor are).
+std::string forward_abstract_name(uint16_t port);
 
 struct VmPlan {
   VmFiles files;
@@ -63,6 +81,8 @@ struct VmPlan {
   // The git dir's virtiofsd, as the project's (the same owner and maps): set with facts.git_common_dir.
   std::optional<VirtiofsdConfig> git_virtiofsd;
   VirtiofsdPlan git_virtiofsd_plan;
+  // Run by root: QEMU's account, and qemu.handed_files is set; empty: QEMU runs as the caller.
+  std::optional<QemuAccount> qemu_account;
 };
 
 // The whole plan, or why QEMU or virtiofsd could not be given it (no kernel or base disk in the config,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <string_view>
 #include <thread>
@@ -159,7 +160,81 @@ int own_network(const QemuIds* rootless) {
   return err;
 }
 
+// The descriptors QEMU is handed, at their numbers (after fork: system calls only). Each is first copied
+// above every number handed, so that none is overwritten before it is copied.
+int hand_fds(const std::vector<std::pair<int, int>>& handed) {
+  constexpr size_t kMax = 16;
+  constexpr int kAbove = 64;  // above vm::handed_fd::kLast
+  int high[kMax];
+  if (handed.size() > kMax) return EMFILE;
+  for (size_t i = 0; i < handed.size(); ++i) {
+    high[i] = ::fcntl(handed[i].first, F_DUPFD_CLOEXEC, kAbove);
+    if (high[i] < 0) return errno;
+  }
+  for (size_t i = 0; i < handed.size(); ++i) {
+    if (::dup2(high[i], handed[i].second) < 0) return errno;  // the copy at its number is inherited
+    ::close(high[i]);
+  }
+  return 0;
+}
+
+// Run by root, QEMU's child after its network namespace is made: the account's ids and no capability.
+// Setting the ids to non-zero ones clears the permitted, effective and ambient sets; the bounding set is
+// emptied first, while it may still be. A change of effective ids also clears the parent-death signal:
+// it is set again, and a supervisor that ended in between is caught.
+int become_unprivileged(const UnprivilegedQemu& u, pid_t supervisor) {
+  for (int cap = 0; cap < 64; ++cap) {  // past the kernel's last one: EINVAL
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return errno;
+  }
+  gid_t kvm = u.kvm_gid.value_or(0);
+  if (::setgroups(u.kvm_gid ? 1 : 0, &kvm) != 0) return errno;
+  if (::setresgid(u.account.gid, u.account.gid, u.account.gid) != 0) return errno;
+  if (::setresuid(u.account.uid, u.account.uid, u.account.uid) != 0) return errno;
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return errno;
+  if (::getppid() != supervisor) return ESRCH;
+  // The supervisor's working directory (the state directory) is not the account's to search.
+  return ::chdir("/") == 0 ? 0 : errno;
+}
+
 }  // namespace
+
+Result<UniqueFd> connect_unix(const std::filesystem::path& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.string().size() >= sizeof addr.sun_path) return failed("the socket path " + path.string() + " is too long");
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return sys_error(errno, "creating a unix socket");
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    return sys_error(errno, "connecting to " + path.string());
+  }
+  return fd;
+}
+
+Result<UniqueFd> listen_abstract(int netns_fd, const std::string& name) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (name.empty() || name.size() >= sizeof addr.sun_path - 1) return failed("bad abstract socket name " + name);
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());  // sun_path[0] = 0: abstract
+  int made = -1, err = 0;
+  std::thread joiner([&made, &err, netns_fd] {
+    if (::setns(netns_fd, CLONE_NEWNET) != 0) {
+      err = errno;
+      return;
+    }
+    made = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (made < 0) err = errno;
+  });
+  joiner.join();
+  if (made < 0) return sys_error(err, "creating a unix socket in QEMU's network namespace");
+  UniqueFd fd(made);
+  auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), length) != 0) {
+    return sys_error(errno, "binding the abstract socket @" + name + " in QEMU's network namespace");
+  }
+  if (::listen(fd.get(), SOMAXCONN) != 0) return sys_error(errno, "listening on @" + name);
+  return fd;
+}
 
 Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
   sockaddr_un addr{};
@@ -207,13 +282,21 @@ Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesyst
   return *started;
 }
 
-Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd) {
+Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd, const UnprivilegedQemu* unprivileged) {
   const std::string uid = std::to_string(::getuid()), gid = std::to_string(::getgid());
   const QemuIds ids{uid + " " + uid + " 1\n", gid + " " + gid + " 1\n"};
-  const QemuIds* rootless = ::geteuid() != 0 ? &ids : nullptr;
-  auto started = start_process(argv, [log_fd, rootless]() {
+  const bool root = ::geteuid() == 0;
+  const QemuIds* rootless = root ? nullptr : &ids;
+  // Run by root, never as root: without the account to run as, QEMU does not start.
+  if (root && unprivileged == nullptr) return failed("starting QEMU: run by root, it needs an account to run as");
+  const pid_t supervisor = ::getpid();
+  auto started = start_process(argv, [log_fd, rootless, unprivileged, supervisor]() {
     if (int e = child_stdio(log_fd); e != 0) return e;
     if (int e = own_network(rootless); e != 0) return e;
+    if (unprivileged != nullptr) {
+      if (int e = hand_fds(unprivileged->handed); e != 0) return e;
+      if (int e = become_unprivileged(*unprivileged, supervisor); e != 0) return e;
+    }
     // QEMU's own -sandbox refuses privilege changes too; this holds before it parses its arguments.
     return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? 0 : errno;
   });

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/vm/plan.h"
 #include "backend/vm/virtiofsd_argv.h"
 #include "core/result.h"
 #include "core/unique_fd.h"
@@ -19,6 +20,13 @@ namespace tnk::supervisor {
 
 // A listening unix stream socket at `path` (an old one is replaced), 0600.
 Result<UniqueFd> listen_unix(const std::filesystem::path& path);
+
+// A unix stream socket connected to `path` (O_CLOEXEC).
+Result<UniqueFd> connect_unix(const std::filesystem::path& path);
+
+// A listening unix stream socket with the abstract name `name` in the network namespace `netns_fd`
+// (an abstract name belongs to the namespace the socket was made in: a thread joins it for the call).
+Result<UniqueFd> listen_abstract(int netns_fd, const std::string& name);
 
 // Starts virtiofsd for `plan` (built with listen_fd = 3): in the plan's user namespace, so that files
 // keep the project owner's ownership and no guest uid is host root. The project directory is bound
@@ -35,9 +43,22 @@ Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesyst
                               const std::filesystem::path& plan_source, const std::vector<std::string>& protected_paths,
                               const std::optional<ReviewDirs>& review, int listen_fd, int log_fd);
 
-// Starts QEMU with `argv` in a network namespace of its own (loopback only); output to `log_fd`. It
-// dies with the supervisor (PDEATHSIG).
-Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd);
+// Run by root, what makes QEMU unprivileged (security review H1): it runs as `account`, with no
+// capability (none permitted, an empty bounding set) and no supplementary group but /dev/kvm's
+// (`kvm_gid`, under KVM), and finds `handed` ({the supervisor's fd, the number QEMU sees it at}) in
+// place of the host paths its account cannot reach (vm::handed_fd).
+struct UnprivilegedQemu {
+  vm::QemuAccount account;
+  std::optional<gid_t> kvm_gid;
+  std::vector<std::pair<int, int>> handed;
+};
+
+// Starts QEMU with `argv` in a network namespace of its own (loopback only), with no_new_privs; output
+// to `log_fd`. Rootless (`unprivileged` null and not root), in a user namespace of its own that maps
+// only the user, so that it has no capability; run by root, as `unprivileged` says (required then). It
+// dies with the supervisor (PDEATHSIG). The guestfwd forwarders it starts inherit its ids, no_new_privs
+// and seccomp filter.
+Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd, const UnprivilegedQemu* unprivileged);
 
 // Waits up to `timeout` for the child `pid` to exit and reaps it; true when it did.
 bool wait_child(pid_t pid, std::chrono::milliseconds timeout);

@@ -142,31 +142,46 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
   add(argv, {"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"});
   // QEMU's own seccomp filter; spawning stays allowed for the guestfwd forwarders. elevateprivileges=deny
   // (or =children) kills libslirp's forwarder child with SIGSYS right after its setsid(), before it
-  // execs, so the guest's connections get an empty reply: it stays allowed until QEMU runs unprivileged.
+  // execs, so the guest's connections get an empty reply: it stays allowed. QEMU has no capability to
+  // elevate with (rootless, and run by root: processes.h), and no_new_privs is set before it execs.
   add(argv, {"-sandbox", "on,obsolete=deny,elevateprivileges=allow,resourcecontrol=deny"});
-  add(argv, {"-kernel", c.kernel.string(), "-append", cmdline});
+  // Each socket by its path, or (handed_files) by the descriptor the supervisor hands QEMU.
+  auto socket = [&c](const std::filesystem::path& path, int fd) {
+    return c.handed_files ? "fd=" + std::to_string(fd) : "path=" + qemu_escape(path.string());
+  };
+  add(argv, {"-kernel", c.handed_files ? "/proc/self/fd/" + std::to_string(handed_fd::kKernel) : c.kernel.string(),
+             "-append", cmdline});
   add(argv,
-      {"-chardev", "socket,id=serial0,path=" + qemu_escape(c.serial_socket.string()), "-serial", "chardev:serial0"});
-  add(argv, {"-chardev", "socket,id=qmp,path=" + qemu_escape(c.qmp_socket.string()) + ",server=on,wait=off", "-mon",
+      {"-chardev", "socket,id=serial0," + socket(c.serial_socket, handed_fd::kSerial), "-serial", "chardev:serial0"});
+  add(argv, {"-chardev", "socket,id=qmp," + socket(c.qmp_socket, handed_fd::kQmp) + ",server=on,wait=off", "-mon",
              "chardev=qmp,mode=control"});
   if (!c.qmp_events_socket.empty()) {
-    add(argv, {"-chardev", "socket,id=qmpev,path=" + qemu_escape(c.qmp_events_socket.string()) + ",server=on,wait=off",
-               "-mon", "chardev=qmpev,mode=control"});
+    add(argv,
+        {"-chardev", "socket,id=qmpev," + socket(c.qmp_events_socket, handed_fd::kQmpEvents) + ",server=on,wait=off",
+         "-mon", "chardev=qmpev,mode=control"});
   }
   add(argv, {"-device", "virtio-serial-device", "-chardev",
-             "socket,id=agent,path=" + qemu_escape(c.agent_socket.string()) + ",server=on,wait=off", "-device",
+             "socket,id=agent," + socket(c.agent_socket, handed_fd::kAgent) + ",server=on,wait=off", "-device",
              "virtserialport,chardev=agent,name=" + qemu_escape(c.agent.port)});
   // werror=enospc (QEMU's default, named because tnk relies on it): a write that finds the host's file
   // system full pauses the guest instead of failing in it; the supervisor sees the event on qmpev and
   // ends the sandbox with an error that names the disk (processes.h, QmpEvents).
-  add(argv, {"-drive",
-             "id=root,file=" + qemu_escape(c.root_disk.string()) +
-                 ",format=qcow2,if=none,cache=writeback,discard=unmap,detect-zeroes=unmap,werror=enospc",
+  std::string drive = "id=root,file=" + qemu_escape(c.root_disk.string());
+  if (c.handed_files) {
+    // The overlay from fd set 1, its backing file from set 2: the path in the overlay's header is
+    // never opened.
+    add(argv, {"-add-fd", "fd=" + std::to_string(handed_fd::kDisk) + ",set=1", "-add-fd",
+               "fd=" + std::to_string(handed_fd::kDiskRead) + ",set=1", "-add-fd",
+               "fd=" + std::to_string(handed_fd::kBaseDisk) + ",set=2"});
+    drive = "id=root,file=/dev/fdset/1,backing.driver=raw,backing.file.filename=/dev/fdset/2";
+  }
+  add(argv, {"-drive", drive + ",format=qcow2,if=none,cache=writeback,discard=unmap,detect-zeroes=unmap,werror=enospc",
              "-device", "virtio-blk-device,drive=root"});
-  for (const auto& [socket, id, tag] : {std::tuple{&c.virtiofs_socket, "vfs", agent::kWorkspaceTag},
-                                        std::tuple{&c.git_dir_socket, "vfsgit", agent::kGitDirTag}}) {
-    if (socket->empty()) continue;
-    add(argv, {"-chardev", "socket,id=" + std::string(id) + ",path=" + qemu_escape(socket->string()), "-device",
+  for (const auto& [path, fd, id, tag] :
+       {std::tuple{&c.virtiofs_socket, handed_fd::kVirtiofs, "vfs", agent::kWorkspaceTag},
+        std::tuple{&c.git_dir_socket, handed_fd::kGitDir, "vfsgit", agent::kGitDirTag}}) {
+    if (path->empty()) continue;
+    add(argv, {"-chardev", "socket,id=" + std::string(id) + "," + socket(*path, fd), "-device",
                "vhost-user-fs-device,chardev=" + std::string(id) + ",tag=" + std::string(tag)});
   }
   if (c.network) {

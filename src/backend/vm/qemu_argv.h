@@ -18,6 +18,23 @@ namespace tnk::vm {
 inline constexpr const char* kQemuProgram = "qemu-system-x86_64";
 inline constexpr const char* kForwardGuestIp = "10.0.2.100";  // where guestfwd forwarders listen in the guest
 
+// The descriptors an unprivileged QEMU is handed instead of host paths (QemuConfig::handed_files): it
+// runs as an id that cannot walk to the state directory or the image cache, so the supervisor opens
+// them and QEMU finds them at these numbers.
+namespace handed_fd {
+inline constexpr int kQmp = 3;        // listening: the QMP monitor (qmp.sock)
+inline constexpr int kQmpEvents = 4;  // listening: the event monitor (qmpev.sock)
+inline constexpr int kAgent = 5;      // listening: the agent's virtio-serial port (agent.sock)
+inline constexpr int kSerial = 6;     // connected to the supervisor's serial.sock
+inline constexpr int kVirtiofs = 7;   // connected to virtiofsd's socket
+inline constexpr int kGitDir = 8;     // connected to the git dir's virtiofsd
+inline constexpr int kDisk = 9;       // the overlay, read-write (fd set 1)
+inline constexpr int kDiskRead = 10;  // the overlay, read-only (fd set 1: QEMU probes it read-only first)
+inline constexpr int kBaseDisk = 11;  // the overlay's backing file, read-only (fd set 2)
+inline constexpr int kKernel = 12;    // vmlinux, read-only (opened again through /proc/self/fd)
+inline constexpr int kLast = kKernel;
+}  // namespace handed_fd
+
 // One guest address:port whose TCP connections QEMU hands to a host command (each connection starts
 // `command` with the connection on its stdin/stdout). The only way out of the restricted network.
 struct GuestForward {
@@ -61,6 +78,11 @@ struct QemuConfig {
   bool quiet = true;                       // `quiet` on the kernel command line (tests turn it off)
   std::vector<std::string> extra_kernel_args;
   std::string name;  // -name, shown in ps; "" for none
+  // QEMU opens no host path: the sockets, the disks and the kernel are the descriptors of handed_fd,
+  // and the overlay's backing file is the one handed, whatever path its header names (run by root:
+  // QEMU runs as an unprivileged id, security review H1). The guest forwards' commands must then
+  // reach their relays without a path too.
+  bool handed_files = false;
 };
 
 // The kernel command line (without init's own arguments).

@@ -4,6 +4,7 @@
 // TNK_UPDATE_GOLDEN=1 ./tnk_unit_tests --gtest_filter='VmPlan*', then review the diff of the golden files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "backend/vm/plan.h"
@@ -56,6 +57,8 @@ std::string render(const VmPlan& plan) {
   out << "==== virtiofsd uid_map\n" << idmap::proc_map_text(plan.virtiofsd_plan.uid_map);
   out << "==== virtiofsd gid_map\n" << idmap::proc_map_text(plan.virtiofsd_plan.gid_map);
   out << "==== overlay\n" << plan.files.disk.string() << " " << plan.disk_bytes << " bytes\n";
+  if (plan.qemu_account)
+    out << "==== qemu account\n" << plan.qemu_account->uid << ":" << plan.qemu_account->gid << "\n";
   return out.str();
 }
 
@@ -225,6 +228,51 @@ TEST(VmPlan, ALinkedWorktreesGitDirIsASecondShare) {
   EXPECT_FALSE(base.git_virtiofsd.has_value());
 }
 
+// Run by root, with root's ranges (here the legacy 100000-165535).
+VmHostFacts root_facts() {
+  VmHostFacts f = base_facts();
+  f.run_by_root = true;
+  f.uid_range = idmap::IdRange{100000, 65536};
+  f.gid_range = idmap::IdRange{100000, 65536};
+  f.git_common_dir = "/home/ann/code/main/.git";
+  return f;
+}
+
+// Security review H1: run by root, QEMU runs as the last id of root's range and is handed every file
+// by descriptor (the sockets, both disks, the kernel); the forwarders reach their relays by abstract
+// names in QEMU's network namespace.
+TEST(VmPlanGolden, H1RunByRootQemuIsHandedItsFiles) {
+  auto c = base_config();
+  c.network = NetworkPolicy::kAllowlist;
+  expect_golden("run_by_root", c, root_facts());
+}
+
+TEST(VmPlan, H1RunByRootQemuNamesNoHostPathAndRunsAsTheRangesLastId) {
+  auto c = base_config();
+  c.network = NetworkPolicy::kAllowlist;
+  auto under_root = [](const std::vector<std::string>& argv) {
+    return std::count_if(argv.begin(), argv.end(), [](const std::string& w) { return w.find("/root/") != w.npos; });
+  };
+  VmPlan root = plan_of(c, root_facts());
+  ASSERT_TRUE(root.qemu_account.has_value());
+  EXPECT_EQ(root.qemu_account->uid, 165535u);
+  EXPECT_EQ(root.qemu_account->gid, 165535u);
+  EXPECT_TRUE(root.qemu.handed_files);
+  EXPECT_EQ(under_root(root.qemu_argv), 0);
+  // The control: the same sandbox rootless names its state directory and cache in QEMU's argv.
+  VmHostFacts user = root_facts();
+  user.run_by_root = false;
+  VmPlan rootless = plan_of(c, user);
+  EXPECT_FALSE(rootless.qemu_account.has_value());
+  EXPECT_GE(under_root(rootless.qemu_argv), 9);
+  // Both run the same guest: only the words that name files change.
+  EXPECT_EQ(root.qemu_argv.size(), rootless.qemu_argv.size() + 6);  // three -add-fd
+  // Root's ranges are required.
+  VmHostFacts no_ranges = root_facts();
+  no_ranges.uid_range.reset();
+  EXPECT_FALSE(vm_plan(c, no_ranges, kToken).ok());
+}
+
 TEST(VmPlan, StateDirectoryFiles) {
   auto plan = plan_of(base_config());
   EXPECT_EQ(plan.files.agent_socket, "/root/.local/state/tnk/sandboxes/tnk-demo/agent.sock");
@@ -232,6 +280,7 @@ TEST(VmPlan, StateDirectoryFiles) {
   EXPECT_EQ(plan.files.qemu_log, "/root/.local/state/tnk/sandboxes/tnk-demo/qemu.log");
   EXPECT_EQ(plan.files.virtiofsd_log, "/root/.local/state/tnk/sandboxes/tnk-demo/virtiofsd.log");
   EXPECT_EQ(forward_socket("/s", 3128), "/s/fwd-3128.sock");
+  EXPECT_EQ(forward_abstract_name(3128), "tnk-fwd-3128");
 }
 
 TEST(VmPlan, Refusals) {
