@@ -78,7 +78,7 @@ step "unit, integration and layering tests (ASan/UBSan)"
 count_ctest "$logs/unit.log"
 
 step "end-to-end tests as root (the rest, the rootless refusals and the tests only root can run), beside the next two steps"
-TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rs -m "not rootless_suite or needs_root" tests/e2e \
+TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rs --durations=25 -m "not rootless_suite or needs_root" tests/e2e \
   >"$logs/e2e.log" 2>&1 &
 e2e_root=$!
 
