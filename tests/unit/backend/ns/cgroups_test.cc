@@ -2,6 +2,8 @@
 // developed on, a delegated cgroup v2 host, and a host with nothing usable.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "backend/ns/cgroups.h"
 
 namespace tnk::ns {
@@ -17,6 +19,20 @@ constexpr const char* kHybridMounts =
     "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
     "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
     "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+// An ordinary user's host (alice), with only what each test gives it.
+CgroupHost user_host() {
+  CgroupHost host = user_host();
+  return host;
+}
+
+// Limits with a memory limit (and a cpu one when given).
+Limits memory_limits(std::optional<double> cpus = std::nullopt) {
+  Limits limits;
+  limits.memory_bytes = 512;
+  limits.cpus = cpus;
+  return limits;
+}
 
 TEST(NsCgroupsTest, ParsesProcCgroup) {
   auto m = parse_proc_cgroup(kHybridCgroup);
@@ -90,12 +106,9 @@ TEST(NsCgroupsTest, PrefersDelegatedV2AndSharesOneDirectory) {
 }
 
 TEST(NsCgroupsTest, WithoutV2OrRootLimitsAreUnapplied) {
-  CgroupHost host;
-  host.root = false;
-  host.user = "alice";
+  CgroupHost host = user_host();
   host.v1 = {{"memory", "/sys/fs/cgroup/memory"}};
-  Limits limits;
-  limits.memory_bytes = 512;
+  Limits limits = memory_limits();
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   EXPECT_TRUE(plan.dirs.empty());
   ASSERT_EQ(plan.unapplied.size(), 1U);
@@ -122,13 +135,9 @@ TEST(NsCgroupsTest, AsRootTheNoteNamesWhatIsMissing) {
 // Security review M5: a start without its pids and memory limits is refused (exit 77) with what is
 // missing, why, the fix and the opt-in. Before, the plan below started the sandbox with only a note.
 TEST(NsCgroupsTest, M5APlanWithNothingAppliedIsRefused) {
-  CgroupHost host;
-  host.root = false;
-  host.user = "alice";
+  CgroupHost host = user_host();
   host.v1 = {{"memory", "/sys/fs/cgroup/memory"}, {"pids", "/sys/fs/cgroup/pids"}, {"cpu", "/sys/fs/cgroup/cpu"}};
-  Limits limits;
-  limits.memory_bytes = 512;
-  limits.cpus = 1;
+  Limits limits = memory_limits(1);
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   Status refused = require_limits(plan.unapplied, false);
   ASSERT_FALSE(refused.ok());
@@ -143,11 +152,8 @@ TEST(NsCgroupsTest, M5APlanWithNothingAppliedIsRefused) {
 
 // One of the two missing is enough to refuse, and the message names only that one.
 TEST(NsCgroupsTest, M5APlanMissingOnlyPidsOrOnlyMemoryIsRefused) {
-  CgroupHost host;
-  host.root = false;
-  host.user = "alice";
-  Limits limits;
-  limits.memory_bytes = 512;
+  CgroupHost host = user_host();
+  Limits limits = memory_limits();
   host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}};  // no pids directory
   Status no_pids = require_limits(plan_cgroups(host, "abc", limits).unapplied, false);
   ASSERT_FALSE(no_pids.ok());
@@ -174,13 +180,9 @@ TEST(NsCgroupsTest, M5APlanMissingOnlyPidsOrOnlyMemoryIsRefused) {
 
 // The pair: both applied passes, whatever becomes of cpu; a profile without a memory limit needs only pids.
 TEST(NsCgroupsTest, M5APlanWithPidsAndMemoryAppliedPasses) {
-  CgroupHost host;
-  host.root = false;
-  host.user = "alice";
+  CgroupHost host = user_host();
   host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}, {"pids", "/sys/fs/cgroup/pids/tnk-user-alice"}};
-  Limits limits;
-  limits.memory_bytes = 512;
-  limits.cpus = 1;
+  Limits limits = memory_limits(1);
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   ASSERT_EQ(plan.unapplied.size(), 1U);  // cpu has no place
   EXPECT_EQ(plan.unapplied[0].controllers, (std::vector<std::string>{"cpu"}));
@@ -191,11 +193,8 @@ TEST(NsCgroupsTest, M5APlanWithPidsAndMemoryAppliedPasses) {
 
 // The opt-in (tnk.toml allow_unlimited, TNK_ALLOW_UNLIMITED): the same plans start, with their note.
 TEST(NsCgroupsTest, M5TheOptInLetsAPlanWithoutLimitsStart) {
-  CgroupHost host;
-  host.root = false;
-  host.user = "alice";
-  Limits limits;
-  limits.memory_bytes = 512;
+  CgroupHost host = user_host();
+  Limits limits = memory_limits();
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   ASSERT_FALSE(require_limits(plan.unapplied, false).ok());
   EXPECT_TRUE(require_limits(plan.unapplied, true).ok());
@@ -206,14 +205,10 @@ TEST(NsCgroupsTest, M5TheOptInLetsAPlanWithoutLimitsStart) {
 
 // The pair of the test above: the same user after `tnk setup`, its sandbox below tnk-user-<user>.
 TEST(NsCgroupsTest, AnOrdinaryUserPlansBelowTheDirectorySetupGaveIt) {
-  CgroupHost host;
-  host.root = false;
-  host.user = "alice";
+  CgroupHost host = user_host();
   host.v1 = {{"memory", "/sys/fs/cgroup/memory/process_api/x"}, {"pids", "/sys/fs/cgroup/pids"}};
   host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}, {"pids", "/sys/fs/cgroup/pids/tnk-user-alice"}};
-  Limits limits;
-  limits.memory_bytes = 512;
-  limits.cpus = 1;
+  Limits limits = memory_limits(1);
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   ASSERT_EQ(plan.dirs.size(), 2U);
   EXPECT_EQ(plan.dirs[0].dir, std::filesystem::path("/sys/fs/cgroup/pids/tnk-user-alice/tnk-abc"));
