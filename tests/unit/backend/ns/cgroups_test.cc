@@ -21,13 +21,15 @@ constexpr const char* kHybridMounts =
     "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 
 // An ordinary user's host (alice), with only what each test gives it.
-CgroupHost user_host() {
-  CgroupHost host = user_host();
+CgroupHost alice_host() {
+  CgroupHost host;
+  host.root = false;
+  host.user = "alice";
   return host;
 }
 
 // Limits with a memory limit (and a cpu one when given).
-Limits memory_limits(std::optional<double> cpus = std::nullopt) {
+Limits memory_limit(std::optional<double> cpus = std::nullopt) {
   Limits limits;
   limits.memory_bytes = 512;
   limits.cpus = cpus;
@@ -106,9 +108,9 @@ TEST(NsCgroupsTest, PrefersDelegatedV2AndSharesOneDirectory) {
 }
 
 TEST(NsCgroupsTest, WithoutV2OrRootLimitsAreUnapplied) {
-  CgroupHost host = user_host();
+  CgroupHost host = alice_host();
   host.v1 = {{"memory", "/sys/fs/cgroup/memory"}};
-  Limits limits = memory_limits();
+  Limits limits = memory_limit();
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   EXPECT_TRUE(plan.dirs.empty());
   ASSERT_EQ(plan.unapplied.size(), 1U);
@@ -135,9 +137,9 @@ TEST(NsCgroupsTest, AsRootTheNoteNamesWhatIsMissing) {
 // Security review M5: a start without its pids and memory limits is refused (exit 77) with what is
 // missing, why, the fix and the opt-in. Before, the plan below started the sandbox with only a note.
 TEST(NsCgroupsTest, M5APlanWithNothingAppliedIsRefused) {
-  CgroupHost host = user_host();
+  CgroupHost host = alice_host();
   host.v1 = {{"memory", "/sys/fs/cgroup/memory"}, {"pids", "/sys/fs/cgroup/pids"}, {"cpu", "/sys/fs/cgroup/cpu"}};
-  Limits limits = memory_limits(1);
+  Limits limits = memory_limit(1);
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   Status refused = require_limits(plan.unapplied, false);
   ASSERT_FALSE(refused.ok());
@@ -152,8 +154,8 @@ TEST(NsCgroupsTest, M5APlanWithNothingAppliedIsRefused) {
 
 // One of the two missing is enough to refuse, and the message names only that one.
 TEST(NsCgroupsTest, M5APlanMissingOnlyPidsOrOnlyMemoryIsRefused) {
-  CgroupHost host = user_host();
-  Limits limits = memory_limits();
+  CgroupHost host = alice_host();
+  Limits limits = memory_limit();
   host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}};  // no pids directory
   Status no_pids = require_limits(plan_cgroups(host, "abc", limits).unapplied, false);
   ASSERT_FALSE(no_pids.ok());
@@ -180,9 +182,9 @@ TEST(NsCgroupsTest, M5APlanMissingOnlyPidsOrOnlyMemoryIsRefused) {
 
 // The pair: both applied passes, whatever becomes of cpu; a profile without a memory limit needs only pids.
 TEST(NsCgroupsTest, M5APlanWithPidsAndMemoryAppliedPasses) {
-  CgroupHost host = user_host();
+  CgroupHost host = alice_host();
   host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}, {"pids", "/sys/fs/cgroup/pids/tnk-user-alice"}};
-  Limits limits = memory_limits(1);
+  Limits limits = memory_limit(1);
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   ASSERT_EQ(plan.unapplied.size(), 1U);  // cpu has no place
   EXPECT_EQ(plan.unapplied[0].controllers, (std::vector<std::string>{"cpu"}));
@@ -193,8 +195,8 @@ TEST(NsCgroupsTest, M5APlanWithPidsAndMemoryAppliedPasses) {
 
 // The opt-in (tnk.toml allow_unlimited, TNK_ALLOW_UNLIMITED): the same plans start, with their note.
 TEST(NsCgroupsTest, M5TheOptInLetsAPlanWithoutLimitsStart) {
-  CgroupHost host = user_host();
-  Limits limits = memory_limits();
+  CgroupHost host = alice_host();
+  Limits limits = memory_limit();
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   ASSERT_FALSE(require_limits(plan.unapplied, false).ok());
   EXPECT_TRUE(require_limits(plan.unapplied, true).ok());
@@ -205,10 +207,10 @@ TEST(NsCgroupsTest, M5TheOptInLetsAPlanWithoutLimitsStart) {
 
 // The pair of the test above: the same user after `tnk setup`, its sandbox below tnk-user-<user>.
 TEST(NsCgroupsTest, AnOrdinaryUserPlansBelowTheDirectorySetupGaveIt) {
-  CgroupHost host = user_host();
+  CgroupHost host = alice_host();
   host.v1 = {{"memory", "/sys/fs/cgroup/memory/process_api/x"}, {"pids", "/sys/fs/cgroup/pids"}};
   host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}, {"pids", "/sys/fs/cgroup/pids/tnk-user-alice"}};
-  Limits limits = memory_limits(1);
+  Limits limits = memory_limit(1);
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
   ASSERT_EQ(plan.dirs.size(), 2U);
   EXPECT_EQ(plan.dirs[0].dir, std::filesystem::path("/sys/fs/cgroup/pids/tnk-user-alice/tnk-abc"));
