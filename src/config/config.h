@@ -53,7 +53,8 @@ struct Config {
   Setting<std::optional<std::string>> model_name;
   Setting<std::optional<uint64_t>> context_window;
   Setting<NetworkPolicy> default_network{NetworkPolicy::kInference};
-  // ns: start a sandbox even where its pids and memory limits cannot be applied (no cgroup for them),
+  // Start a sandbox even where its pids and memory limits (vm: its host processes' pids limit) cannot be
+  // applied (no cgroup for them),
   // with a note; false refuses such a start (exit 77), since a fork bomb inside would reach the host.
   Setting<bool> allow_unlimited{false};
   Setting<unsigned> sandbox_cpus{2};                 // [sandbox] cpus

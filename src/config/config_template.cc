@@ -51,8 +51,9 @@ default_engine_bind_host = "127.0.0.1"
 # Network of new sandboxes: "none", "inference" (only the inference endpoint), "allowlist" or "open"
 # default_network = "inference"
 
-# Start ns sandboxes even where their pids and memory limits cannot be applied (no cgroup for them;
-# `sudo tnk setup --user NAME` gives one): a fork bomb or a memory hog inside then reaches the host
+# Start sandboxes even where their pids and memory limits (vm: the pids limit of QEMU and its helpers)
+# cannot be applied (no cgroup for them; `sudo tnk setup --user NAME` gives one): a fork bomb or a
+# memory hog inside then reaches the host
 # allow_unlimited = false
 
 # Write an NDJSON audit log of every session into audit_dir ($XDG_STATE_HOME/tnk/audit by default)

@@ -43,7 +43,7 @@ struct SupervisorConfig {
   bool review = false;  // review mode: the project under the layer state_dir/review/ (docs/workspace.md)
   std::optional<uint64_t> memory_bytes;
   std::optional<double> cpus;
-  bool allow_unlimited = false;  // ns: start without the pids or memory limit when they cannot apply (tnk.toml)
+  bool allow_unlimited = false;  // start without the pids or memory limit when they cannot apply (tnk.toml)
   std::string inference_host;    // where the supervisor reaches the endpoint on the host
   uint16_t inference_port = 0;   // 0: no endpoint forwarder
   InferenceGateway gateway;      // what the inference gateway adds and checks

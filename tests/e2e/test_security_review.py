@@ -251,6 +251,82 @@ def test_m5_serial_log_is_capped(vm_sandbox):
     assert vm_sandbox.exec("true").returncode == 0  # the guest still answers
 
 
+VM_HOST_PIDS = 1024  # src/backend/vm/plan.h: kHostPidsLimit
+
+
+def pids_cgroup(pid):
+    """The directory of `pid`'s cgroup that has the pids controller: its cgroup v1 hierarchy's, else v2's."""
+    lines = [line.split(":", 2) for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()]
+    for _, controllers, path in lines:
+        if "pids" in controllers.split(","):
+            return Path("/sys/fs/cgroup/pids") / path.lstrip("/")
+    (v2,) = [path for hierarchy, _, path in lines if hierarchy == "0"]
+    return Path("/sys/fs/cgroup") / v2.lstrip("/")
+
+
+def vm_host_processes(state):
+    """The pids of a vm sandbox's host processes below its supervisor: QEMU and what it started (the
+    forwarders included, qemu_side), and each virtiofsd with the process it forks."""
+    supervisor = int((state / "supervisor.pid").read_text().split()[0])
+    table = process_table()
+    virtiofsd = children_named(supervisor, "virtiofsd", table)
+    return set(qemu_side(state)) | set(virtiofsd) | {p for v in virtiofsd for p in descendants(v, table)}
+
+
+# Root's sandboxes and a user's get their cgroups in different places (cgroups.h): scripts/test.sh runs
+# the first in its root pass, the second in its user pass (the markers choose).
+@pytest.mark.parametrize("run_by", [pytest.param("root", marks=pytest.mark.needs_root),
+                                    pytest.param("user", marks=pytest.mark.rootless_suite)])
+def test_m5_a_vm_sandboxs_host_processes_are_in_its_cgroup_under_a_pids_limit(vm_tnk, run_by):
+    """Security review M5: QEMU, the forwarder (socat) it starts for each guest connection and virtiofsd
+    run in the sandbox's own cgroup tnk-<id>, whose pids.max is 1024: a guest that opens connections
+    without end, or a QEMU or virtiofsd made to spawn without end, stops there, not at the host's limit.
+    The cgroup holds exactly those processes, and pids.current counts the forwarders: it falls once three
+    held guest connections end. The control: the supervisor, tnk's own process, stays in the cgroup it
+    was started in, outside the limit; the guest reaches the proxy through the forwarders; the cgroup is
+    gone once the sandbox stops."""
+    (vm_tnk.config_dir / "sandbox.d" / "manifests" / "wide.yaml").write_text(f"profile: wide\n{OPEN}")
+    box = Sandbox(vm_tnk, vm_tnk.project("m5-vm"))
+    box.start("--profile", "wide")  # the proxy listens (10.0.2.100:3128) under `open`
+    (state,) = sorted((vm_tnk.state_dir / "sandboxes").iterdir())
+    held = subprocess.Popen([TNK_BIN, "sandbox", "exec", "--", "bash", "-c",
+                             "exec 3<>/dev/tcp/10.0.2.100/3128 4<>/dev/tcp/10.0.2.100/3128 "
+                             "5<>/dev/tcp/10.0.2.100/3128 && echo connected && exec sleep 120"],
+                            cwd=box.project, env=vm_tnk.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert held.stdout.readline() == "connected\n", held.stderr.read()
+        deadline = time.monotonic() + 30
+        while True:
+            processes = vm_host_processes(state)
+            forwarders = [p for p in processes if credentials(p).name == "socat"]
+            if len(forwarders) >= 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert len(forwarders) >= 3, processes
+        cgroups = {pid: pids_cgroup(pid) for pid in processes}
+        assert len(set(cgroups.values())) == 1, cgroups
+        (cgroup,) = set(cgroups.values())
+        assert cgroup.name == f"tnk-{state.name}", cgroups
+        assert (cgroup / "pids.max").read_text().strip() == str(VM_HOST_PIDS)
+        assert {int(p) for p in (cgroup / "cgroup.procs").read_text().split()} == processes
+        with_forwarders = int((cgroup / "pids.current").read_text())
+    finally:
+        held.kill()
+        held.wait()
+    supervisor = int((state / "supervisor.pid").read_text().split()[0])
+    assert pids_cgroup(supervisor) != cgroup
+    deadline = time.monotonic() + 30
+    while int((cgroup / "pids.current").read_text()) > with_forwarders - 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert int((cgroup / "pids.current").read_text()) <= with_forwarders - 3, with_forwarders
+    answer = box.exec("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
+                             "--noproxy", "", "--proxy", "http://10.0.2.100:3128", "http://127.0.0.1/")
+    assert answer.returncode == 0 and answer.stdout.isdigit() and answer.stdout != "000", answer  # the proxy's answer
+    assert box.run("sandbox", "stop", timeout=120).returncode == 0
+    assert not cgroup.exists()
+
+
 def test_m5_the_supervisors_output_goes_through_its_capped_log(sandbox):
     """Security review M5, supervisor.log: the supervisor's stderr (shared by the relays it forks, whose
     lines a sandbox can trigger) is a pipe its own thread copies into supervisor.log with the cap that

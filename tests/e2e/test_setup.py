@@ -147,7 +147,7 @@ def user_file(account, path, text):
 
 def test_m5_a_users_start_without_limits_is_refused_until_setup_or_the_opt_in(staged_bin):
     """Security review M5: an ordinary user's ns sandbox without a cgroup for its pids and memory limits
-    is refused (exit 77) before anything is made; the opt-in (TNK_ALLOW_UNLIMITED, tnk.toml allow_unlimited)
+    (a vm sandbox: for the pids limit of its host processes) is refused (exit 77) before anything is made; the opt-in (TNK_ALLOW_UNLIMITED, tnk.toml allow_unlimited)
     starts it with a note, as every start did before; after `tnk setup` it starts with its limits, and they
     hold (a memory hog is OOM-killed, forks past pids.max fail)."""
     account = ensure_user(USER, with_range=True)
@@ -168,6 +168,11 @@ def test_m5_a_users_start_without_limits_is_refused_until_setup_or_the_opt_in(st
         ran = user_tnk.run("sandbox", "exec", "--", "touch", "/workspace/ran", cwd=project)
         assert ran.returncode == 77 and REFUSED in ran.stderr, ran.stderr
         assert not (project / "ran").exists()
+        # A vm sandbox's host processes (QEMU, the forwarders it starts, virtiofsd) need their pids limit.
+        vm = user_tnk.run("sandbox", "start", "--backend", "vm", "--profile", "small", cwd=project)
+        assert vm.returncode == 77, vm.stderr
+        assert vm.stderr.endswith(REFUSED.replace("pids and memory limits", "pids limit")), vm.stderr
+        assert not state.exists() or not list(state.iterdir()), "a refused start leaves no sandbox behind"
         # doctor says so, with the same fix, as a warning (it was a note while starts went on without limits).
         cgroups = doctor_checks(user_tnk)["ns_cgroups"]
         assert cgroups["status"] == "warn", cgroups

@@ -287,6 +287,34 @@ Status check_limits_before_start(const std::string& name, const Limits& limits, 
   return require_limits(unapplied, false);
 }
 
+Result<MadeCgroups> make_sandbox_cgroups(const std::string& name, const Limits& limits, bool allow_unlimited) {
+  TNK_ASSIGN_OR_RETURN(CgroupHost host, detect_cgroup_host());
+  CgroupPlan plan = plan_cgroups(host, name, limits);
+  TNK_ASSIGN_OR_RETURN(std::vector<UnappliedLimits> unapplied, apply_cgroups(plan));
+  MadeCgroups made;
+  for (const auto& d : plan.dirs) {
+    UniqueFd procs(open((d.dir / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+    if (!procs.valid()) continue;  // not created (in `unapplied`)
+    made.dirs.push_back(d.dir);
+    made.procs.push_back(std::move(procs));
+  }
+  // The command line checked the plan before it made anything (check_limits_before_start); this catches
+  // what only creating the directories shows.
+  if (Status required = require_limits(unapplied, allow_unlimited); !required.ok()) {
+    (void)remove_cgroup_dirs(made.dirs);
+    return std::move(required).error();
+  }
+  for (const auto& u : unapplied) made.notes.push_back(unapplied_note(u));
+  return made;
+}
+
+int join_cgroups(const std::vector<int>& procs_fds) {
+  for (int fd : procs_fds) {
+    if (write(fd, "0", 1) != 1) return errno;
+  }
+  return 0;
+}
+
 Status remove_cgroup_dirs(const std::vector<fs::path>& dirs) {
   for (const auto& dir : dirs) {
     for (int attempt = 0;; ++attempt) {

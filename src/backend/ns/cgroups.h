@@ -17,6 +17,7 @@
 
 #include "backend/ns/sandbox.h"
 #include "core/result.h"
+#include "core/unique_fd.h"
 
 namespace tnk::ns {
 
@@ -97,6 +98,21 @@ Status require_limits(const std::vector<UnappliedLimits>& unapplied, bool allow_
 // Before anything of a start is made (run by the command line, in the cgroups its supervisor will
 // inherit): require_limits over the plan for this host and what foresee_unapplied finds.
 Status check_limits_before_start(const std::string& name, const Limits& limits, bool allow_unlimited);
+
+// A start's cgroups, made: apply_cgroups over this host's plan, then require_limits (what it created is
+// removed when it refuses). `procs` holds an O_WRONLY descriptor of each created directory's cgroup.procs:
+// the sandbox's first processes join through them (join_cgroups) before they change ids or namespaces,
+// so that the kernel checks the write against the creator's own credentials.
+struct MadeCgroups {
+  std::vector<std::filesystem::path> dirs;
+  std::vector<UniqueFd> procs;
+  std::vector<std::string> notes;  // unapplied_note of each limit the start goes without
+};
+Result<MadeCgroups> make_sandbox_cgroups(const std::string& name, const Limits& limits, bool allow_unlimited);
+
+// After fork (system calls only): the calling process joins each cgroup by writing "0" (the writer) to
+// its cgroup.procs descriptor. 0, or the errno of the first write that failed.
+int join_cgroups(const std::vector<int>& procs_fds);
 
 // rmdir, retrying briefly while the kernel still counts exited processes; missing directories are fine.
 Status remove_cgroup_dirs(const std::vector<std::filesystem::path>& dirs);

@@ -212,7 +212,7 @@ ProbeResult probe_cgroup_delegation() {
   if (!host.ok()) return {false, host.error().message, ""};
   std::string detail;
   bool everywhere = true;
-  bool refuses = false;  // pids or memory has no place: an ns start is refused (security review M5)
+  bool refuses = false;  // pids or memory has no place: an ns (or, for pids, vm) start is refused (review M5)
   for (const char* controller : {"memory", "pids", "cpu"}) {
     std::string where = "none";
     if (host->v2_dir && host->v2_delegated.count(controller) != 0) {
@@ -233,8 +233,8 @@ ProbeResult probe_cgroup_delegation() {
   if (!refuses) return {false, "not delegated: " + detail + "; the cpu limit is not applied", fix};
   return {false,
           "not delegated: " + detail +
-              "; an ns sandbox does not start without its pids and memory limits (exit 77) unless tnk.toml "
-              "says allow_unlimited = true",
+              "; an ns sandbox does not start without its pids and memory limits, nor a vm sandbox without "
+              "its pids limit (exit 77), unless tnk.toml says allow_unlimited = true",
           fix + " (or set allow_unlimited = true in tnk.toml to start sandboxes without these limits)", true};
 }
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "backend/ns/cgroups.h"
 #include "backend/ns/mounts.h"
 #include "backend/ns/signals.h"
 #include "backend/ns/syscalls.h"
@@ -172,9 +173,7 @@ void make_rootless_binds(const InitPlan& plan, OpenedDirs& dirs) {
 
 [[noreturn]] void run_setup_child(const InitPlan& plan) {
   int report = plan.report_fd;
-  for (int fd : plan.cgroup_procs_fds) {
-    if (write(fd, "0", 1) != 1) die(report, Step::kJoinCgroup, errno);  // "0" = the writer
-  }
+  if (int err = join_cgroups(plan.cgroup_procs_fds); err != 0) die(report, Step::kJoinCgroup, err);
   if (setns(plan.ns_fds[kUserNs], CLONE_NEWUSER) != 0) die(report, Step::kSetnsUser, errno);
   for (size_t i = kMntNs; i < kNsCount; ++i) {
     if (i == kPidNs) continue;

@@ -168,9 +168,7 @@ void clone_session(const JoinerPlan& joiner, Request& r) {
   keep.push_back(plan.channel);
   keep.push_back(report);
   close_all_but(keep);
-  for (int fd : plan.cgroup_procs_fds) {
-    if (write(fd, "0", 1) != 1) die(Step::kSessionCgroup);  // as host root, before leaving its userns
-  }
+  if (join_cgroups(plan.cgroup_procs_fds) != 0) die(Step::kSessionCgroup);  // as host root, before leaving its userns
   if (setns(plan.ns_fds[kUserNs], CLONE_NEWUSER) != 0) die(Step::kSessionSetns);
   if (setgroups(0, nullptr) != 0 || setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) die(Step::kSessionSetIds);
   for (size_t i = kMntNs; i < plan.ns_fds.size(); ++i) {

@@ -13,6 +13,7 @@
 
 #include "core/files.h"
 
+#include "backend/ns/cgroups.h"
 #include "backend/ns/syscalls.h"
 
 namespace tnk::ns {
@@ -76,11 +77,9 @@ int make_root_session_namespace(pid_t* nested) {
 }
 
 [[noreturn]] void hold(int report, int go, const std::vector<int>& cgroup_procs_fds) {
-  for (int fd : cgroup_procs_fds) {
-    if (write(fd, "0", 1) != 1) {  // "0" = the writer
-      say(report, kJoinCgroups, errno);
-      _exit(1);
-    }
+  if (int err = join_cgroups(cgroup_procs_fds); err != 0) {
+    say(report, kJoinCgroups, err);
+    _exit(1);
   }
   if (!say(report, kUserNamespace, unshare(CLONE_NEWUSER) == 0 ? 0 : errno)) _exit(1);
   if (!wait_go(go)) _exit(0);  // the maps could not be written: the caller gave up

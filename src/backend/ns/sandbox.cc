@@ -158,19 +158,10 @@ Status make_trees(const SandboxSpec& spec, Prepared& p) {
 }
 
 Status make_cgroups(const SandboxSpec& spec, Prepared& p) {
-  TNK_ASSIGN_OR_RETURN(CgroupHost host, detect_cgroup_host());
-  CgroupPlan plan = plan_cgroups(host, spec.cgroup_name, spec.limits);
-  TNK_ASSIGN_OR_RETURN(std::vector<UnappliedLimits> unapplied, apply_cgroups(plan));
-  for (const auto& d : plan.dirs) {
-    UniqueFd procs(open((d.dir / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-    if (!procs.valid()) continue;  // not created (in `unapplied`)
-    p.cgroup_dirs.push_back(d.dir);
-    p.cgroup_procs.push_back(std::move(procs));
-  }
-  // The command line checked the plan before it made anything (check_limits_before_start); this catches
-  // what only creating the directories shows. What was created goes with `p`.
-  TNK_RETURN_IF_ERROR(require_limits(unapplied, spec.allow_unlimited));
-  for (const auto& u : unapplied) p.notes.push_back(unapplied_note(u));
+  TNK_ASSIGN_OR_RETURN(MadeCgroups made, make_sandbox_cgroups(spec.cgroup_name, spec.limits, spec.allow_unlimited));
+  p.cgroup_dirs = std::move(made.dirs);
+  p.cgroup_procs = std::move(made.procs);
+  p.notes.insert(p.notes.end(), made.notes.begin(), made.notes.end());
   return ok_status();
 }
 

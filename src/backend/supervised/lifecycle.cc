@@ -16,6 +16,7 @@
 #include "backend/ns/host_support.h"
 #include "backend/ns/sandbox.h"
 #include "backend/vm/boot/boot_files.h"
+#include "backend/vm/plan.h"
 #include "config/api_key.h"
 #include "config/route_source.h"
 #include "core/files.h"
@@ -283,15 +284,20 @@ Status check_backend(BackendKind backend, const host::HostFacts& facts, const st
 }
 
 // Security review M5: an ns sandbox starts only with its pids limit and the memory limit its profile sets,
-// unless tnk.toml's allow_unlimited says otherwise. Checked in the cgroups the supervisor will inherit,
-// before anything of the start is made (record, image, supervisor); the supervisor checks again what
-// only creating the directories shows.
+// a vm sandbox only with the pids limit of its host processes (its guest's memory is QEMU's -m), unless
+// tnk.toml's allow_unlimited says otherwise. Checked in the cgroups the supervisor will inherit, before
+// anything of the start is made (record, image, supervisor); the supervisor checks again what only
+// creating the directories shows.
 Status check_limits(Context& ctx, const Resolved& r) {
-  if (r.backend != BackendKind::kNs) return ok_status();
+  if (r.backend != BackendKind::kNs && r.backend != BackendKind::kVm) return ok_status();
   TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
   ns::Limits limits;
-  limits.memory_bytes = r.manifest.memory_bytes;
-  if (r.manifest.cpus) limits.cpus = static_cast<double>(*r.manifest.cpus);
+  if (r.backend == BackendKind::kVm) {
+    limits.pids = vm::kHostPidsLimit;
+  } else {
+    limits.memory_bytes = r.manifest.memory_bytes;
+    if (r.manifest.cpus) limits.cpus = static_cast<double>(*r.manifest.cpus);
+  }
   return ns::check_limits_before_start(r.id, limits, config->allow_unlimited.value);
 }
 

@@ -32,6 +32,7 @@
 #include <thread>
 
 #include "agent/bridge.h"
+#include "backend/ns/cgroups.h"
 #include "backend/vm/agent_client.h"
 #include "backend/vm/boot/disk.h"
 #include "backend/vm/bridge.h"
@@ -118,6 +119,7 @@ class VmEngine : public Engine {
     TNK_ASSIGN_OR_RETURN(vm::VmPlan plan, vm::vm_plan(config_, facts, token));
     TNK_RETURN_IF_ERROR(ensure_overlay(plan));
     TNK_ASSIGN_OR_RETURN(std::optional<ReviewDirs> review_layer, review_dirs());
+    TNK_RETURN_IF_ERROR(make_cgroups(notes));
     TNK_ASSIGN_OR_RETURN(
         virtiofsd_, launch_virtiofsd(plan.virtiofsd_plan, plan.virtiofsd, config_.project_dir, protection.project_binds,
                                      review_layer, plan.files.virtiofsd_log));
@@ -127,6 +129,7 @@ class VmEngine : public Engine {
                                             protection.git_dir_binds, std::nullopt, plan.files.git_virtiofsd_log));
     }
     TNK_RETURN_IF_ERROR(launch_qemu(plan));
+    cgroup_procs_.clear();  // every process that joins them directly has
     auto events = QmpEvents::watch(
         files_.qmp_events_socket, std::chrono::seconds(30), [this] { return qemu_has_exited(); },
         [this](const std::string& reason) { disk_full(reason); });
@@ -294,10 +297,33 @@ class VmEngine : public Engine {
       *pid = 0;
     }
     remove_sockets();
+    cgroup_procs_.clear();
+    // A forwarder still copying a connection QEMU had ends at its EOF; remove_cgroup_dirs waits briefly.
+    (void)ns::remove_cgroup_dirs(cgroup_dirs_);
+    cgroup_dirs_.clear();
     return ok_status();
   }
 
  private:
+  // Security review M5: QEMU, the forwarder it starts per guest connection and virtiofsd run in the
+  // sandbox's cgroup tnk-<id> under its pids limit (vm::kHostPidsLimit); a start without it is refused as
+  // on ns (exit 77) unless tnk.toml says allow_unlimited.
+  Status make_cgroups(std::vector<std::string>& notes) {
+    ns::Limits limits;
+    limits.pids = vm::kHostPidsLimit;
+    TNK_ASSIGN_OR_RETURN(ns::MadeCgroups made, ns::make_sandbox_cgroups(config_.id, limits, config_.allow_unlimited));
+    cgroup_dirs_ = std::move(made.dirs);
+    cgroup_procs_ = std::move(made.procs);
+    notes.insert(notes.end(), made.notes.begin(), made.notes.end());
+    return ok_status();
+  }
+
+  std::vector<int> cgroup_procs_fds() const {
+    std::vector<int> fds;
+    for (const auto& fd : cgroup_procs_) fds.push_back(fd.get());
+    return fds;
+  }
+
   // The sockets QEMU and virtiofsd served, and the forwarders' (the next start makes its own).
   void remove_sockets() const {
     std::error_code ec;
@@ -412,7 +438,8 @@ class VmEngine : public Engine {
                                  const std::optional<ReviewDirs>& review, const std::filesystem::path& log_file) {
     TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(config.socket));
     TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(log_file));
-    return start_virtiofsd(plan, dir, config.source, protected_paths, review, listener.get(), log.get());
+    return start_virtiofsd(plan, dir, config.source, protected_paths, review, listener.get(), log.get(),
+                           cgroup_procs_fds());
   }
 
   // Review mode: virtiofsd's map shows the project's owner as `agent`, so the layer's top is the owner's
@@ -446,7 +473,8 @@ class VmEngine : public Engine {
       TNK_ASSIGN_OR_RETURN(handed, open_handed_files(plan, unprivileged->handed));
     }
     abstract_forwards_ = plan.qemu_account.has_value();
-    TNK_ASSIGN_OR_RETURN(qemu_, start_qemu(plan.qemu_argv, log.get(), unprivileged ? &*unprivileged : nullptr));
+    TNK_ASSIGN_OR_RETURN(
+        qemu_, start_qemu(plan.qemu_argv, log.get(), unprivileged ? &*unprivileged : nullptr, cgroup_procs_fds()));
     handed.clear();
     for (auto [name, fd] : {std::pair{"net", &qemu_netns_}, std::pair{"user", &qemu_userns_}}) {
       std::string path = "/proc/" + std::to_string(qemu_) + "/ns/" + name;
@@ -469,7 +497,9 @@ class VmEngine : public Engine {
   vm::VmFiles files_;               // in config_.state_dir
   bool abstract_forwards_ = false;  // run by root: the guest forwards' sockets are abstract (listen_inside)
   pid_t qemu_ = 0, virtiofsd_ = 0, git_virtiofsd_ = 0;
-  UniqueFd qemu_netns_;   // QEMU's network namespace, for enter_network()
+  std::vector<std::filesystem::path> cgroup_dirs_;  // the sandbox's cgroups, removed at stop
+  std::vector<UniqueFd> cgroup_procs_;              // their cgroup.procs, until QEMU has joined
+  UniqueFd qemu_netns_;                             // QEMU's network namespace, for enter_network()
   UniqueFd qemu_userns_;  // and the user namespace it belongs to (rootless: QEMU's own; as root: the host's)
   std::unique_ptr<LogDrain> console_;      // while QEMU runs
   std::unique_ptr<QmpEvents> qmp_events_;  // while QEMU runs

@@ -31,6 +31,12 @@ inline constexpr const char* kGitVirtiofsdSource = "/run/tnk-gitdir";  // and th
 // namespace: an unprivileged port, since a rootless QEMU has no capability to bind a low one.
 inline constexpr uint16_t kBridgeHostPort = 10023;
 
+// Security review M5: the sandbox's cgroup tnk-<id> holds its host processes (QEMU, the forwarder QEMU
+// starts per guest connection, virtiofsd) under this pids limit: more than the guest can keep busy within
+// its listeners' connection caps (the proxy's 256, the inference gateway's 32, ...) plus QEMU's and
+// virtiofsd's own threads, far less than a host has. The guest's memory and CPUs are QEMU's -m and -smp.
+inline constexpr uint64_t kHostPidsLimit = 1024;
+
 // Run by root, QEMU runs as this id of root's range (uid and gid alike; security review H1): 65535,
 // (uint16_t)-1, which Debian gives to no user or group, so that neither a sandbox's usual processes nor
 // the files its guest writes through virtiofsd are QEMU's (only guest root could choose the id).

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <thread>
 
+#include "backend/ns/cgroups.h"
 #include "backend/ns/protect.h"
 #include "backend/ns/syscalls.h"
 #include "core/strings.h"
@@ -91,7 +92,8 @@ int bind_project(const char* project, const char* source, const char* run_option
 // mount, and the user (`agent` there) looks the project up as itself.
 int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project, const char* source,
                     const char* run_options, const std::vector<std::string>& protected_paths, const char* review_upper,
-                    const char* review_work, bool rootless) {
+                    const char* review_work, bool rootless, const std::vector<int>& cgroup_procs) {
+  if (int e = ns::join_cgroups(cgroup_procs); e != 0) return e;
   if (int e = child_stdio(log_fd); e != 0) return e;
   // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack: then the hard limit it has.
   rlimit limit{nofile, nofile};
@@ -260,7 +262,8 @@ Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
 
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
                               const std::filesystem::path& plan_source, const std::vector<std::string>& protected_paths,
-                              const std::optional<ReviewDirs>& review, int listen_fd, int log_fd) {
+                              const std::optional<ReviewDirs>& review, int listen_fd, int log_fd,
+                              const std::vector<int>& cgroup_procs) {
   const bool rootless = ::geteuid() != 0;
   TNK_ASSIGN_OR_RETURN(UniqueFd userns, idmap::create_userns({plan.uid_map, plan.gid_map, rootless}));
   // The tmpfs belongs to the namespace's root: ids as the mounter sees them (the host's, run as root).
@@ -274,7 +277,7 @@ Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesyst
   uint64_t nofile = plan.nofile_limit;
   auto started = start_process(plan.argv, [&]() {
     return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, project.c_str(), source.c_str(), run_options.c_str(),
-                           protected_paths, review_upper, work.c_str(), rootless);
+                           protected_paths, review_upper, work.c_str(), rootless, cgroup_procs);
   });
   if (!started) {
     std::string what = "starting virtiofsd for " + project;
@@ -285,7 +288,8 @@ Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesyst
   return *started;
 }
 
-Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd, const UnprivilegedQemu* unprivileged) {
+Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd, const UnprivilegedQemu* unprivileged,
+                         const std::vector<int>& cgroup_procs) {
   const std::string uid = std::to_string(::getuid()), gid = std::to_string(::getgid());
   const QemuIds ids{uid + " " + uid + " 1\n", gid + " " + gid + " 1\n"};
   const bool root = ::geteuid() == 0;
@@ -293,7 +297,8 @@ Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd, const
   // Run by root, never as root: without the account to run as, QEMU does not start.
   if (root && unprivileged == nullptr) return failed("starting QEMU: run by root, it needs an account to run as");
   const pid_t supervisor = ::getpid();
-  auto started = start_process(argv, [log_fd, rootless, unprivileged, supervisor]() {
+  auto started = start_process(argv, [log_fd, rootless, unprivileged, supervisor, &cgroup_procs]() {
+    if (int e = ns::join_cgroups(cgroup_procs); e != 0) return e;  // while its ids are the supervisor's
     if (int e = child_stdio(log_fd); e != 0) return e;
     if (int e = own_network(rootless); e != 0) return e;
     if (unprivileged != nullptr) {

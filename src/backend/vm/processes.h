@@ -39,9 +39,12 @@ struct ReviewDirs {
   std::filesystem::path upper, work;
 };
 
+// `cgroup_procs`: the sandbox's cgroups (ns::make_sandbox_cgroups), which the child joins first, both here
+// and in start_qemu.
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
                               const std::filesystem::path& plan_source, const std::vector<std::string>& protected_paths,
-                              const std::optional<ReviewDirs>& review, int listen_fd, int log_fd);
+                              const std::optional<ReviewDirs>& review, int listen_fd, int log_fd,
+                              const std::vector<int>& cgroup_procs);
 
 // Run by root, what makes QEMU unprivileged (security review H1): it runs as `account`, with no
 // capability (none permitted, an empty bounding set) and no supplementary group but /dev/kvm's
@@ -58,7 +61,8 @@ struct UnprivilegedQemu {
 // only the user, so that it has no capability; run by root, as `unprivileged` says (required then). It
 // dies with the supervisor (PDEATHSIG). The guestfwd forwarders it starts inherit its ids, no_new_privs
 // and seccomp filter.
-Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd, const UnprivilegedQemu* unprivileged);
+Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd, const UnprivilegedQemu* unprivileged,
+                         const std::vector<int>& cgroup_procs);
 
 // Waits up to `timeout` for the child `pid` to exit and reaps it; true when it did.
 bool wait_child(pid_t pid, std::chrono::milliseconds timeout);
