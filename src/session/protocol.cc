@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/unix_address.h"
+
 namespace tnk::session {
 namespace {
 
@@ -48,19 +50,6 @@ Result<json> parse_body(const std::string& text) {
   }
   if (!body.is_object()) return failed("control message is not a JSON object");
   return body;
-}
-
-Result<sockaddr_un> socket_address(const std::filesystem::path& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const std::string& p = path.native();
-  if (p.empty() || p.size() >= sizeof(addr.sun_path)) {
-    return failed("control socket path " + p + " is too long for a unix socket (" + std::to_string(p.size()) +
-                      " bytes, the limit is " + std::to_string(sizeof(addr.sun_path) - 1) + ")",
-                  "use a shorter XDG_STATE_HOME");
-  }
-  std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
-  return addr;
 }
 
 int connect_to(int fd, const sockaddr_un& addr) {
@@ -182,7 +171,7 @@ Result<std::optional<Message>> recv_message_until(int sock, std::chrono::steady_
 }
 
 Result<UniqueFd> listen_control(const std::filesystem::path& path) {
-  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, socket_address(path));
+  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(path, "control socket"));
   TNK_RETURN_IF_ERROR(remove_stale_socket(path, addr));
   TNK_ASSIGN_OR_RETURN(UniqueFd fd, new_socket());
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
@@ -195,7 +184,7 @@ Result<UniqueFd> listen_control(const std::filesystem::path& path) {
 }
 
 Result<UniqueFd> connect_control(const std::filesystem::path& path, std::chrono::milliseconds timeout) {
-  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, socket_address(path));
+  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(path, "control socket"));
   TNK_ASSIGN_OR_RETURN(UniqueFd fd, new_socket());
   timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
   if (timeout.count() > 0) ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "backend/vm/agent_client_pump.h"
+#include "core/unix_address.h"
 
 namespace tnk::agent {
 namespace {
@@ -26,12 +27,9 @@ Status set_nonblocking(int fd, const char* what) {
 }
 
 // One connect attempt: 0, or the errno.
-int try_connect(const std::filesystem::path& path, UniqueFd& fd) {
+int try_connect(const sockaddr_un& addr, UniqueFd& fd) {
   fd.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return errno;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.native().size() + 1);
   int rc;
   do {
     rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
@@ -64,14 +62,11 @@ AgentClient::~AgentClient() { pump_->stop(); }
 
 Result<std::unique_ptr<AgentClient>> AgentClient::connect(const std::filesystem::path& socket_path,
                                                           const std::string& token, const ClientOptions& options) {
-  if (socket_path.native().size() >= sizeof(sockaddr_un{}.sun_path)) {
-    return failed("agent socket path " + socket_path.string() + " is too long for a unix socket",
-                  "use a shorter XDG_STATE_HOME");
-  }
+  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(socket_path, "agent socket"));
   auto deadline = Clock::now() + options.connect_timeout;
   UniqueFd fd;
   for (;;) {
-    int err = try_connect(socket_path, fd);
+    int err = try_connect(addr, fd);
     if (err == 0) break;
     bool retry = err == ENOENT || err == ECONNREFUSED || err == EAGAIN;
     if (!retry || Clock::now() >= deadline) {

@@ -28,6 +28,7 @@
 #include "core/strings.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
+#include "core/unix_address.h"
 #include "idmap/userns.h"
 
 namespace tnk::supervisor {
@@ -162,18 +163,6 @@ int own_network(const QemuIds* rootless) {
   return err;
 }
 
-// The address of the socket file at `path`, which must fit sun_path (the state directory decides its length).
-Result<sockaddr_un> unix_address(const std::filesystem::path& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.string().size() >= sizeof addr.sun_path) {
-    return failed("the socket path " + path.string() + " is too long for a unix socket",
-                  "use a shorter XDG_STATE_HOME");
-  }
-  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-  return addr;
-}
-
 // The descriptors QEMU is handed, at their numbers (after fork: system calls only). Each is first copied
 // above every number handed, so that none is overwritten before it is copied.
 int hand_fds(const std::vector<std::pair<int, int>>& handed) {
@@ -213,7 +202,7 @@ int become_unprivileged(const UnprivilegedQemu& u, pid_t supervisor) {
 }  // namespace
 
 Result<UniqueFd> connect_unix(const std::filesystem::path& path) {
-  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(path));
+  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(path, "the socket"));
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return sys_error(errno, "creating a unix socket");
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
@@ -248,7 +237,7 @@ Result<UniqueFd> listen_abstract(int netns_fd, const std::string& name) {
 }
 
 Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
-  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(path));
+  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(path, "the socket"));
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return sys_error(errno, "creating a unix socket");
   ::unlink(path.c_str());
@@ -323,9 +312,7 @@ bool wait_child(pid_t pid, std::chrono::milliseconds timeout) {
 }
 
 Status qmp_quit(const std::filesystem::path& socket, std::chrono::milliseconds timeout) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(socket, "QEMU's QMP socket"));
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return sys_error(errno, "creating a unix socket");
   timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};

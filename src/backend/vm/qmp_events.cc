@@ -8,6 +8,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/unix_address.h"
+
 namespace tnk::supervisor {
 namespace {
 
@@ -17,11 +19,7 @@ constexpr const char* kQuit = "{\"execute\":\"quit\"}\n";
 
 Result<UniqueFd> connect_retrying(const std::filesystem::path& socket, std::chrono::milliseconds timeout,
                                   const std::function<bool()>& gone) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket.string().size() >= sizeof addr.sun_path)
-    return failed("the socket path " + socket.string() + " is too long");
-  std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+  TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(socket, "QEMU's event monitor socket"));
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
