@@ -48,7 +48,7 @@ sandbox_memory() {
   for p in $(sandbox_pids); do
     awk -v name="$(cat /proc/"$p"/comm)" -v pid="$p" '/^Rss:/ {r=$2} /^Pss:/ {s=$2}
       END {printf "  %-18s %7d %9.1f %9.1f\n", name, pid, r/1024, s/1024}' /proc/"$p"/smaps_rollup 2>/dev/null || true
-  done | tee "$work/memory"  # a process that ended meanwhile (a forwarder's socat) is left out
+  done | tee "$work/memory"  # a process that ended meanwhile is left out
   awk '{r+=$3; s+=$4} END {printf "  %-18s %7s %9.1f %9.1f\n", "total", "", r, s}' "$work/memory"
 }
 

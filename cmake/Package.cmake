@@ -15,11 +15,11 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # The libraries tnk links (libc only: libstdc++, toml++, yaml-cpp, libseccomp and OpenSSL are linked in) come from
 # dpkg-shlibdeps; the programs it runs are listed by hand:
 #   Depends     the ns backend: sandbox images (mmdebstrap), rootless id maps (uidmap), ext4 tools
-#   Recommends  the vm backend (QEMU with virtiofsd, socat for its forwarders, the guest kernel's build
+#   Recommends  the vm backend (QEMU with virtiofsd, the guest kernel's build
 #               from Debian's kernel source), completion in bash
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "mmdebstrap, uidmap, e2fsprogs, ca-certificates")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qemu-system-x86, qemu-utils, socat, linux-source-6.1, xz-utils, make, gcc, \
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qemu-system-x86, qemu-utils, linux-source-6.1, xz-utils, make, gcc, \
 bc, flex, bison, libelf-dev, bash-completion")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "zsh, fish")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/cmake/debian/postinst

@@ -14,7 +14,7 @@ packages=(
   # user maps a rootless sandbox (and mmdebstrap's unshare mode) onto its subordinate ids
   mmdebstrap uidmap
   # run: the vm backend (QEMU microvm, virtiofsd from qemu-system-common, qcow2 overlays, ext4 base disks)
-  qemu-system-x86 qemu-utils e2fsprogs socat  # socat: the guest network forwarders (guestfwd)
+  qemu-system-x86 qemu-utils e2fsprogs
   # the vm backend's small guest kernel, compiled once per machine from Debian's kernel source
   linux-source-6.1 xz-utils make gcc bc flex bison libelf-dev
   # tests (run with Debian's /usr/bin/python3; npm answers `@npm` in provision.allow; the lima tests

@@ -22,7 +22,7 @@ struct BootParams {
   std::string port = std::string(kDefaultPortName);  // tnk.port=
   std::string mount;                                 // tnk.mount=: where the workspace goes; empty = not mounted
   std::string git_dir;                               // tnk.gitdir=: where the gitdir share goes; empty = none
-  std::string host = "10.0.2.100";                   // tnk.host=: the address host.{lima,tnk}.internal name
+  std::string host = "10.0.2.2";                     // tnk.host=: the address host.{lima,tnk}.internal name
   std::string hostname;                              // tnk.hostname=
   std::string ip;                                    // tnk.ip=: eth0's address as A.B.C.D/N; empty = no NIC setup
 };

@@ -29,8 +29,6 @@ inline constexpr const char* kVirtiofsdLog = "virtiofsd.log";  // vm: virtiofsd'
 // vm, a linked worktree: the virtiofsd of its common git dir (docs/workspace.md), its socket and output
 inline constexpr const char* kGitVirtiofsdSocket = "gitfs.sock";  // shorter than naming's kLongestSocketName
 inline constexpr const char* kGitVirtiofsdLog = "gitfs.log";
-// vm: fwd-<port>.sock, where QEMU's guestfwd forwarder for guest port <port> connects (at most 14 bytes)
-inline constexpr const char* kForwardSocketPrefix = "fwd-";
 inline constexpr const char* kUpperDir = "upper";                // ns: persistent overlay upper layer
 inline constexpr const char* kOverlayWorkDir = "work";           // ns: overlayfs work dir
 inline constexpr const char* kStagingDir = "mnt";                // ns: where the root is assembled before pivot_root

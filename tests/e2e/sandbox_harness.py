@@ -42,7 +42,6 @@ def require_vm():
     require_ns()  # the vm's disk is made from the same image tree, in the same user namespaces
     require(shutil.which("qemu-system-x86_64") is not None, "qemu-system-x86_64 is not installed")
     require(Path("/usr/lib/qemu/virtiofsd").exists(), "virtiofsd is not installed (qemu-system-common)")
-    require(shutil.which("socat") is not None, "socat is not installed (scripts/install-deps.sh)")
     kernels = list((SHARED_CACHE / "tnk" / "kernels").glob("*/vmlinux"))
     require(kernels, f"no guest kernel under {SHARED_CACHE}/tnk/kernels: scripts/test.sh builds it "
                      "(`tnk image build --vm`, minutes)")

@@ -54,7 +54,8 @@ def test_only_the_inference_endpoint_is_reachable(any_tnk):
         # The host itself reaches the other service; the sandbox does not, by any name.
         assert subprocess.run(["curl", "-sS", f"http://127.0.0.1:{other_port}/"], capture_output=True,
                               text=True).stdout == "OTHER-SERVICE"
-        # vm: 10.0.2.2 is QEMU's user network's name for the host, which restrict=on must not reach.
+        # vm: 10.0.2.2 is where the guest reaches the relays: QEMU connects for it in its own network
+        # namespace, where no other host service is.
         hosts = ["127.0.0.1", "host.lima.internal"] + (["10.0.2.2"] if box.backend == "vm" else [])
         for host in hosts:
             denied = box.exec("curl", "-sS", "--max-time", "5", f"http://{host}:{other_port}/")

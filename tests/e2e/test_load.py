@@ -24,9 +24,10 @@ import soak  # noqa: E402
 
 # What CI runs (the full counts, 10,000 execs and 1,000 connections, are `tests/load/soak.py`'s
 # defaults). An exec costs 25 to 80 ms on ns on the shared CI machine and 100 to 350 ms on vm under TCG.
-# On vm a connection goes through QEMU's user network and a socat QEMU forks for it: from 250 at once
-# on, under TCG, requests reach the proxy more than its 10 s head timeout late (408, with records), and
-# 1,000 at once stalled; so vm's burst is 150. docs/reliability.md has the measured figures.
+# On vm a connection goes through QEMU's user network (and, when these counts were measured, a socat
+# QEMU forked for it, security review M5): from 250 at once on, under TCG, requests reached the proxy
+# more than its 10 s head timeout late (408, with records), and 1,000 at once stalled; so vm's burst is
+# 150. docs/reliability.md has the measured figures.
 COUNTS = {
     "ns": {"execs": 300, "connections": 1000, "slow": 50, "idle": 50, "warmup_execs": 30,
            "warmup_connections": 1000},

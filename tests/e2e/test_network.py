@@ -19,7 +19,7 @@ pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an 
 
 CURL = ("curl", "-sS", "--max-time", "10")
 # Where a session reaches the supervisor's relays (the proxy): its own loopback (ns), the guestfwd address (vm).
-RELAY_HOST = {"ns": "127.0.0.1", "vm": "10.0.2.100"}
+RELAY_HOST = {"ns": "127.0.0.1", "vm": "10.0.2.2"}
 # vm: 10.0.2.2 is QEMU's user network's name for the host, which restrict=on must not reach.
 HOST_ALIASES = {"ns": (), "vm": ("10.0.2.2",)}
 BRIDGE_PORT = 1023  # the vm guest agent's connect bridge (agent/bridge.h)
@@ -253,12 +253,13 @@ PERL_SERVER = (
 def check_the_vm_bridge_is_no_way_out(box):
     """vm: the forward went through the guest agent's connect bridge (docs/vm-backend.md). Its other side:
     the host cannot reach the bridge (its hostfwd is in QEMU's own network namespace), and the guest
-    cannot use it to reach the host (it connects only to the guest's loopback and the relays' address)."""
+    cannot use it to reach the host (it connects only to the guest's loopback and the relays' address,
+    10.0.2.2: not to another address of QEMU's user network, nor outside)."""
     with socket.socket() as probe:
         probe.settimeout(5)
         assert probe.connect_ex(("127.0.0.1", BRIDGE_PORT)) != 0
     ask = f'exec 3<>/dev/tcp/10.0.2.15/{BRIDGE_PORT} && echo "tnk-connect $1 $2" >&3 && head -n1 <&3'
-    for target, port in (("10.0.2.2", 80), ("198.51.100.2", 80), ("127.0.0.1", 8000)):
+    for target, port in (("10.0.2.100", 80), ("198.51.100.2", 80), ("127.0.0.1", 8000)):
         answer = box.exec("bash", "-c", ask, "bash", target, str(port))
         expected = "ok" if target == "127.0.0.1" else "error 13 "
         assert answer.stdout.startswith(expected), (target, answer.stdout, answer.stderr)

@@ -138,7 +138,7 @@ def supervisor_pid(state_home: Path):
     return int(pid_file.read_text().split()[0])
 
 
-HOST_SIDE = {"tnk-supervisor", "tnk-forwarder", "qemu-system-x86", "virtiofsd", "socat"}
+HOST_SIDE = {"tnk-supervisor", "tnk-forwarder", "qemu-system-x86", "virtiofsd"}
 EXPECTED = {"ns": {"tnk-supervisor", "tnk-init", "tnk-joiner", "tnk-forwarder", "sleep"},
             "vm": {"tnk-supervisor", "tnk-forwarder", "qemu-system-x86", "virtiofsd"}}
 

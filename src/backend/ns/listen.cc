@@ -1,5 +1,6 @@
-// listen_inside(): a child forked from the caller joins only the sandbox's network namespace (through its
-// user namespace, which owns it and gives the rights to join), creates the
+// listen_inside() and listen_loopback_in(): a child forked from the caller joins only a network namespace
+// (through its user namespace, which owns it and gives the rights to join: the sandbox's, or a rootless
+// vm's QEMU's), creates the
 // listening socket there and passes it back over a socketpair (SCM_RIGHTS). A socket stays in the
 // namespace it was created in, so the caller accepts connections made to 127.0.0.1 inside the sandbox.
 #include <arpa/inet.h>
@@ -24,7 +25,7 @@ struct ListenReport {
   int32_t err = 0;
 };
 
-[[noreturn]] void listen_child(int userns, int netns, int channel, uint16_t port) {
+[[noreturn]] void listen_child(int userns, int netns, int channel, uint16_t port) {  // userns -1: none
   ListenReport report;
   int sock = -1;
   int one = 1;
@@ -32,7 +33,7 @@ struct ListenReport {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (setns(userns, CLONE_NEWUSER) != 0 || setns(netns, CLONE_NEWNET) != 0) {
+  if ((userns >= 0 && setns(userns, CLONE_NEWUSER) != 0) || setns(netns, CLONE_NEWNET) != 0) {
     report = {1, errno};
   } else if ((sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
     report = {2, errno};
@@ -59,7 +60,7 @@ struct ListenReport {
   _exit(sendmsg(channel, &msg, MSG_NOSIGNAL) < 0 ? 1 : 0);
 }
 
-Result<UniqueFd> receive_socket(int channel, uint16_t port) {
+Result<UniqueFd> receive_socket(int channel, uint16_t port, const std::string& where) {
   ListenReport report{-1, 0};
   iovec iov{&report, sizeof(report)};
   msghdr msg{};
@@ -80,7 +81,7 @@ Result<UniqueFd> receive_socket(int channel, uint16_t port) {
       sock.reset(fd);
     }
   }
-  const std::string what = "listening on 127.0.0.1:" + std::to_string(port) + " inside the sandbox";
+  const std::string what = "listening on 127.0.0.1:" + std::to_string(port) + " " + where;
   if (n != static_cast<ssize_t>(sizeof(report))) return failed(what + ": the helper process died");
   static const char* const kSteps[] = {"", "joining its network namespace", "creating the socket", "binding",
                                        "listening"};
@@ -102,16 +103,20 @@ Status enter_network(const Sandbox& sandbox) {
 }
 
 Result<UniqueFd> listen_inside(const Sandbox& sandbox, uint16_t port) {
+  return listen_loopback_in(sandbox.namespaces.fd(kUserNs), sandbox.namespaces.fd(kNetNs), port, "inside the sandbox");
+}
+
+Result<UniqueFd> listen_loopback_in(int userns_fd, int netns_fd, uint16_t port, const std::string& where) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
     return sys_error(errno, "creating a socketpair");
   }
   UniqueFd ours(pair[0]), theirs(pair[1]);
   pid_t child = fork();
-  if (child < 0) return sys_error(errno, "forking the sandbox's listen helper");
-  if (child == 0) listen_child(sandbox.namespaces.fd(kUserNs), sandbox.namespaces.fd(kNetNs), theirs.get(), port);
+  if (child < 0) return sys_error(errno, "forking the listen helper");
+  if (child == 0) listen_child(userns_fd, netns_fd, theirs.get(), port);
   theirs.reset();
-  Result<UniqueFd> sock = receive_socket(ours.get(), port);
+  Result<UniqueFd> sock = receive_socket(ours.get(), port, where);
   sys::wait_for(child);
   return sock;
 }

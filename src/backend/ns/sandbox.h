@@ -148,6 +148,11 @@ Status remove_cgroups(const std::string& cgroup_name);
 // A TCP socket listening on 127.0.0.1:port inside the sandbox's network namespace, O_CLOEXEC|O_NONBLOCK.
 Result<UniqueFd> listen_inside(const Sandbox& sandbox, uint16_t port);
 
+// The same in the network namespace `netns_fd`, joined through the user namespace `userns_fd` that owns
+// it (-1: the namespace belongs to the caller's own user namespace, as QEMU's does when root runs a vm).
+// `where` ends the error's first words: "listening on 127.0.0.1:3128 <where>".
+Result<UniqueFd> listen_loopback_in(int userns_fd, int netns_fd, uint16_t port, const std::string& where);
+
 // Moves the calling process (single-threaded: a forked relay) into the sandbox's network namespace,
 // and nothing else of it: sockets it opened before stay where they were made. It joins the sandbox's
 // user namespace first (the network namespace belongs to it) without changing its ids.

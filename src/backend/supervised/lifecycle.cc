@@ -276,10 +276,6 @@ Status check_backend(BackendKind backend, const host::HostFacts& facts, const st
                      "install the Debian packages qemu-system-x86 and qemu-utils (scripts/install-deps.sh), "
                      "or use --backend ns");
   }
-  if (backend == BackendKind::kVm && !std::filesystem::exists("/usr/bin/socat")) {
-    return not_found("the vm backend needs socat for the guest's network forwarders, which is not installed",
-                     "install the Debian package socat (scripts/install-deps.sh), or use --backend ns");
-  }
   return ok_status();
 }
 

@@ -10,10 +10,10 @@
 
 namespace tnk::supervisor {
 
-Result<UniqueFd> bridge_connect(uint16_t bridge_port, const agent::BridgeTarget& target,
+Result<UniqueFd> bridge_connect(const std::string& bridge_host, uint16_t bridge_port, const agent::BridgeTarget& target,
                                 net::Clock::time_point deadline, int stop_fd) {
   TNK_ASSIGN_OR_RETURN(std::vector<net::Endpoint> bridge,
-                       net::resolve_tcp("127.0.0.1", bridge_port, deadline, stop_fd));
+                       net::resolve_tcp(bridge_host, bridge_port, deadline, stop_fd));
   auto connected = net::connect_any(bridge, deadline, stop_fd);
   if (!connected) return connected.error().context("reaching the guest agent's connect bridge");
   int fd = connected->first.get();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "agent/bridge.h"
 #include "core/result.h"
@@ -11,12 +12,12 @@
 
 namespace tnk::supervisor {
 
-// Connects to the bridge at 127.0.0.1:`bridge_port` (in the caller's network namespace) and has it
+// Connects to the bridge at `bridge_host`:`bridge_port` (in the caller's network namespace) and has it
 // connect to `target` inside the guest. Returns the nonblocking socket, positioned after the bridge's
 // reply line (the reply is read byte by byte: what follows is the target's). The guest's refusal keeps
 // its errno ("connecting to 127.0.0.1:8000 inside the vm: Connection refused"); ECANCELED when
 // `stop_fd` fired, ETIMEDOUT past `deadline`.
-Result<UniqueFd> bridge_connect(uint16_t bridge_port, const agent::BridgeTarget& target,
+Result<UniqueFd> bridge_connect(const std::string& bridge_host, uint16_t bridge_port, const agent::BridgeTarget& target,
                                 net::Clock::time_point deadline, int stop_fd);
 
 }  // namespace tnk::supervisor

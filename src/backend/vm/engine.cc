@@ -5,11 +5,11 @@
 // QEMU never runs as host root: rootless it is the user, in a user namespace of its own; run by root, it
 // is an id of root's range with no capability, handed its files as descriptors (security review H1,
 // processes.h). virtiofsd runs in a user namespace where only the guest's agent uid is the project's
-// owner. QEMU runs in a network namespace of its own: the inference endpoint and the proxies reach the
-// guest through guestfwd, port forwards and the proxy check reach into it through the guest agent's
-// connect bridge (a hostfwd in QEMU's namespace). docs/vm-backend.md describes it. What QEMU and
-// virtiofsd are given is decided by vm_plan (plan.h); this file applies it: it makes the sockets and
-// starts the processes.
+// owner. QEMU runs in a network namespace of its own: the guest reaches the inference endpoint and the
+// proxies through the relays listening there (listen_inside), port forwards and the proxy check reach
+// into it through the guest agent's connect bridge (a hostfwd in QEMU's namespace). docs/vm-backend.md
+// describes it. What QEMU and virtiofsd are given is decided by vm_plan (plan.h); this file applies it:
+// it makes the sockets and starts the processes.
 #include "backend/vm/engine.h"
 
 #include <fcntl.h>
@@ -33,6 +33,7 @@
 
 #include "agent/bridge.h"
 #include "backend/ns/cgroups.h"
+#include "backend/ns/sandbox.h"
 #include "backend/vm/agent_client.h"
 #include "backend/vm/boot/disk.h"
 #include "backend/vm/bridge.h"
@@ -214,15 +215,16 @@ class VmEngine : public Engine {
   }
 
   std::string relay_host() const override { return vm::kForwardGuestIp; }
-  // The guest reaches 10.0.2.100:<port>; QEMU starts a socat per connection into this socket: a path in
-  // the state directory, or run by root an abstract name in QEMU's network namespace (vm_plan).
+  // The guest reaches 10.0.2.2:<port>; QEMU's user network connects for it to 127.0.0.1:<port> of
+  // QEMU's own network namespace (qemu_argv.h), where this listens. Rootless, that namespace belongs to
+  // QEMU's user namespace, joined first; run by root it is the host's, which needs no joining.
   Result<UniqueFd> listen_inside(uint16_t port) override {
-    if (!abstract_forwards_) return listen_unix(vm::forward_socket(config_.state_dir, port));
     if (!qemu_netns_.valid()) return failed("the vm sandbox " + config_.id + " is not running");
-    return listen_abstract(qemu_netns_.get(), vm::forward_abstract_name(port));
+    return ns::listen_loopback_in(::geteuid() != 0 ? qemu_userns_.get() : -1, qemu_netns_.get(), port,
+                                  "in QEMU's network namespace");
   }
 
-  // QEMU's namespace, where 127.0.0.1:kBridgeHostPort is the guest agent's connect bridge.
+  // QEMU's namespace, where kBridgeHostAddress:kBridgeHostPort is the guest agent's connect bridge.
   Status enter_network() override {
     if (!qemu_netns_.valid()) return failed("the vm sandbox " + config_.id + " is not running");
     // Rootless, the network namespace belongs to QEMU's user namespace: joining that first gives the
@@ -236,7 +238,7 @@ class VmEngine : public Engine {
 
   Result<UniqueFd> connect_inside(const std::string& ip, uint16_t port, net::Clock::time_point deadline,
                                   int stop_fd) override {
-    return bridge_connect(vm::kBridgeHostPort, {ip, port}, deadline, stop_fd);
+    return bridge_connect(vm::kBridgeHostAddress, vm::kBridgeHostPort, {ip, port}, deadline, stop_fd);
   }
 
   bool is_sandbox_process(pid_t pid) const override {
@@ -324,17 +326,12 @@ class VmEngine : public Engine {
     return fds;
   }
 
-  // The sockets QEMU and virtiofsd served, and the forwarders' (the next start makes its own).
+  // The sockets QEMU and virtiofsd served (the next start makes its own).
   void remove_sockets() const {
     std::error_code ec;
     for (const auto& socket : {files_.agent_socket, files_.qmp_socket, files_.qmp_events_socket,
                                files_.virtiofsd_socket, files_.serial_socket, files_.git_virtiofsd_socket}) {
       std::filesystem::remove(socket, ec);
-    }
-    for (const auto& entry : std::filesystem::directory_iterator(config_.state_dir, ec)) {
-      std::string name = entry.path().filename().string();
-      if (name.starts_with(state::kForwardSocketPrefix) && name.ends_with(".sock"))
-        std::filesystem::remove(entry.path(), ec);
     }
   }
 
@@ -472,7 +469,6 @@ class VmEngine : public Engine {
       unprivileged = UnprivilegedQemu{*plan.qemu_account, kvm_group(plan.qemu.kvm), {}};
       TNK_ASSIGN_OR_RETURN(handed, open_handed_files(plan, unprivileged->handed));
     }
-    abstract_forwards_ = plan.qemu_account.has_value();
     TNK_ASSIGN_OR_RETURN(
         qemu_, start_qemu(plan.qemu_argv, log.get(), unprivileged ? &*unprivileged : nullptr, cgroup_procs_fds()));
     handed.clear();
@@ -494,8 +490,7 @@ class VmEngine : public Engine {
   }
 
   SupervisorConfig config_;
-  vm::VmFiles files_;               // in config_.state_dir
-  bool abstract_forwards_ = false;  // run by root: the guest forwards' sockets are abstract (listen_inside)
+  vm::VmFiles files_;  // in config_.state_dir
   pid_t qemu_ = 0, virtiofsd_ = 0, git_virtiofsd_ = 0;
   std::vector<std::filesystem::path> cgroup_dirs_;  // the sandbox's cgroups, removed at stop
   std::vector<UniqueFd> cgroup_procs_;              // their cgroup.procs, until QEMU has joined

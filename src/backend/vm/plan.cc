@@ -4,44 +4,10 @@
 #include <cmath>
 
 #include "agent/bridge.h"
-#include "net/policy.h"
 #include "state/layout.h"
-#include "supervisor/relays.h"
 
 namespace tnk::vm {
 namespace {
-
-// The guest ports whose connections reach the supervisor's relays (supervisor/network.cc starts the
-// same ones): under every policy but `none`, the inference endpoint (when there is one), the proxy
-// that runs while provisioning does and the route gateway (when there are routes); under allowlist and
-// open, the egress proxy too.
-std::vector<uint16_t> relay_ports(const supervisor::SupervisorConfig& config) {
-  if (config.network == NetworkPolicy::kNone) return {};
-  std::vector<uint16_t> ports;
-  if (config.inference_port != 0) ports.push_back(config.inference_port);
-  if (has_egress_proxy(config.network)) ports.push_back(supervisor::kProxyPort);
-  ports.push_back(supervisor::kProvisionProxyPort);
-  if (!config.routes.empty()) ports.push_back(supervisor::kRoutesPort);
-  return ports;
-}
-
-// Each connection to 10.0.2.100:<port> in the guest: a socat QEMU starts into the relay's socket. QEMU
-// gives it the guest's connection as stdin, stdout and stderr, so its messages go to /dev/null: on
-// stderr, an error ("write(5, ...): Broken pipe" when the relay has closed) would reach the guest as
-// bytes of its connection, with the host's pids and socket paths in it.
-// Run by root (`abstract`), the relay's socket is an abstract one in QEMU's network namespace.
-std::vector<GuestForward> guest_forwards(const supervisor::SupervisorConfig& config, bool abstract) {
-  std::vector<GuestForward> forwards;
-  for (uint16_t port : relay_ports(config)) {
-    GuestForward f;
-    f.guest_port = port;
-    f.command = {"socat", "-lf", "/dev/null", "STDIO",
-                 abstract ? "ABSTRACT-CONNECT:" + forward_abstract_name(port)
-                          : "UNIX-CONNECT:" + forward_socket(config.state_dir, port).string()};
-    forwards.push_back(std::move(f));
-  }
-  return forwards;
-}
 
 QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostFacts& facts, const VmFiles& files,
                        const std::string& token) {
@@ -67,11 +33,10 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
   }
   q.agent.hostname = config.id;
   q.agent.ip = kGuestIp;
-  // A NIC under every policy (under `none` without forwarders), for the bridge that port forwards use.
+  // A NIC under every policy (under `none` no relay listens for it), for the bridge that port forwards use.
   q.network = true;
   q.handed_files = facts.run_by_root;
-  q.forwards = guest_forwards(config, q.handed_files);
-  q.host_forwards = {{kBridgeHostPort, kGuestAddress, agent::kBridgePort}};
+  q.host_forwards = {{kBridgeHostAddress, kBridgeHostPort, kGuestAddress, agent::kBridgePort}};
   q.name = "tnk-" + config.id;
   return q;
 }
@@ -94,12 +59,6 @@ VmFiles vm_files(const std::filesystem::path& state_dir) {
   f.git_virtiofsd_log = state_dir / state::kGitVirtiofsdLog;
   return f;
 }
-
-std::filesystem::path forward_socket(const std::filesystem::path& state_dir, uint16_t port) {
-  return state_dir / (state::kForwardSocketPrefix + std::to_string(port) + ".sock");
-}
-
-std::string forward_abstract_name(uint16_t port) { return "tnk-fwd-" + std::to_string(port); }
 
 Result<VmPlan> vm_plan(const supervisor::SupervisorConfig& config, const VmHostFacts& facts, const std::string& token) {
   if (config.vm_kernel.empty() || config.vm_base_disk.empty()) {

@@ -27,14 +27,15 @@ inline constexpr const char* kGuestAddress = "10.0.2.15";              // the gu
 inline constexpr const char* kGuestIp = "10.0.2.15/24";                // tnk.ip= for the agent
 inline constexpr const char* kVirtiofsdSource = "/run/tnk-workspace";  // where virtiofsd sees the project
 inline constexpr const char* kGitVirtiofsdSource = "/run/tnk-gitdir";  // and the git dir's, a worktree's
-// QEMU's end of the agent's connect bridge (agent/bridge.h), on 127.0.0.1 of QEMU's own network
-// namespace: an unprivileged port, since a rootless QEMU has no capability to bind a low one.
+// QEMU's end of the agent's connect bridge (agent/bridge.h), in QEMU's own network namespace: an
+// unprivileged port, since a rootless QEMU has no capability to bind a low one, on 127.0.0.2, which
+// the guest's own connections (to 127.0.0.1 there: qemu_argv.h) never reach.
+inline constexpr const char* kBridgeHostAddress = "127.0.0.2";
 inline constexpr uint16_t kBridgeHostPort = 10023;
 
-// Security review M5: the sandbox's cgroup tnk-<id> holds its host processes (QEMU, the forwarder QEMU
-// starts per guest connection, virtiofsd) under this pids limit: more than the guest can keep busy within
-// its listeners' connection caps (the proxy's 256, the inference gateway's 32, ...) plus QEMU's and
-// virtiofsd's own threads, far less than a host has. The guest's memory and CPUs are QEMU's -m and -smp.
+// Security review M5: the sandbox's cgroup tnk-<id> holds its host processes (QEMU and virtiofsd) under
+// this pids limit: far more than their threads (QEMU's I/O pool has at most 64 workers), far less than a
+// host has. The guest's memory and CPUs are QEMU's -m and -smp.
 inline constexpr uint64_t kHostPidsLimit = 1024;
 
 // Run by root, QEMU runs as this id of root's range (uid and gid alike; security review H1): 65535,
@@ -42,7 +43,7 @@ inline constexpr uint64_t kHostPidsLimit = 1024;
 // the files its guest writes through virtiofsd are QEMU's (only guest root could choose the id).
 inline constexpr uint32_t kQemuRangeId = 65535;
 
-// The host ids an unprivileged QEMU (and every forwarder it starts) runs as.
+// The host ids an unprivileged QEMU runs as.
 struct QemuAccount {
   uid_t uid = 0;
   gid_t gid = 0;
@@ -70,12 +71,6 @@ struct VmFiles {
   std::filesystem::path serial_log, qemu_log, virtiofsd_log, git_virtiofsd_log;
 };
 VmFiles vm_files(const std::filesystem::path& state_dir);
-// The unix socket a guestfwd forwarder for `port` connects to (Engine::listen_inside listens on it).
-std::filesystem::path forward_socket(const std::filesystem::path& state_dir, uint16_t port);
-// Run by root: the abstract unix socket in QEMU's network namespace a forwarder connects to instead
-// (QEMU's account cannot walk to the state directory; an abstract name belongs to the namespace, where
-// only QEMU, its forwarders and the supervisor are).
-std::string forward_abstract_name(uint16_t port);
 
 struct VmPlan {
   VmFiles files;

@@ -211,31 +211,6 @@ Result<UniqueFd> connect_unix(const std::filesystem::path& path) {
   return fd;
 }
 
-Result<UniqueFd> listen_abstract(int netns_fd, const std::string& name) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (name.empty() || name.size() >= sizeof addr.sun_path - 1) return failed("bad abstract socket name " + name);
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());  // sun_path[0] = 0: abstract
-  int made = -1, err = 0;
-  std::thread joiner([&made, &err, netns_fd] {
-    if (::setns(netns_fd, CLONE_NEWNET) != 0) {
-      err = errno;
-      return;
-    }
-    made = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (made < 0) err = errno;
-  });
-  joiner.join();
-  if (made < 0) return sys_error(err, "creating a unix socket in QEMU's network namespace");
-  UniqueFd fd(made);
-  auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), length) != 0) {
-    return sys_error(errno, "binding the abstract socket @" + name + " in QEMU's network namespace");
-  }
-  if (::listen(fd.get(), SOMAXCONN) != 0) return sys_error(errno, "listening on @" + name);
-  return fd;
-}
-
 Result<UniqueFd> listen_unix(const std::filesystem::path& path) {
   TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(path, "the socket"));
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));

@@ -24,10 +24,6 @@ Result<UniqueFd> listen_unix(const std::filesystem::path& path);
 // A unix stream socket connected to `path` (O_CLOEXEC).
 Result<UniqueFd> connect_unix(const std::filesystem::path& path);
 
-// A listening unix stream socket with the abstract name `name` in the network namespace `netns_fd`
-// (an abstract name belongs to the namespace the socket was made in: a thread joins it for the call).
-Result<UniqueFd> listen_abstract(int netns_fd, const std::string& name);
-
 // Starts virtiofsd for `plan` (built with listen_fd = 3): in the plan's user namespace, so that files
 // keep the project owner's ownership and no guest uid is host root. The project directory is bound
 // by host root at `plan_source` in a private mount namespace first, so that virtiofsd, which is nobody
@@ -59,8 +55,7 @@ struct UnprivilegedQemu {
 // Starts QEMU with `argv` in a network namespace of its own (loopback only), with no_new_privs; output
 // to `log_fd`. Rootless (`unprivileged` null and not root), in a user namespace of its own that maps
 // only the user, so that it has no capability; run by root, as `unprivileged` says (required then). It
-// dies with the supervisor (PDEATHSIG). The guestfwd forwarders it starts inherit its ids, no_new_privs
-// and seccomp filter.
+// dies with the supervisor (PDEATHSIG).
 Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd, const UnprivilegedQemu* unprivileged,
                          const std::vector<int>& cgroup_procs);
 

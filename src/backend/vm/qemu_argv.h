@@ -2,7 +2,8 @@
 // supervisor only runs it): a microvm with modern virtio-mmio, guest RAM in a shared memfd (virtiofs
 // needs it), direct boot of tnk's vmlinux, no default devices, QMP and the agent's virtio-serial port
 // on unix sockets, the serial console to a socket of the supervisor's, the root disk as a qcow2 overlay,
-// the workspace over vhost-user-fs, and (optionally) a user network restricted to guestfwd forwarders.
+// the workspace over vhost-user-fs, and (optionally) a user network whose connections reach only QEMU's
+// own network namespace.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,10 @@
 namespace tnk::vm {
 
 inline constexpr const char* kQemuProgram = "qemu-system-x86_64";
-inline constexpr const char* kForwardGuestIp = "10.0.2.100";  // where guestfwd forwarders listen in the guest
+// Where the guest reaches the supervisor's relays: QEMU's user network's host address, whose connections
+// it makes to 127.0.0.1 of QEMU's own network namespace, the same port (and answers the guest's ARP for
+// it, which it does only for its own addresses).
+inline constexpr const char* kForwardGuestIp = "10.0.2.2";
 
 // The descriptors an unprivileged QEMU is handed instead of host paths (QemuConfig::handed_files): it
 // runs as an id that cannot walk to the state directory or the image cache, so the supervisor opens
@@ -35,17 +39,11 @@ inline constexpr int kKernel = 12;    // vmlinux, read-only (opened again throug
 inline constexpr int kLast = kKernel;
 }  // namespace handed_fd
 
-// One guest address:port whose TCP connections QEMU hands to a host command (each connection starts
-// `command` with the connection on its stdin/stdout). The only way out of the restricted network.
-struct GuestForward {
-  std::string guest_ip = kForwardGuestIp;
-  uint16_t guest_port = 0;
-  std::vector<std::string> command;  // argv; words without spaces, commas or quotes (QEMU's syntax)
-};
-
-// A TCP port on 127.0.0.1 of QEMU's own network namespace whose connections QEMU hands to the guest
-// (hostfwd). The supervisor runs QEMU in an otherwise empty namespace, so only it reaches the port.
+// A TCP address of QEMU's own network namespace whose connections QEMU hands to the guest (hostfwd).
+// The supervisor runs QEMU in an otherwise empty namespace, so only it reaches the port; on another
+// address than 127.0.0.1, the guest's own connections (kForwardGuestIp) do not reach it either.
 struct HostForward {
+  std::string host_ip;
   uint16_t host_port = 0;
   std::string guest_ip;  // the guest's NIC address
   uint16_t guest_port = 0;
@@ -72,23 +70,23 @@ struct QemuConfig {
   // tnk-agent's tnk.* kernel parameters (agent/boot_params.h); agent.port also names the virtio-serial
   // port, and the workspace device carries agent::kWorkspaceTag.
   agent::BootParams agent;
-  bool network = false;                    // a restricted user network, even with no forwards
-  std::vector<GuestForward> forwards;      // needs network
+  // A user network. QEMU runs in a network namespace of its own with only loopback (processes.h): what
+  // the guest connects to is that namespace's 127.0.0.1, where only the supervisor's relays listen.
+  bool network = false;
   std::vector<HostForward> host_forwards;  // needs network
   bool quiet = true;                       // `quiet` on the kernel command line (tests turn it off)
   std::vector<std::string> extra_kernel_args;
   std::string name;  // -name, shown in ps; "" for none
   // QEMU opens no host path: the sockets, the disks and the kernel are the descriptors of handed_fd,
   // and the overlay's backing file is the one handed, whatever path its header names (run by root:
-  // QEMU runs as an unprivileged id, security review H1). The guest forwards' commands must then
-  // reach their relays without a path too.
+  // QEMU runs as an unprivileged id, security review H1).
   bool handed_files = false;
 };
 
 // The kernel command line (without init's own arguments).
 Result<std::string> kernel_cmdline(const QemuConfig& config);
 // The whole argv, argv[0] = config.program. usage_error for values QEMU or the kernel command line
-// cannot carry (spaces in kernel parameters, bad forward commands, zero cpus or memory).
+// cannot carry (spaces in kernel parameters, bad forward addresses, zero cpus or memory).
 Result<std::vector<std::string>> qemu_argv(const QemuConfig& config);
 
 // QEMU option values separate keys with commas; a literal comma is written twice.

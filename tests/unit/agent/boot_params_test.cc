@@ -11,12 +11,12 @@ namespace {
 
 TEST(AgentBootParamsTest, ReadsTheTnkWordsAndIgnoresTheRest) {
   auto p = parse_boot_params(
-      "console=ttyS0 quiet tnk.token=abc123 root=/dev/vda tnk.mount=/workspace tnk.host=10.0.2.100 "
+      "console=ttyS0 quiet tnk.token=abc123 root=/dev/vda tnk.mount=/workspace tnk.host=10.0.2.2 "
       "tnk.port=tnk.agent tnk.hostname=proj tnk.ip=10.0.2.15/24 tnk.unknown=x\n");
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->token, "abc123");
   EXPECT_EQ(p->mount, "/workspace");
-  EXPECT_EQ(p->host, "10.0.2.100");
+  EXPECT_EQ(p->host, "10.0.2.2");
   EXPECT_EQ(p->port, "tnk.agent");
   EXPECT_EQ(p->hostname, "proj");
   EXPECT_EQ(p->ip, "10.0.2.15/24");
@@ -26,7 +26,7 @@ TEST(AgentBootParamsTest, DefaultsAndErrors) {
   auto p = parse_boot_params("tnk.token=t");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->port, kDefaultPortName);
-  EXPECT_EQ(p->host, "10.0.2.100");
+  EXPECT_EQ(p->host, "10.0.2.2");
   EXPECT_EQ(p->mount, "");
   EXPECT_EQ(parse_boot_params("quiet").error().message, "kernel command line: tnk.token= is missing");
   EXPECT_FALSE(parse_boot_params("tnk.token=t tnk.mount=workspace").ok());
@@ -53,12 +53,12 @@ TEST(AgentBootParamsTest, CmdlineRoundTrips) {
 
 TEST(AgentBootParamsTest, HostsFileNamesTheHostTwice) {
   BootParams p;
-  p.host = "10.0.2.100";
+  p.host = "10.0.2.2";
   p.hostname = "proj";
   std::string hosts = hosts_file(p);
   EXPECT_NE(hosts.find("127.0.0.1\tlocalhost\n"), std::string::npos);
   EXPECT_NE(hosts.find("127.0.1.1\tproj\n"), std::string::npos);
-  EXPECT_NE(hosts.find("10.0.2.100\thost.lima.internal host.tnk.internal\n"), std::string::npos);
+  EXPECT_NE(hosts.find("10.0.2.2\thost.lima.internal host.tnk.internal\n"), std::string::npos);
 }
 
 TEST(AgentBootParamsTest, FindsThePortByNameInSysfs) {

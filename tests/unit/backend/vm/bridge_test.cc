@@ -49,7 +49,7 @@ class FakeBridge {
 
 TEST(VmBridge, AsksForTheTargetAndLeavesWhatFollowsTheReply) {
   FakeBridge bridge("ok\nSERVER-SPEAKS-FIRST");
-  auto fd = bridge_connect(bridge.port(), {"127.0.0.1", 8000}, net::Clock::now() + 5s, -1);
+  auto fd = bridge_connect("127.0.0.1", bridge.port(), {"127.0.0.1", 8000}, net::Clock::now() + 5s, -1);
   ASSERT_TRUE(fd.ok()) << fd.error().message;
   EXPECT_EQ(bridge.request(), "tnk-connect 127.0.0.1 8000");
   int flags = ::fcntl(fd->get(), F_GETFL);
@@ -59,7 +59,7 @@ TEST(VmBridge, AsksForTheTargetAndLeavesWhatFollowsTheReply) {
 
 TEST(VmBridge, TheGuestsRefusalKeepsItsErrno) {
   FakeBridge bridge("error 111 connecting to 127.0.0.1:8000 inside the vm\n");
-  auto fd = bridge_connect(bridge.port(), {"127.0.0.1", 8000}, net::Clock::now() + 5s, -1);
+  auto fd = bridge_connect("127.0.0.1", bridge.port(), {"127.0.0.1", 8000}, net::Clock::now() + 5s, -1);
   ASSERT_FALSE(fd.ok());
   EXPECT_EQ(fd.error().sys_errno, ECONNREFUSED);
   EXPECT_EQ(fd.error().message, "connecting to 127.0.0.1:8000 inside the vm: Connection refused");
@@ -67,11 +67,11 @@ TEST(VmBridge, TheGuestsRefusalKeepsItsErrno) {
 
 TEST(VmBridge, NoBridgeAndNoAnswerAreErrors) {
   uint16_t closed = port_of(listen_loopback().get());
-  auto refused = bridge_connect(closed, {"127.0.0.1", 8000}, net::Clock::now() + 5s, -1);
+  auto refused = bridge_connect("127.0.0.1", closed, {"127.0.0.1", 8000}, net::Clock::now() + 5s, -1);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("reaching the guest agent's connect bridge"), std::string::npos);
   FakeBridge silent("");
-  auto closed_early = bridge_connect(silent.port(), {"127.0.0.1", 8000}, net::Clock::now() + 5s, -1);
+  auto closed_early = bridge_connect("127.0.0.1", silent.port(), {"127.0.0.1", 8000}, net::Clock::now() + 5s, -1);
   ASSERT_FALSE(closed_early.ok());
   EXPECT_NE(closed_early.error().message.find("without an answer"), std::string::npos);
 }
