@@ -1,5 +1,5 @@
 // A real boot: tnk's guest kernel, under TCG, with the QEMU command line of qemu_argv() and a base disk
-// from ensure_disk() (a tiny tree whose "agent" is /bin/true), a qcow2 overlay, the restricted network
+// from ensure_disk() (a tiny tree whose "agent" is /bin/true), a qcow2 overlay, the user network
 // and, where virtiofsd is installed, the workspace device served by virtiofsd with virtiofsd_plan()'s
 // argv. The guest mounts its root, runs /sbin/tnk-agent as init, which exits; the kernel panics,
 // reboots (panic=-1, reboot=t) and QEMU exits by itself (-no-reboot). Looked at from outside: the
@@ -150,7 +150,6 @@ TEST(VmBootSmoke, TcgBootMountsTheRootRunsInitAndQemuExits) {
   config.quiet = false;
   config.agent.token = "smoke";
   config.network = true;
-  config.forwards.push_back({kForwardGuestIp, 8080, {"/bin/cat"}});
 
   pid_t virtiofsd = -1;
   if (!facts.virtiofsd_path.empty() && ::geteuid() == 0) {

@@ -24,7 +24,6 @@ namespace tnk::ns {
 
 namespace {
 
-constexpr int kNamespaces = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
 constexpr long kShutdownWaitMs = 3000;  // after forwarding SIGTERM, how long PID 1 waits for the others
 constexpr long kShutdownPollMs = 10;
 
