@@ -9,7 +9,8 @@
 #       same tree on the guest's own disk;
 #   (d) host memory of an idle sandbox (supervisor + QEMU + virtiofsd + relays, RSS and PSS) <= 100 MiB,
 #       beside a plain QEMU that booted the same guest and idled as long.
-# Usage: bench/vm.sh [ROUNDS] (default 10; warm exec runs 3x as many), as a user or root. A built tnk (TNK_BIN,
+# Usage: bench/vm.sh [ROUNDS] (default 10; warm exec runs 3x as many), as an ordinary user (run by root,
+# QEMU's command line names its disks by descriptor, which the plain QEMU cannot boot again). A built tnk (TNK_BIN,
 # default build/tnk), qemu-system-x86_64, qemu-img, git and python3. Uses a temporary HOME; the kernel and
 # disk cache is the caller's (built on first use). SETTLE=seconds before the memory is read (default 10).
 set -euo pipefail
