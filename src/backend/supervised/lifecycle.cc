@@ -289,7 +289,7 @@ Status check_limits(Context& ctx, const Resolved& r) {
   TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
   ns::Limits limits;
   if (r.backend == BackendKind::kVm) {
-    limits.pids = vm::kHostPidsLimit;
+    limits = vm::host_limits();
   } else {
     limits.memory_bytes = r.manifest.memory_bytes;
     if (r.manifest.cpus) limits.cpus = static_cast<double>(*r.manifest.cpus);

@@ -300,20 +300,17 @@ class VmEngine : public Engine {
     }
     remove_sockets();
     cgroup_procs_.clear();
-    // A forwarder still copying a connection QEMU had ends at its EOF; remove_cgroup_dirs waits briefly.
-    (void)ns::remove_cgroup_dirs(cgroup_dirs_);
+    (void)ns::remove_cgroup_dirs(cgroup_dirs_);  // waits briefly while the kernel still counts the exited
     cgroup_dirs_.clear();
     return ok_status();
   }
 
  private:
-  // Security review M5: QEMU, the forwarder it starts per guest connection and virtiofsd run in the
-  // sandbox's cgroup tnk-<id> under its pids limit (vm::kHostPidsLimit); a start without it is refused as
-  // on ns (exit 77) unless tnk.toml says allow_unlimited.
+  // Security review M5: QEMU and virtiofsd run in the sandbox's cgroup tnk-<id> under its pids limit
+  // (vm::host_limits); a start without it is refused as on ns (exit 77) unless tnk.toml says allow_unlimited.
   Status make_cgroups(std::vector<std::string>& notes) {
-    ns::Limits limits;
-    limits.pids = vm::kHostPidsLimit;
-    TNK_ASSIGN_OR_RETURN(ns::MadeCgroups made, ns::make_sandbox_cgroups(config_.id, limits, config_.allow_unlimited));
+    TNK_ASSIGN_OR_RETURN(ns::MadeCgroups made,
+                         ns::make_sandbox_cgroups(config_.id, vm::host_limits(), config_.allow_unlimited));
     cgroup_dirs_ = std::move(made.dirs);
     cgroup_procs_ = std::move(made.procs);
     notes.insert(notes.end(), made.notes.begin(), made.notes.end());

@@ -43,6 +43,12 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
 
 }  // namespace
 
+ns::Limits host_limits() {
+  ns::Limits limits;
+  limits.pids = kHostPidsLimit;
+  return limits;
+}
+
 VmFiles vm_files(const std::filesystem::path& state_dir) {
   VmFiles f;
   f.disk = state_dir / state::kDiskFile;

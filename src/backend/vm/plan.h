@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/ns/sandbox.h"
 #include "backend/vm/qemu_argv.h"
 #include "backend/vm/virtiofsd_argv.h"
 #include "core/result.h"
@@ -37,6 +38,8 @@ inline constexpr uint16_t kBridgeHostPort = 10023;
 // this pids limit: far more than their threads (QEMU's I/O pool has at most 64 workers), far less than a
 // host has. The guest's memory and CPUs are QEMU's -m and -smp.
 inline constexpr uint64_t kHostPidsLimit = 1024;
+// Those limits, as the command line checks them before a start and the supervisor applies them.
+ns::Limits host_limits();
 
 // Run by root, QEMU runs as this id of root's range (uid and gid alike; security review H1): 65535,
 // (uint16_t)-1, which Debian gives to no user or group, so that neither a sandbox's usual processes nor

@@ -32,8 +32,8 @@ Status check_forward_address(const std::string& address) {
 // restrict=off, named because it matters: QEMU's user network connects out for the guest, from QEMU's
 // own network namespace, which has only loopback. A connection to 10.0.2.2 (kForwardGuestIp) reaches
 // that namespace's 127.0.0.1, where the supervisor's relays listen; every other address is unreachable
-// there. Before, restrict=on let only guestfwd out, which started a process
-// (socat) per guest connection (security review M5).
+// there. Before, restrict=on let only guestfwd out, which started a process (socat) per guest connection
+// (security review M5).
 Result<std::string> netdev_value(const QemuConfig& config) {
   std::string value = "user,id=net0,restrict=off";
   for (const auto& h : config.host_forwards) {
