@@ -4,6 +4,7 @@
 #include "cli/app.h"
 #include "host/linux_backends.h"
 #if TNK_LINUX_BACKENDS
+#include "backend/ns/disk_watch.h"
 #include "backend/supervised/engines.h"
 #include "supervisor/launch.h"
 #include "supervisor/supervisor_main.h"
@@ -13,6 +14,9 @@ int main(int argc, char** argv) {
 #if TNK_LINUX_BACKENDS  // the supervisor of an ns or vm sandbox is tnk itself, re-executed
   if (argc == 3 && std::strcmp(argv[1], tnk::supervisor::kSuperviseArg) == 0) {
     return tnk::supervisor::supervisor_main(tnk::supervised::make_engine);
+  }
+  if (argc >= 2 && std::strcmp(argv[1], tnk::ns::kDiskWatchArg) == 0) {  // started by an ns sandbox's supervisor
+    return tnk::ns::disk_watch_main(argc, argv);
   }
 #endif
   return tnk::cli::run(argc, argv);

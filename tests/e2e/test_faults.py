@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +34,60 @@ def test_killed_supervisor_is_broken_then_recovers_with_its_files(any_tnk):
     assert "broken" in result.stderr
     assert status_of(box) == ["running"]
     assert box.exec("cat", "/home/agent/mark").stdout == "survived\n"
+
+
+def disk_watches(box, wait_for_one=False):
+    """The tnk-disk-watch processes of box's sandbox: their command line names its state directory. The
+    supervisor starts the watch as the sandbox starts: `wait_for_one` gives it a moment to be there."""
+    deadline = time.monotonic() + (10 if wait_for_one else 0)
+    while True:
+        found = running_disk_watches(box)
+        if found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
+
+
+def running_disk_watches(box):
+    (directory,) = sandbox_dirs(box.tnk)
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if (proc / "comm").read_text().strip() == "tnk-disk-watch" and \
+                    str(directory).encode() in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def test_an_ns_disk_watch_lives_as_long_as_its_sandbox(ns_tnk):
+    """The bound on an ns sandbox's disk is a process (docs/ns-backend.md, "Disk"), which lives exactly
+    as long as the sandbox: a killed supervisor takes it along, and a killed watch stops the sandbox,
+    whose disk would no longer be bounded, with a message that says so (the sandbox is `broken`, as after
+    any failure). The next start says why and brings both back, on the sandbox's files."""
+    box = Sandbox(ns_tnk, ns_tnk.project("watch"))
+    box.start()
+    assert box.exec("sh", "-c", "echo kept > /home/agent/mark").returncode == 0
+    (watch,) = disk_watches(box, wait_for_one=True)
+    os.kill(supervisor_pid(box), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while disk_watches(box) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert disk_watches(box) == []
+
+    box.start()
+    (watch,) = disk_watches(box, wait_for_one=True)
+    held = subprocess.Popen([TNK_BIN, "sandbox", "exec", "--", "sh", "-c", "echo in; exec sleep 60"],
+                            cwd=box.project, env=ns_tnk.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert held.stdout.readline() == "in\n"
+    os.kill(watch, signal.SIGKILL)
+    _, err = held.communicate(timeout=60)
+    assert held.returncode != 0 and "disk watch failed" in err and "no longer bounded" in err, err
+    assert status_of(box) == ["broken"]  # ended by a failure: the next command restarts it
+    assert "disk watch failed" in box.start().stderr
+    assert box.exec("cat", "/home/agent/mark").stdout == "kept\n"
+    assert len(disk_watches(box, wait_for_one=True)) == 1
 
 
 def test_a_supervisor_killed_during_a_start_is_reported_as_ended_not_as_absent(any_tnk):

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/ns/disk_watch.h"
 #include "backend/ns/joiner.h"
 #include "backend/ns/sandbox.h"
 #include "core/subprocess.h"
@@ -82,6 +83,15 @@ class NsEngine : public Engine {
       return joiner.error();
     }
     joiner_ = std::move(*joiner);
+    if (config_.disk_bytes) {
+      auto watch = ns::DiskWatch::start(sandbox, layers(spec), *config_.disk_bytes);
+      if (!watch) {
+        joiner_.reset();
+        (void)ns::stop(sandbox, std::chrono::milliseconds(0));
+        return watch.error();
+      }
+      disk_watch_ = std::move(*watch);
+    }
     std::vector<std::string> notes = std::move(sandbox.notes);
     sandbox_ = std::move(sandbox);
     TNK_ASSIGN_OR_RETURN(std::vector<std::string> protection_notes, record_protection(config_, protection));
@@ -126,13 +136,25 @@ class NsEngine : public Engine {
     return ns::enter_network(*sandbox_);
   }
 
-  // The joiner is part of the sandbox: without it no session can start.
-  bool is_sandbox_process(pid_t pid) const override { return pid == init_pid() || (joiner_ && pid == joiner_->pid()); }
+  // The joiner is part of the sandbox: without it no session can start. So is the disk watch: without
+  // it the sandbox's disk is not bounded.
+  bool is_sandbox_process(pid_t pid) const override {
+    return pid == init_pid() || (joiner_ && pid == joiner_->pid()) || (disk_watch_ && pid == disk_watch_->pid());
+  }
 
-  std::string sandbox_process_name(pid_t pid) const override { return pid == init_pid() ? "PID 1" : "joiner"; }
+  std::string sandbox_process_name(pid_t pid) const override {
+    if (pid == init_pid()) return "PID 1";
+    return disk_watch_ && pid == disk_watch_->pid() ? "disk watch" : "joiner";
+  }
 
   // `reaped` is gone already: it must not be signalled or waited for again.
   void sandbox_ended(pid_t reaped) override {
+    if (disk_watch_ && reaped == disk_watch_->pid()) {  // the supervisor stops the sandbox next
+      failure_ = disk_watch_->verdict().value_or(ns::DiskWatch::ended("it ended without a word"));
+      disk_watch_->forget();
+      disk_watch_.reset();
+      return;
+    }
     if (joiner_ && reaped == joiner_->pid()) joiner_->forget();
     joiner_.reset();
     if (reaped != init_pid()) return;  // the joiner: stop() still ends PID 1
@@ -144,6 +166,7 @@ class NsEngine : public Engine {
   // their statuses come back through ended_sessions(), so that each client hears how its session
   // ended (128+15 for the SIGTERM of a stop) and writes its session_exit.
   Status stop(std::chrono::milliseconds grace) override {
+    disk_watch_.reset();
     if (!sandbox_) return ok_status();
     joiner_.reset();
     std::vector<ns::ReapedSession> reaped;
@@ -157,13 +180,29 @@ class NsEngine : public Engine {
 
   std::vector<EndedSession> ended_sessions() override { return std::exchange(reaped_, {}); }
 
+  // The disk watch may have said why before the supervisor reaps it: PID 1, which it killed, may come first.
+  std::optional<Error> failure() const override {
+    if (failure_) return failure_;
+    return disk_watch_ ? disk_watch_->verdict() : std::nullopt;
+  }
+
  private:
   pid_t init_pid() const { return sandbox_ ? sandbox_->init_pid : 0; }
+
+  // What the sandbox writes on the host: its overlay's upper and work directories, and in review mode
+  // the project's.
+  static std::vector<std::filesystem::path> layers(const ns::SandboxSpec& spec) {
+    std::vector<std::filesystem::path> dirs{spec.upper_dir, spec.work_dir};
+    if (!spec.review_upper.empty()) dirs.insert(dirs.end(), {spec.review_upper, spec.review_work});
+    return dirs;
+  }
 
   SupervisorConfig config_;
   std::optional<ns::Sandbox> sandbox_;  // while it runs: PID 1 and the namespaces' fds
   std::optional<ns::Joiner> joiner_;
-  std::vector<EndedSession> reaped_;  // sessions stop() reaped, until ended_sessions() hands them on
+  std::vector<EndedSession> reaped_;         // sessions stop() reaped, until ended_sessions() hands them on
+  std::optional<ns::DiskWatch> disk_watch_;  // while it runs: the bound on the sandbox's disk
+  std::optional<Error> failure_;             // the disk watch's verdict, once it ended the sandbox
 };
 
 }  // namespace

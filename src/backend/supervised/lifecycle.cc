@@ -149,7 +149,7 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   config.open_ports = r.manifest.open_ports;
   config.forwards = r.manifest.ports;
   config.audit_log = audit_log;
-  config.disk_bytes = r.manifest.disk_bytes;
+  config.disk_bytes = r.manifest.disk_bytes.value_or(loaded->sandbox_disk_bytes.value);
   return config;
 }
 
