@@ -121,7 +121,13 @@ std::vector<SetupStep> cgroup_steps(const SetupFacts& f, const std::string& leaf
   static const std::vector<std::string> kControllers{"memory", "pids", "cpu"};
   if (f.v2_mount) {
     if (f.systemd) {
-      return {{"cgroup", "systemd delegates a cgroup v2 subtree to each user's session (Delegate=yes)", "", {}}};
+      // A user's session scope is systemd's, and no cgroup of its that holds a process may both enable
+      // the memory controller below it and take new processes (ns/cgroups.h, cgroup_fix).
+      return {{"cgroup",
+               "cgroup v2 under systemd: nothing to prepare, and nothing tnk setup could do gives sandboxes "
+               "their limits there yet (docs/rootless.md, \"Resource limits\")",
+               "",
+               {}}};
     }
     std::vector<std::string> offered;
     for (const auto& c : kControllers) {

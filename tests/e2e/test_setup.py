@@ -134,8 +134,8 @@ def sandbox_cgroup(user_tnk, controller):
 
 REFUSED = ("error: refusing to start the sandbox without its pids and memory limits: no cgroup subtree is "
            f"delegated to {USER} (a fork bomb or a memory hog inside would reach the host)\n"
-           f"hint: run `sudo tnk setup --user {USER}` once, or tnk from a systemd unit with Delegate=yes; or, to "
-           "start without them, set allow_unlimited = true in tnk.toml (or TNK_ALLOW_UNLIMITED=1)\n")
+           f"hint: run `sudo tnk setup --user {USER}` once; or, to start without them, set allow_unlimited = "
+           "true in tnk.toml (or TNK_ALLOW_UNLIMITED=1)\n")
 NOTE = f"limits not applied: no cgroup subtree is delegated to {USER} (run `sudo tnk setup --user {USER}`"
 
 
@@ -168,7 +168,7 @@ def test_m5_a_users_start_without_limits_is_refused_until_setup_or_the_opt_in(st
         ran = user_tnk.run("sandbox", "exec", "--", "touch", "/workspace/ran", cwd=project)
         assert ran.returncode == 77 and REFUSED in ran.stderr, ran.stderr
         assert not (project / "ran").exists()
-        # A vm sandbox's host processes (QEMU, the forwarders it starts, virtiofsd) need their pids limit.
+        # A vm sandbox's host processes (QEMU and virtiofsd) need their pids limit.
         vm = user_tnk.run("sandbox", "start", "--backend", "vm", "--profile", "small", cwd=project)
         assert vm.returncode == 77, vm.stderr
         assert vm.stderr.endswith(REFUSED.replace("pids and memory limits", "pids limit")), vm.stderr

@@ -203,16 +203,20 @@ CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const L
     place("cpu", {{"cpu.max", quota + " 100000"}}, {{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", quota}});
   }
   if (missing.empty()) return plan;
-  if (host.root) {
-    plan.unapplied.push_back({std::move(missing),
-                              "no delegated cgroup v2 controller and no cgroup v1 hierarchy this process may write",
-                              "run tnk from a systemd unit or scope with Delegate=yes"});
-  } else {
-    plan.unapplied.push_back(
-        {std::move(missing), "no cgroup subtree is delegated to " + host.user,
-         "run `sudo tnk setup --user " + host.user + "` once, or tnk from a systemd unit with Delegate=yes"});
-  }
+  plan.unapplied.push_back({std::move(missing),
+                            host.root
+                                ? "no delegated cgroup v2 controller and no cgroup v1 hierarchy this process may write"
+                                : "no cgroup subtree is delegated to " + host.user,
+                            cgroup_fix(host)});
   return plan;
+}
+
+std::string cgroup_fix(const CgroupHost& host) {
+  if (host.v1.empty()) {
+    return "tnk cannot place a sandbox's cgroups on a cgroup v2 host yet (security review M5, open; docs/rootless.md)";
+  }
+  return host.root ? "mount the cgroup v1 hierarchy of each controller"
+                   : "run `sudo tnk setup --user " + host.user + "` once";
 }
 
 std::vector<UnappliedLimits> foresee_unapplied(const CgroupPlan& plan) {

@@ -76,6 +76,13 @@ struct CgroupPlan {
 // Delegate=yes): a v2 process may only move between cgroups whose common ancestor it may write.
 CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const Limits& limits);
 
+// What gives the limits a place on this host: `tnk setup` for a user of a cgroup v1 host. On a cgroup v2
+// host nothing does yet: the kernel lets no cgroup that holds a process (tnk's own, or a delegated
+// unit's) both enable the memory controller for its children and take new processes, and a tnk-owned
+// subtree there, or a systemd scope with Delegate=yes for the supervisor, is not built (this project's
+// hosts have no cgroup v2 controllers to test it on).
+std::string cgroup_fix(const CgroupHost& host);
+
 // What a start would go without besides the plan's own gaps, foreseen without creating anything: each
 // planned directory whose parent this process may not write (access(2): a read-only cgroup mount, a
 // directory of another user).

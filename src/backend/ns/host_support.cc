@@ -228,8 +228,7 @@ ProbeResult probe_cgroup_delegation() {
     detail += (detail.empty() ? "" : ", ") + std::string(controller) + ": " + where;
   }
   if (everywhere) return {true, detail, ""};
-  std::string fix = host->root ? "run tnk from a systemd unit or scope with Delegate=yes on a cgroup v2 host"
-                               : "run `" + idmap::add_range_command(host->user) + "`";
+  std::string fix = cgroup_fix(*host);
   if (!refuses) return {false, "not delegated: " + detail + "; the cpu limit is not applied", fix};
   return {false,
           "not delegated: " + detail +
