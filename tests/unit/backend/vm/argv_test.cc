@@ -64,7 +64,7 @@ TEST(QemuArgv, GoldenTcgWithNetwork) {
             "-drive\nid=root,file=/state/sb/disk.qcow2,format=qcow2,if=none,cache=writeback,discard=unmap,"
             "detect-zeroes=unmap,werror=enospc\n-device\nvirtio-blk-device,drive=root\n"
             "-chardev\nsocket,id=vfs,path=/state/sb/virtiofsd.sock\n"
-            "-device\nvhost-user-fs-device,chardev=vfs,tag=workspace\n"
+            "-device\nvhost-user-fs-device,chardev=vfs,tag=workspace,event_idx=off\n"
             "-netdev\nuser,id=net0,restrict=off,hostfwd=tcp:127.0.0.2:1023-10.0.2.15:1023\n"
             "-device\nvirtio-net-device,netdev=net0");
 }

@@ -167,7 +167,8 @@ TEST(VmPlan, EachInputChangesItsOwnWords) {
   EXPECT_EQ(with([](auto& c) { c.mount_point = "/src"; }), Options{"-append"});
   EXPECT_EQ(with([](auto& c) { c.id = "tnk-other"; }), (Options{"-name", "-append"}));
   EXPECT_EQ(with([](auto& c) { c.vm_kernel = "/k/vmlinux"; }), Options{"-kernel"});
-  EXPECT_EQ(with([](auto& c) { c.vm_kvm = true; }), (Options{"-accel", "-cpu", "-append"}));
+  // -device: the workspace share keeps its event index under KVM only (qemu_argv.cc).
+  EXPECT_EQ(with([](auto& c) { c.vm_kvm = true; }), (Options{"-accel", "-cpu", "-append", "-device"}));
   auto other_token = vm_plan(base_config(), base_facts(), "fedcba9876543210");
   ASSERT_TRUE(other_token.ok());
   EXPECT_EQ(changed_options(base, other_token->qemu_argv), Options{"-append"});
