@@ -335,7 +335,10 @@ def test_an_image_cache_deleted_after_the_image_was_found_fails_once_and_the_nex
     subprocess.run(["rm", "-rf", str(cache / "tnk")], check=True)
     os.kill(start.pid, signal.SIGCONT)
     out, err = start.communicate(timeout=600)
-    print(one_clear_error_or_success(subprocess.CompletedProcess(start.args, start.returncode, out, err), image, box))
+    outcome = one_clear_error_or_success(subprocess.CompletedProcess(start.args, start.returncode, out, err), image, box)
+    print(outcome)
+    if outcome == "succeeded":  # the start had mounted the image before it went: stopped, it needs one again
+        assert box.run("sandbox", "stop").returncode == OK
     again = box.run("sandbox", "start", "--backend", "ns", "--profile", "base", timeout=1800)
     assert again.returncode == OK, again.stderr
     assert "building image" in again.stderr  # rebuilt under the same name, not "delete the sandbox"
