@@ -16,6 +16,7 @@
 #include "core/strings.h"
 #include "core/unique_fd.h"
 #include "core/user_name.h"
+#include "idmap/subordinate_ids.h"
 #include "naming/naming.h"
 
 namespace tnk::ns {
@@ -216,7 +217,7 @@ std::string cgroup_fix(const CgroupHost& host) {
     return "tnk cannot place a sandbox's cgroups on a cgroup v2 host yet (security review M5, open; docs/rootless.md)";
   }
   return host.root ? "mount the cgroup v1 hierarchy of each controller"
-                   : "run `sudo tnk setup --user " + host.user + "` once";
+                   : "run `" + idmap::add_range_command(host.user) + "` once";
 }
 
 std::vector<UnappliedLimits> foresee_unapplied(const CgroupPlan& plan) {

@@ -2,7 +2,6 @@
 // supervisor makes of its end.
 #include "backend/ns/disk_watch.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -20,11 +19,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "backend/ns/syscalls.h"
+#include "core/nofollow_dir.h"
 
 namespace tnk::ns {
 namespace fs = std::filesystem;
@@ -42,66 +42,54 @@ std::string mib(uint64_t bytes) {
   return text;
 }
 
-struct CloseDir {
-  void operator()(DIR* dir) const { closedir(dir); }
+// A directory being walked: its descriptor, its names (read whole, by core's dir_names) and how far.
+struct Level {
+  UniqueFd fd;
+  std::vector<std::string> names;
+  size_t next = 0;
 };
-using DirPtr = std::unique_ptr<DIR, CloseDir>;
 
-// The directory `name` of `parent`, opened without following a symbolic link; null when it is gone or
-// no longer a directory (the sandbox changed it while the walk went by).
-Result<DirPtr> open_subdir(int parent, const char* name) {
-  int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return DirPtr();
-    return sys_error(errno, std::string("opening ") + name);
+// The directory `entry` of `parent` (`shown` in errors) as a Level; nullopt when it is gone or no longer
+// a directory (the sandbox changed it while the walk went by). No symbolic link is followed.
+Result<std::optional<Level>> open_level(int parent, const std::string& entry, const std::string& shown) {
+  UniqueFd fd(openat(parent, entry.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return std::optional<Level>();
+    return sys_error(errno, "opening " + shown);
   }
-  DIR* dir = fdopendir(fd);
-  if (dir == nullptr) {
-    int err = errno;
-    close(fd);
-    return sys_error(err, std::string("reading ") + name);
-  }
-  return DirPtr(dir);
+  TNK_ASSIGN_OR_RETURN(std::vector<std::string> names, dir_names(fd.get(), shown));
+  return std::optional<Level>(Level{std::move(fd), std::move(names)});
 }
 
 }  // namespace
 
 Result<uint64_t> tree_bytes(int dir_fd, const std::string& name, uint64_t stop_above) {
-  int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return sys_error(errno, "opening " + name);
-  DirPtr top(fdopendir(fd));
-  if (!top) {
-    int err = errno;
-    close(fd);
-    return sys_error(err, "reading " + name);
-  }
   struct stat st {};
-  if (fstat(fd, &st) != 0) return sys_error(errno, "stat " + name);
+  if (fstat(dir_fd, &st) != 0) return sys_error(errno, "stat " + name);
   const dev_t device = st.st_dev;
   uint64_t total = allocated(st);
   std::set<ino_t> linked;  // inodes with more than one name, counted at the first
-  std::vector<DirPtr> stack;
-  stack.push_back(std::move(top));
+  std::vector<Level> stack;
+  TNK_ASSIGN_OR_RETURN(std::optional<Level> top, open_level(dir_fd, ".", name));
+  if (!top) return not_found(name + " is gone");
+  stack.push_back(std::move(*top));
   while (!stack.empty() && total <= stop_above) {
-    DIR* current = stack.back().get();
-    errno = 0;
-    dirent* entry = readdir(current);
-    if (entry == nullptr) {
-      if (errno != 0) return sys_error(errno, "reading a directory under " + name);
+    Level& current = stack.back();
+    if (current.next == current.names.size()) {
       stack.pop_back();
       continue;
     }
-    if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
-    if (fstatat(dirfd(current), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    const std::string& entry = current.names[current.next++];
+    if (fstatat(current.fd.get(), entry.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT) continue;
-      return sys_error(errno, std::string("stat ") + entry->d_name + " under " + name);
+      return sys_error(errno, "stat " + entry + " under " + name);
     }
     if (st.st_dev != device) continue;  // a mount: not the sandbox's layer
     if (S_ISDIR(st.st_mode)) {
-      TNK_ASSIGN_OR_RETURN(DirPtr sub, open_subdir(dirfd(current), entry->d_name));
+      TNK_ASSIGN_OR_RETURN(std::optional<Level> sub, open_level(current.fd.get(), entry, entry + " under " + name));
       if (!sub) continue;
       total += allocated(st);
-      stack.push_back(std::move(sub));
+      stack.push_back(std::move(*sub));  // `current` is not used past here: the push may move it
     } else if (st.st_nlink < 2 || linked.insert(st.st_ino).second) {
       total += allocated(st);
     }
