@@ -88,6 +88,15 @@ json protected_path_appeared(const std::string& container_id, const std::string&
   return e;
 }
 
+json git_entry_held(const std::string& container_id, const std::string& path, const std::string& held_as,
+                    const std::string& what) {
+  json e = event("git_entry_held", container_id);
+  e["path"] = path;
+  e["held_as"] = held_as.empty() ? json() : json(held_as);
+  e["what"] = what;
+  return e;
+}
+
 json provision_start(const std::string& container_id, const std::string& profile, const std::string& fingerprint) {
   json e = event("provision_start", container_id);
   e["profile"] = profile;

@@ -36,6 +36,9 @@ nlohmann::json sandbox_delete(const std::string& container_id);
 // A protected path (mounts.readonly) that was missing at start exists now: nothing protected it.
 nlohmann::json protected_path_appeared(const std::string& container_id, const std::string& path,
                                        const std::string& host_path);
+// The host's git would have used something the sandbox wrote (state/git_guard.h): tnk renamed it.
+nlohmann::json git_entry_held(const std::string& container_id, const std::string& path, const std::string& held_as,
+                              const std::string& what);
 
 // Review mode (docs/workspace.md): what `tnk sandbox apply` wrote into the project, or `discard` dropped
 // from the layer; `paths` is [{"path", "change", "type", "sha256"}], sha256 null where there is no content.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "audit/writer.h"
@@ -20,7 +21,15 @@ std::vector<state::ProtectedPath> protection_of(Context& ctx, const sandbox::Res
 // record (once: the record then holds it as kAppeared).
 void report_appeared(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit);
 
-// At stop: a warning naming every path that appeared while the sandbox ran.
+// After a session, at stop and after an apply (issue 32): what the host's git would run or follow that
+// the sandbox wrote since start is held (state/git_guard.h): renamed, with a warning and a
+// git_entry_held record each. A path the user named to apply (`named`, project-relative) is theirs,
+// applied knowingly: not held. Protected paths cannot have changed inside; a change to one is the
+// host's own, and is left alone.
+void guard_git(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit,
+               const std::vector<std::string>& named = {});
+
+// At stop: a warning naming every path that appeared while the sandbox ran, and every git entry held.
 void warn_appeared_at_stop(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit);
 
 }  // namespace tnk::backend

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "audit/events.h"
+#include "backend/protection.h"
 #include "core/strings.h"
 #include "idmap/userns.h"
 #include "review/git_ignore.h"
@@ -162,6 +163,16 @@ Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequ
     TNK_RETURN_IF_ERROR(write_record(
         ctx, request, o, audit::workspace_apply(request.id, o.record.project_dir.string(), to_json(*touched))));
   }
+  // What the host's git would now run from the applied layer is held (state/git_guard.h), unless the
+  // user named it: `diff` flagged it, and naming it is applying it knowingly.
+  std::vector<std::string> named;
+  for (const auto& arg : request.paths) {
+    TNK_ASSIGN_OR_RETURN(std::string rel, project_relative(ctx, o.record.project_dir, arg));
+    named.push_back(rel);
+  }
+  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, request.id, o.record.project_dir));
+  guard_git(ctx, request.id, audit, named);
+  TNK_RETURN_IF_ERROR(sandbox::audit_outcome(audit));
   return touched;
 }
 

@@ -11,6 +11,14 @@ struct Rule {
 // Keep docs/workspace.md's table in step with this list.
 constexpr Rule kRules[] = {
     {".git/hooks/", "git hook"},
+    // What makes the host's git enter another repository or read another directory's config (issue
+    // 32). `apply` holds what of it would run unless it is named (state/git_guard.h).
+    {".git/index", "git index (a gitlink makes git status enter that repository)"},
+    {".git/commondir", "git commondir (another directory's config and hooks)"},
+    {".git/config.worktree", "git config (worktree)"},
+    {".git/modules/", "submodule git dir (its config and hooks)"},
+    {".git/worktrees/", "worktree git dir (its commondir)"},
+    {".git/objects/info/alternates", "git alternates"},
     {".git/config", "git config (hooks path, filters, aliases)"},
     {".git/info/attributes", "git attributes (filters)"},
     {".gitattributes", "git attributes (filters)"},
@@ -50,6 +58,11 @@ bool matches(std::string_view rel, std::string_view pattern) {
 }  // namespace
 
 std::string host_run_reason(std::string_view rel) {
+  // A `.git` below the top: a repository of its own, whose config and hooks the host's git uses once
+  // the index links it (or `git add` does).
+  if (rel.ends_with("/.git") || rel.find("/.git/") != std::string_view::npos) {
+    return "nested git repository (its config and hooks)";
+  }
   for (const auto& rule : kRules) {
     if (matches(rel, rule.pattern)) return rule.reason;
   }

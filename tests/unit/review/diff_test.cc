@@ -95,6 +95,14 @@ TEST(ReviewHostRun, TheListMatchesByPathNameAndSuffix) {
   EXPECT_EQ(host_run_reason(".git/hooks/post-checkout"), "git hook");
   EXPECT_EQ(host_run_reason(".git/config"), "git config (hooks path, filters, aliases)");
   EXPECT_EQ(host_run_reason(".envrc"), "direnv");
+  // Issue 32: what makes the host's git enter another repository or read another config.
+  EXPECT_EQ(host_run_reason("sub/.git/config"), "nested git repository (its config and hooks)");
+  EXPECT_EQ(host_run_reason("a/b/.git"), "nested git repository (its config and hooks)");
+  EXPECT_EQ(host_run_reason(".git/modules/lib/hooks/post-checkout"), "submodule git dir (its config and hooks)");
+  EXPECT_EQ(host_run_reason(".git/worktrees/f/commondir"), "worktree git dir (its commondir)");
+  EXPECT_EQ(host_run_reason(".git/index"), "git index (a gitlink makes git status enter that repository)");
+  EXPECT_EQ(host_run_reason(".git/objects/ab/cdef"), "");
+  EXPECT_EQ(host_run_reason("my.git/config"), "");
   EXPECT_EQ(host_run_reason("sub/.envrc"), "");  // direnv runs the one where you cd: only the project's is listed
   EXPECT_EQ(host_run_reason("tools/rules.mk"), "make");
   EXPECT_EQ(host_run_reason("web/package.json"), "npm scripts");
