@@ -58,11 +58,13 @@ TEST(ProtectionPlan, ALinkedWorktreeProtectsItsGitFileAndTheMainRepositorysPaths
   const fs::path common = fs::canonical(main / ".git");
   EXPECT_EQ(plan.git_common_dir, common);
   EXPECT_EQ(plan.project_binds, (std::vector<std::string>{".git"}));  // .envrc is missing
-  EXPECT_EQ(plan.git_dir_binds, (std::vector<std::string>{"hooks", "config"}));
+  // Issue 32: the worktree's own commondir too (rewritten, it sends the host's git to another config).
+  EXPECT_EQ(plan.git_dir_binds, (std::vector<std::string>{"hooks", "config", "worktrees/linked/commondir"}));
   std::vector<std::string> shown;
   for (const auto& path : plan.paths) shown.push_back(path.path);
   EXPECT_EQ(shown,
-            (std::vector<std::string>{".envrc", ".git", (common / "hooks").string(), (common / "config").string()}));
+            (std::vector<std::string>{".envrc", ".git", (common / "hooks").string(), (common / "config").string(),
+                                      (common / "worktrees" / "linked" / "commondir").string()}));
 }
 
 }  // namespace
