@@ -28,10 +28,10 @@ namespace {
 
 #if TNK_LINUX_BACKENDS
 // An ns probe as a check: the probes themselves say what they saw and what would fix it.
-void add_ns_probe(doctor::Registry& registry, const char* id, const char* title, ns::ProbeResult (*probe)(),
+void add_ns_probe(doctor::Registry& registry, const char* id, const char* title, linux::ProbeResult (*probe)(),
                   doctor::Status when_missing) {
   registry.add({id, title, false, [probe, when_missing]() -> Outcome {
-                  ns::ProbeResult result = probe();
+                  linux::ProbeResult result = probe();
                   return {result.ok ? doctor::Status::kOk : when_missing, result.detail, result.ok ? "" : result.fix};
                 }});
 }
@@ -92,7 +92,7 @@ Outcome map_helpers_outcome() {
 Outcome idmapped_outcome() {
   if (::geteuid() != 0)
     return {doctor::Status::kInfo, "not used by a rootless sandbox (its lower layer is the user's)", ""};
-  ns::ProbeResult result = ns::probe_idmapped_mounts();
+  linux::ProbeResult result = ns::probe_idmapped_mounts();
   return {result.ok ? doctor::Status::kOk : doctor::Status::kWarn, result.detail, result.ok ? "" : result.fix};
 }
 #endif
@@ -131,7 +131,8 @@ void add_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts,
   vm::add_vm_doctor_checks(registry, facts, paths, std::filesystem::read_symlink("/proc/self/exe", ec));
 #endif
 #if TNK_LINUX_BACKENDS  // a build without them (macOS) has no ns checks
-  add_ns_probe(registry, "ns_userns", "ns backend: user namespaces", ns::probe_user_namespaces, doctor::Status::kWarn);
+  add_ns_probe(registry, "ns_userns", "ns backend: user namespaces", linux::probe_user_namespaces,
+               doctor::Status::kWarn);
   registry.add({"ns_subids", "ns backend: subordinate id ranges", false, subids_outcome});
   registry.add({"ns_map_helpers", "ns backend: newuidmap and newgidmap", false, map_helpers_outcome});
   add_ns_probe(registry, "ns_overlay", "ns backend: overlayfs in a user namespace", ns::probe_overlay_in_userns,
@@ -141,7 +142,7 @@ void add_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts,
   // A warning when ns starts are refused for it (no place for the pids or memory limit), else a note.
   registry.add(
       {"ns_cgroups", "ns backend: resource limits (cgroups)", false, []() -> Outcome {
-         ns::ProbeResult result = ns::probe_cgroup_delegation();
+         linux::ProbeResult result = linux::probe_cgroup_delegation();
          if (result.ok) return {doctor::Status::kOk, result.detail, ""};
          return {result.refuses_start ? doctor::Status::kWarn : doctor::Status::kInfo, result.detail, result.fix};
        }});

@@ -90,6 +90,28 @@ CommandDoc command_doc(const CLI::App& command) {
           footer.substr(example_start, footer.size() - kGlobalFlagsNote.size() - example_start)};
 }
 
+namespace {
+
+// Every verb, in the order `tnk --help` lists them.
+void add_commands(CLI::App& root, CommandTable& table) {
+  add_status_command(root, table);
+  add_init_command(root, table);
+  add_config_commands(root, table);
+  add_sandbox_commands(root, table);
+  add_lifecycle_commands(root, table);
+  add_doctor_command(root, table);
+#if TNK_LINUX_BACKENDS
+  add_setup_command(root, table);
+#endif
+  add_image_commands(root, table);
+  add_audit_commands(root, table);
+  add_completion_command(root, table);
+  add_manpage_command(root, table);
+  add_version_command(root, table);
+}
+
+}  // namespace
+
 int run(int argc, char** argv) {
   Terminal terminal{::isatty(STDIN_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1, ::isatty(STDERR_FILENO) == 1};
   Env env = Env::from_process();
@@ -110,20 +132,7 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json", "ndjson"}));
 
   CommandTable table;
-  add_status_command(root, table);
-  add_init_command(root, table);
-  add_config_commands(root, table);
-  add_sandbox_commands(root, table);
-  add_lifecycle_commands(root, table);
-  add_doctor_command(root, table);
-#if TNK_LINUX_BACKENDS
-  add_setup_command(root, table);
-#endif
-  add_image_commands(root, table);
-  add_audit_commands(root, table);
-  add_completion_command(root, table);
-  add_manpage_command(root, table);
-  add_version_command(root, table);
+  add_commands(root, table);
 
   Output early_out(std::cout, std::cerr, early_format(argc, argv), color);
   try {

@@ -10,13 +10,13 @@
 #include <filesystem>
 #include <sstream>
 
-#include "backend/ns/cgroups.h"
 #include "cli/command.h"
 #include "core/files.h"
 #include "core/subprocess.h"
 #include "core/user_name.h"
 #include "host/setup_plan.h"
 #include "idmap/subordinate_ids.h"
+#include "linux/cgroups.h"
 #include "naming/naming.h"
 
 namespace tnk::cli {
@@ -51,7 +51,7 @@ bool user_in_group(const passwd& pw, const std::string& group) {
 Status add_setup_cgroup_facts(host::SetupFacts& f, const std::string& leaf) {
   TNK_ASSIGN_OR_RETURN(std::string mountinfo, read_file("/proc/self/mountinfo"));
   std::optional<fs::path> v2;
-  for (const auto& m : ns::parse_cgroup_mounts(mountinfo)) {
+  for (const auto& m : linux::parse_cgroup_mounts(mountinfo)) {
     if (m.root != "/") continue;
     if (m.v2) v2 = m.mount_point;
     for (const auto& c : m.controllers) {

@@ -121,11 +121,13 @@ std::vector<SetupStep> cgroup_steps(const SetupFacts& f, const std::string& leaf
   static const std::vector<std::string> kControllers{"memory", "pids", "cpu"};
   if (f.v2_mount) {
     if (f.systemd) {
-      // A user's session scope is systemd's, and no cgroup of its that holds a process may both enable
-      // the memory controller below it and take new processes (ns/cgroups.h, cgroup_fix).
+      // Each supervisor asks the user's systemd manager for a delegated scope of its own
+      // (linux/systemd_scope.h): nothing here to prepare, but that manager must run.
       return {{"cgroup",
-               "cgroup v2 under systemd: nothing to prepare, and nothing tnk setup could do gives sandboxes "
-               "their limits there yet (docs/rootless.md, \"Resource limits\")",
+               "cgroup v2 under systemd: nothing to prepare; each sandbox's supervisor runs in a scope that " + f.user +
+                   "'s systemd manager delegates, which runs while " + f.user +
+                   " is logged in (or always, after `loginctl enable-linger " + f.user +
+                   "`) (docs/rootless.md, \"Resource limits\")",
                "",
                {}}};
     }

@@ -33,6 +33,9 @@ struct SessionResult {
   std::optional<Error> refused;
   // The session ended because its sandbox was stopped (`"stopped": true` on the exit event).
   bool sandbox_stopped = false;
+  // What the supervisor knows of how the session ended ("note" on the exit event), e.g. that the OOM
+  // killer ended it at the sandbox's memory limit. The CLI prints it as a warning.
+  std::string note;
 };
 
 // Runs one session on `ctl_fd` (connected; not closed here, but shut down when the session is

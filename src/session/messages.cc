@@ -140,9 +140,10 @@ json error_event(const std::string& message, const std::string& hint, int exit_c
   return {{"event", "error"}, {"v", kProtocolVersion}, {"message", message}, {"hint", hint}, {"exit_code", exit_code}};
 }
 
-json exit_event(int code, bool stopped) {
+json exit_event(int code, bool stopped, const std::string& note) {
   json event = {{"event", "exit"}, {"code", code}};
   if (stopped) event["stopped"] = true;
+  if (!note.empty()) event["note"] = note;
   return event;
 }
 

@@ -67,7 +67,7 @@ inline constexpr int kExitCommandNotExecutable = 126;
 nlohmann::json started_event(long long pid);
 nlohmann::json error_event(const std::string& message, const std::string& hint, int exit_code);
 // `stopped`: the session ended because its sandbox was stopped (stop, delete, shutdown), not by itself.
-nlohmann::json exit_event(int code, bool stopped = false);
+nlohmann::json exit_event(int code, bool stopped = false, const std::string& note = "");
 nlohmann::json pong_event(const std::string& backend, long long pid);
 nlohmann::json stopping_event();
 

@@ -53,7 +53,7 @@ Status set_nonblocking(int fd) {
   return ok_status();
 }
 
-SessionResult abandoned(int sig) { return SessionResult{128 + sig, std::nullopt}; }
+SessionResult abandoned(int sig) { return SessionResult{128 + sig, std::nullopt, false, ""}; }
 
 }  // namespace
 
@@ -162,8 +162,9 @@ Relay::Step Relay::read_control() {
   if (event == "exit") {
     TNK_ASSIGN_OR_RETURN(long long code, control_fields(m->body).integer("code", 0, 255));
     TNK_ASSIGN_OR_RETURN(bool stopped, control_fields(m->body).optional_boolean("stopped", false));
+    TNK_ASSIGN_OR_RETURN(std::string note, control_fields(m->body).optional_string("note"));
     finished_ = true;
-    return std::optional(SessionResult{static_cast<int>(code), std::nullopt, stopped});
+    return std::optional(SessionResult{static_cast<int>(code), std::nullopt, stopped, note});
   }
   if (event == "error") {
     // After "started": not a refusal but the sandbox failing under the session (a vm whose disk's host
@@ -181,7 +182,7 @@ Relay::Step Relay::refused(const nlohmann::json& body) {
   Error error = failed(e.message, e.hint);
   if (e.exit_code == kExitCommandNotFound) error.kind = ErrorKind::kNotFound;
   if (e.exit_code == kExitCommandNotExecutable) error.kind = ErrorKind::kPermission;
-  return std::optional(SessionResult{e.exit_code, std::move(error)});
+  return std::optional(SessionResult{e.exit_code, std::move(error), false, ""});
 }
 
 Relay::Step Relay::handle_signals() {

@@ -45,6 +45,7 @@ nlohmann::json to_json(const SupervisorConfig& config) {
   if (config.memory_bytes) json["memory_bytes"] = *config.memory_bytes;
   if (config.cpus) json["cpus"] = *config.cpus;
   if (config.allow_unlimited) json["allow_unlimited"] = true;
+  if (config.cgroup_scope) json["cgroup_scope"] = true;
   return json;
 }
 
@@ -96,6 +97,7 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
     if (json.contains("disk_bytes")) config.disk_bytes = json["disk_bytes"].get<uint64_t>();
     if (json.contains("cpus")) config.cpus = json["cpus"].get<double>();
     config.allow_unlimited = json.value("allow_unlimited", false);
+    config.cgroup_scope = json.value("cgroup_scope", false);
     return config;
   } catch (const nlohmann::json::exception& e) {
     return failed(std::string("invalid supervisor config: ") + e.what());

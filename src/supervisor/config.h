@@ -44,9 +44,11 @@ struct SupervisorConfig {
   std::optional<uint64_t> memory_bytes;
   std::optional<double> cpus;
   bool allow_unlimited = false;  // start without the pids or memory limit when they cannot apply (tnk.toml)
-  std::string inference_host;    // where the supervisor reaches the endpoint on the host
-  uint16_t inference_port = 0;   // 0: no endpoint forwarder
-  InferenceGateway gateway;      // what the inference gateway adds and checks
+  // Started in a delegated systemd scope of its own (linux/systemd_scope.h), where it settles first.
+  bool cgroup_scope = false;
+  std::string inference_host;                         // where the supervisor reaches the endpoint on the host
+  uint16_t inference_port = 0;                        // 0: no endpoint forwarder
+  InferenceGateway gateway;                           // what the inference gateway adds and checks
   NetworkPolicy network = NetworkPolicy::kInference;  // in JSON by its name (net/policy.h)
   std::vector<std::string> allow;     // allowlist: the domains the proxy lets through (registries resolved)
   std::vector<uint16_t> open_ports;   // open (and provisioning under open): ports besides 80 and 443

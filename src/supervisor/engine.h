@@ -68,6 +68,9 @@ class Engine {
   // vm whose disk's host file system filled: QEMU was told to quit). The sessions still running end with
   // this error rather than a status, so that the command that waited says what happened.
   virtual std::optional<Error> failure() const { return std::nullopt; }
+  // How many processes the kernel's OOM killer has killed at the sandbox's memory limit so far (an
+  // engine whose sandbox has no memory cgroup of its own: 0), so that a session it ended says so.
+  virtual uint64_t oom_kills() const { return 0; }
   // Sessions that are not children of the supervisor report their end through this fd (readable when
   // ended_sessions() has something); -1 when every session is a reaped child whose pid is its key.
   virtual int session_events_fd() const { return -1; }

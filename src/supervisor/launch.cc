@@ -9,11 +9,16 @@
 #include <cerrno>
 
 #include "core/files.h"
+#include "core/program_path.h"
+#include "core/random_token.h"
 #include "core/unique_fd.h"
+#include "linux/cgroups.h"
 #include "state/layout.h"
 
 namespace tnk::supervisor {
 namespace {
+
+constexpr const char* kSupervisorPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 Result<UniqueFd> config_memfd(const SupervisorConfig& config) {
   UniqueFd fd(::memfd_create("tnk-supervisor-config", MFD_CLOEXEC));
@@ -23,20 +28,61 @@ Result<UniqueFd> config_memfd(const SupervisorConfig& config) {
   return fd;
 }
 
+// What the launcher's grandchild executes: tnk in its supervisor mode, or systemd-run running it in a
+// delegated scope of its own (config.cgroup_scope). Built before fork.
+struct SupervisorExec {
+  std::string path;
+  std::vector<std::string> argv;
+  std::vector<std::string> env = {"PATH=" + std::string(kSupervisorPath), "LC_ALL=C.UTF-8"};
+  UniqueFd self;  // set with a scope: tnk's binary, handed on as kSelfFd
+};
+
+Result<SupervisorExec> supervisor_exec(const SupervisorConfig& config) {
+  SupervisorExec exec;
+  exec.path = "/proc/self/exe";
+  exec.argv = {"tnk", kSuperviseArg, config.id};
+  if (!config.cgroup_scope) return exec;
+  TNK_ASSIGN_OR_RETURN(linux::CgroupHost host, linux::detect_cgroup_host());
+  std::optional<linux::SystemdFacts> facts = linux::supervisor_scope(host);
+  std::string systemd_run = find_on_path("systemd-run", kSupervisorPath);
+  if (!facts || systemd_run.empty()) {
+    return failed("cannot start the supervisor in a systemd scope of its own: " +
+                      std::string(!facts ? "systemd's manager does not answer" : "systemd-run is not installed"),
+                  "run `tnk doctor`");
+  }
+  // Above the numbers the grandchild dup2()s onto, so that none of those overwrites it first.
+  UniqueFd self(::open("/proc/self/exe", O_PATH | O_CLOEXEC));
+  if (self.valid()) exec.self.reset(::fcntl(self.get(), F_DUPFD_CLOEXEC, kSelfFd + 1));
+  if (!exec.self.valid()) return sys_error(errno, "opening tnk's own binary");
+  TNK_ASSIGN_OR_RETURN(std::string token, random_token());
+  exec.path = systemd_run;
+  exec.argv = linux::scope_command(*facts, systemd_run, "tnk-" + config.id + "-" + token.substr(0, 8),
+                                   {"/proc/self/fd/" + std::to_string(kSelfFd), kSuperviseArg, config.id});
+  for (auto& e : linux::scope_environment(*facts)) exec.env.push_back(std::move(e));
+  return exec;
+}
+
+std::vector<const char*> c_strings(const std::vector<std::string>& words) {
+  std::vector<const char*> out;
+  for (const auto& w : words) out.push_back(w.c_str());
+  out.push_back(nullptr);
+  return out;
+}
+
 // In the forked child: only async-signal-safe calls until execve. The grandchild becomes the
 // supervisor so that it is nobody's child but init's once this command line exits.
-[[noreturn]] void exec_supervisor(const std::string& id, int config_fd, int ready_fd, int log_fd) {
+[[noreturn]] void exec_supervisor(const char* path, const char* const* argv, const char* const* envp, int self_fd,
+                                  int config_fd, int ready_fd, int log_fd) {
   if (::setsid() < 0) ::_exit(120);
   pid_t grandchild = ::fork();
   if (grandchild != 0) ::_exit(grandchild < 0 ? 121 : 0);
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0 ||
-      ::dup2(config_fd, kConfigFd) < 0 || ::dup2(ready_fd, kReadyFd) < 0) {
+      ::dup2(config_fd, kConfigFd) < 0 || ::dup2(ready_fd, kReadyFd) < 0 ||
+      (self_fd >= 0 && ::dup2(self_fd, kSelfFd) < 0)) {
     ::_exit(122);
   }
-  const char* argv[] = {"tnk", kSuperviseArg, id.c_str(), nullptr};
-  const char* envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C.UTF-8", nullptr};
-  ::execve("/proc/self/exe", const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+  ::execve(path, const_cast<char* const*>(argv), const_cast<char* const*>(envp));
   ::_exit(123);
 }
 
@@ -101,9 +147,15 @@ Result<Launched> launch_supervisor(const SupervisorConfig& config, std::chrono::
   if (!log_fd.valid()) return sys_error(errno, "opening " + log_path.string());
   TNK_ASSIGN_OR_RETURN(UniqueFd config_fd, config_memfd(config));
   TNK_ASSIGN_OR_RETURN(Pipe ready, make_pipe());
+  TNK_ASSIGN_OR_RETURN(SupervisorExec exec, supervisor_exec(config));
+  std::vector<const char*> argv = c_strings(exec.argv);
+  std::vector<const char*> envp = c_strings(exec.env);
   pid_t child = ::fork();
   if (child < 0) return sys_error(errno, "fork");
-  if (child == 0) exec_supervisor(config.id, config_fd.get(), ready.write_end.get(), log_fd.get());
+  if (child == 0) {
+    exec_supervisor(exec.path.c_str(), argv.data(), envp.data(), exec.self.valid() ? exec.self.get() : -1,
+                    config_fd.get(), ready.write_end.get(), log_fd.get());
+  }
   ready.write_end.reset();
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {

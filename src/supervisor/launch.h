@@ -19,6 +19,10 @@ namespace tnk::supervisor {
 inline constexpr const char* kSuperviseArg = "__supervise";
 inline constexpr int kConfigFd = 3;  // the supervisor reads its SupervisorConfig (JSON) here
 inline constexpr int kReadyFd = 4;   // and writes one JSON line here: {"ok":true,...} or the error
+// Started through systemd-run (config.cgroup_scope): tnk's own binary, opened O_PATH, which systemd-run
+// executes as /proc/self/fd/5, so that the supervisor's command line, which the sandbox's PID 1 shows,
+// still names no host path. The supervisor closes it.
+inline constexpr int kSelfFd = 5;
 
 struct Launched {
   pid_t pid = 0;

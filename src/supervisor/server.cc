@@ -178,6 +178,7 @@ bool Server::handle_exec(Connection& conn, session::Message& message) {
     }
   }
   request->env = session_env(*request, network_.session_env(provisioning));
+  conn.oom_kills = engine_.oom_kills();
   auto started = engine_.spawn(*request, message.fds);
   if (!started) {
     bool missing = started.error().kind == ErrorKind::kNotFound;
@@ -239,6 +240,14 @@ void Server::engine_sessions_ended() {
   for (const EndedSession& ended : engine_.ended_sessions()) session_ended(ended.key, ended.exit_code);
 }
 
+// A session killed (SIGKILL) while the sandbox's OOM kills grew: what killed it, for the command to say.
+std::string Server::oom_note(const Connection& conn, int exit_code) const {
+  if (exit_code != 128 + SIGKILL || engine_.oom_kills() <= conn.oom_kills) return "";
+  std::string limit = config_.memory_bytes ? std::to_string(*config_.memory_bytes >> 20) + " MiB" : "its memory limit";
+  return "the kernel's OOM killer ended a process of this command: the sandbox reached its memory limit (" + limit +
+         ", resources.memory of the profile's manifest); the sandbox goes on";
+}
+
 void Server::session_ended(SessionKey key, int exit_code, bool stopped) {
   if (key == 0) return;
   auto it = std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) { return c->session == key; });
@@ -260,7 +269,8 @@ void Server::session_ended(SessionKey key, int exit_code, bool stopped) {
     std::filesystem::remove(config_.state_dir / state::kControlSocket, ec);
     std::filesystem::remove(config_.state_dir / state::kSupervisorPidFile, ec);
   }
-  send_or_log(conn.fd.get(), known ? error_event(*known, 1) : session::exit_event(exit_code, stopped));
+  send_or_log(conn.fd.get(),
+              known ? error_event(*known, 1) : session::exit_event(exit_code, stopped, oom_note(conn, exit_code)));
   if (conn.provisioning) network_.end_provisioning();
   network_.audit().release_log(conn.audit_log);
   conn.audit_log.clear();

@@ -39,9 +39,10 @@ class Server {
     SessionKey session = 0;  // the session this connection started, 0 before exec
     UniqueFd pty;            // the session's terminal, for resize
     bool provisioning = false;
-    std::string audit_log;  // the session's own audit log, which gets the network records while it runs
-    bool closed = false;    // finished: removed after the current loop turn
-    bool greeted = false;   // its first message passed the version check
+    std::string audit_log;   // the session's own audit log, which gets the network records while it runs
+    bool closed = false;     // finished: removed after the current loop turn
+    bool greeted = false;    // its first message passed the version check
+    uint64_t oom_kills = 0;  // the sandbox's OOM kills when the session started (Engine::oom_kills)
   };
 
   void accept_connection();
@@ -53,6 +54,7 @@ class Server {
   void handle_signal();
   void reap_children();
   void session_ended(SessionKey key, int exit_code, bool stopped = false);
+  std::string oom_note(const Connection& conn, int exit_code) const;
   void engine_sessions_ended();
   nlohmann::json handle_forward(const nlohmann::json& body);
   nlohmann::json network_event(bool ask_proxy = false);

@@ -13,6 +13,7 @@
 #include "core/capped_log.h"
 #include "core/files.h"
 #include "core/log_drain.h"
+#include "linux/systemd_scope.h"
 #include "session/protocol.h"
 #include "state/layout.h"
 #include "state/liveness.h"
@@ -122,6 +123,15 @@ int supervisor_main(const EngineFactory& make_engine) {
   if (!config) {
     report_error(config.error());
     return 1;
+  }
+  // Started by systemd-run in a scope of its own: into the scope's leaf before it forks anything, so
+  // that the sandbox's cgroups beside the leaf can have every controller.
+  if (config->cgroup_scope) {
+    ::close(kSelfFd);
+    if (Status settled = linux::settle_in_scope(); !settled.ok()) {
+      report_error(settled.error());
+      return 1;
+    }
   }
   // Alive until this returns: its end copies what the pipe still holds.
   auto output = capture_output(*config);

@@ -270,7 +270,7 @@ def vm_host_processes(state):
     return set(qemu_side(state)) | set(virtiofsd) | {p for v in virtiofsd for p in descendants(v, table)}
 
 
-# Root's sandboxes and a user's get their cgroups in different places (cgroups.h): scripts/test.sh runs
+# Root's sandboxes and a user's get their cgroups in different places (src/linux/cgroups.h): scripts/test.sh runs
 # the first in its root pass, the second in its user pass (the markers choose).
 @pytest.mark.parametrize("run_by", [pytest.param("root", marks=pytest.mark.needs_root),
                                     pytest.param("user", marks=pytest.mark.rootless_suite)])
@@ -300,7 +300,7 @@ def test_m5_a_vm_sandboxs_host_processes_are_few_and_in_its_cgroup_under_a_pids_
         cgroups = {pid: pids_cgroup(pid) for pid in during}
         assert len(set(cgroups.values())) == 1, cgroups
         (cgroup,) = set(cgroups.values())
-        assert cgroup.name == f"tnk-{state.name}", cgroups
+        assert cgroup.name == state.name, cgroups  # the id, "tnk-..." (src/linux/cgroups.h)
         assert (cgroup / "pids.max").read_text().strip() == str(VM_HOST_PIDS)
         assert {int(p) for p in (cgroup / "cgroup.procs").read_text().split()} == during == before, \
             {p: credentials(p).name for p in during}

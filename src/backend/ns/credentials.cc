@@ -12,9 +12,9 @@
 #include <string>
 
 #include "backend/ns/seccomp.h"
-#include "backend/ns/syscalls.h"
 #include "confine/setid_filter.h"
 #include "core/files.h"
+#include "linux/syscalls.h"
 
 namespace tnk::ns {
 
@@ -53,7 +53,7 @@ StepError load_filter(const std::vector<sock_filter>* program) {
 }
 
 StepError set_caps(uint64_t caps) {
-  if (sys::set_capabilities(caps, caps, 0) != 0) return failed_at(Step::kCapabilities);
+  if (linux::sys::set_capabilities(caps, caps, 0) != 0) return failed_at(Step::kCapabilities);
   return {};
 }
 

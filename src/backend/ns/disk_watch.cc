@@ -23,8 +23,8 @@
 #include <set>
 #include <utility>
 
-#include "backend/ns/syscalls.h"
 #include "core/nofollow_dir.h"
+#include "linux/syscalls.h"
 
 namespace tnk::ns {
 namespace fs = std::filesystem;
@@ -184,7 +184,7 @@ Result<DiskWatch> DiskWatch::start(const Sandbox& sandbox, const std::vector<fs:
   if (pid < 0) return sys_error(errno, "forking the sandbox's disk watch");
   if (pid == 0) {  // system calls only until exec: the supervisor has threads
     auto fail = [](const char* step) {
-      sys::CharBuf line;
+      linux::sys::CharBuf line;
       line.add("error ").add(step).add("\n");
       (void)!write(STDOUT_FILENO, line.c_str(), std::strlen(line.c_str()));  // one write: read whole
       _exit(kExitError);
@@ -258,7 +258,7 @@ DiskWatch::~DiskWatch() { end(); }
 void DiskWatch::end() {
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
-    sys::wait_for(pid_);
+    linux::sys::wait_for(pid_);
   }
   pid_ = 0;
 }

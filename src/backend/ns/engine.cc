@@ -13,6 +13,7 @@
 #include "backend/ns/joiner.h"
 #include "backend/ns/sandbox.h"
 #include "core/subprocess.h"
+#include "linux/cgroups.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
 #include "supervisor/protection.h"
@@ -179,6 +180,12 @@ class NsEngine : public Engine {
   }
 
   std::vector<EndedSession> ended_sessions() override { return std::exchange(reaped_, {}); }
+
+  uint64_t oom_kills() const override {
+    if (!sandbox_) return 0;
+    auto dirs = linux::process_cgroup_dirs(sandbox_->init_pid);
+    return dirs.ok() ? linux::oom_kills(*dirs) : 0;
+  }
 
   // The disk watch may have said why before the supervisor reaps it: PID 1, which it killed, may come first.
   std::optional<Error> failure() const override {

@@ -15,10 +15,10 @@
 #include <cstring>
 #include <ctime>
 
-#include "backend/ns/cgroups.h"
 #include "backend/ns/mounts.h"
 #include "backend/ns/signals.h"
-#include "backend/ns/syscalls.h"
+#include "linux/cgroups.h"
+#include "linux/syscalls.h"
 
 namespace tnk::ns {
 
@@ -28,7 +28,7 @@ constexpr long kShutdownWaitMs = 3000;  // after forwarding SIGTERM, how long PI
 constexpr long kShutdownPollMs = 10;
 
 [[noreturn]] void die(int report_fd, Step step, int err, int32_t value = 0) {
-  sys::send_report(report_fd, static_cast<int32_t>(step), err == 0 ? EIO : err, value);
+  linux::sys::send_report(report_fd, static_cast<int32_t>(step), err == 0 ? EIO : err, value);
   _exit(1);
 }
 
@@ -40,7 +40,7 @@ long now_ms() {
 
 // True when /proc/<name>/stat shows a process that is not a zombie.
 bool is_live_process(int proc_fd, const char* name) {
-  sys::CharBuf path;
+  linux::sys::CharBuf path;
   path.add(name).add("/stat");
   int fd = openat(proc_fd, path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
@@ -129,7 +129,7 @@ bool others_alive() {
     die(kept, Step::kInitStdio, errno);
   }
   if (null_fd > 2) close(null_fd);
-  if (!sys::send_report(kept, static_cast<int32_t>(Step::kReady), 0)) _exit(1);
+  if (!linux::sys::send_report(kept, static_cast<int32_t>(Step::kReady), 0)) _exit(1);
   close(kept);
   serve_as_init();
 }
@@ -172,7 +172,7 @@ void make_rootless_binds(const InitPlan& plan, OpenedDirs& dirs) {
 
 [[noreturn]] void run_setup_child(const InitPlan& plan) {
   int report = plan.report_fd;
-  if (int err = join_cgroups(plan.cgroup_procs_fds); err != 0) die(report, Step::kJoinCgroup, err);
+  if (int err = linux::join_cgroups(plan.cgroup_procs_fds); err != 0) die(report, Step::kJoinCgroup, err);
   if (setns(plan.ns_fds[kUserNs], CLONE_NEWUSER) != 0) die(report, Step::kSetnsUser, errno);
   for (size_t i = kMntNs; i < kNsCount; ++i) {
     if (i == kPidNs) continue;
@@ -205,10 +205,10 @@ void make_rootless_binds(const InitPlan& plan, OpenedDirs& dirs) {
   // CLONE_PARENT: PID 1 is the caller's child (the caller reaps it; no reparenting through a subreaper).
   // Our own ids stay: a process that changes them is no longer dumpable, and the caller must still open
   // our pid_for_children once PID 1 exists.
-  pid_t pid = sys::clone_process(CLONE_PARENT | SIGCHLD);
+  pid_t pid = linux::sys::clone_process(CLONE_PARENT | SIGCHLD);
   if (pid < 0) die(report, Step::kCloneInit, errno);
   if (pid == 0) run_init(plan, dirs);
-  sys::send_report(report, static_cast<int32_t>(Step::kInitPid), 0, pid);
+  linux::sys::send_report(report, static_cast<int32_t>(Step::kInitPid), 0, pid);
   close(report);
   char byte;
   while (read(plan.release_fd, &byte, 1) < 0 && errno == EINTR) {

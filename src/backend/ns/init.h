@@ -36,7 +36,7 @@ struct InitPlan {
   std::string mount_point;                // relative to the new root, e.g. "workspace"
   std::string review_upper, review_work;  // review mode: the project's overlay layer (empty: direct)
   std::string hostname;
-  std::vector<std::string> protected_paths;  // project-relative: made read-only (protect.h)
+  std::vector<std::string> protected_paths;  // project-relative: made read-only (linux/protect_paths.h)
   // A linked worktree's common git dir: shared at its own host path inside, these paths read-only.
   std::string git_common_dir;
   std::vector<std::string> git_protected_paths;

@@ -25,15 +25,15 @@
 #include <optional>
 #include <utility>
 
-#include "backend/ns/cgroups.h"
 #include "backend/ns/credentials.h"
 #include "backend/ns/joiner.h"
 #include "backend/ns/sandbox.h"
 #include "backend/ns/seccomp.h"
 #include "backend/ns/session.h"
 #include "backend/ns/steps.h"
-#include "backend/ns/syscalls.h"
 #include "confine/setid_filter.h"
+#include "linux/cgroups.h"
+#include "linux/syscalls.h"
 #include "session/protocol.h"
 
 namespace tnk::ns {
@@ -51,7 +51,7 @@ struct JoinerPlan {
 
 // The sandbox's own cgroups (tnk-*); a sandbox that got none (no delegation) runs in its caller's.
 Result<std::vector<UniqueFd>> open_cgroup_procs(pid_t init_pid) {
-  TNK_ASSIGN_OR_RETURN(auto dirs, process_cgroup_dirs(init_pid));
+  TNK_ASSIGN_OR_RETURN(auto dirs, linux::process_cgroup_dirs(init_pid));
   std::vector<UniqueFd> fds;
   for (const auto& dir : dirs) {
     if (dir.filename().string().rfind("tnk-", 0) != 0) continue;
@@ -141,19 +141,19 @@ void clone_session(const JoinerPlan& joiner, Request& r) {
   plan.credentials = joiner.credentials;
   plan.credentials.identity = r.spec.identity;
   fill_exec_vectors(r.spec, &plan);
-  pid_t pid = sys::clone_process(CLONE_PARENT | SIGCHLD);
+  pid_t pid = linux::sys::clone_process(CLONE_PARENT | SIGCHLD);
   if (pid == 0) run_session(plan);
   if (pid < 0) {
-    sys::send_report(plan.report_fd, static_cast<int32_t>(Step::kCloneSession), errno);
+    linux::sys::send_report(plan.report_fd, static_cast<int32_t>(Step::kCloneSession), errno);
   } else {
-    sys::send_report(plan.report_fd, static_cast<int32_t>(Step::kSessionPid), 0, pid);
+    linux::sys::send_report(plan.report_fd, static_cast<int32_t>(Step::kSessionPid), 0, pid);
   }
 }  // the joiner's copies of the session's fds close here: its report pipe ends at the session's exec
 
 [[noreturn]] void run_joiner(const JoinerPlan& plan) {
   int report = plan.report_fd;
   auto die = [report](Step step) {
-    sys::send_report(report, static_cast<int32_t>(step), errno == 0 ? EIO : errno);
+    linux::sys::send_report(report, static_cast<int32_t>(step), errno == 0 ? EIO : errno);
     _exit(1);
   };
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -168,7 +168,8 @@ void clone_session(const JoinerPlan& joiner, Request& r) {
   keep.push_back(plan.channel);
   keep.push_back(report);
   close_all_but(keep);
-  if (join_cgroups(plan.cgroup_procs_fds) != 0) die(Step::kSessionCgroup);  // as host root, before leaving its userns
+  if (linux::join_cgroups(plan.cgroup_procs_fds) != 0)
+    die(Step::kSessionCgroup);  // as host root, before leaving its userns
   if (setns(plan.ns_fds[kUserNs], CLONE_NEWUSER) != 0) die(Step::kSessionSetns);
   if (setgroups(0, nullptr) != 0 || setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) die(Step::kSessionSetIds);
   for (size_t i = kMntNs; i < plan.ns_fds.size(); ++i) {
@@ -208,10 +209,10 @@ Error session_error(Step step, int err, const SessionSpec& spec, pid_t init_pid)
 }
 
 // The session's pid from the helper's reports, or the error; a session that failed is reaped here.
-Result<pid_t> session_outcome(const std::vector<sys::Report>& reports, Status read, const SessionSpec& spec,
+Result<pid_t> session_outcome(const std::vector<linux::sys::Report>& reports, Status read, const SessionSpec& spec,
                               pid_t init_pid) {
   pid_t pid = 0;
-  const sys::Report* failure = nullptr;
+  const linux::sys::Report* failure = nullptr;
   for (const auto& r : reports) {
     if (static_cast<Step>(r.step) == Step::kSessionPid) {
       pid = r.value;
@@ -225,7 +226,7 @@ Result<pid_t> session_outcome(const std::vector<sys::Report>& reports, Status re
   }
   if (pid > 0) {
     if (!read.ok()) kill(pid, SIGKILL);
-    sys::wait_for(pid);  // it exits right after reporting
+    linux::sys::wait_for(pid);  // it exits right after reporting
   }
   if (!read.ok()) return std::move(read).error();
   return session_error(static_cast<Step>(failure->step), failure->err, spec, init_pid);
@@ -262,8 +263,8 @@ Result<Joiner> Joiner::start(const Sandbox& sandbox) {
   if (pid == 0) run_joiner(plan);
   far_end.reset();
   pipe.write_end.reset();
-  std::vector<sys::Report> reports;
-  Status read = sys::read_reports(pipe.read_end.get(), kSpawnTimeout, &reports);
+  std::vector<linux::sys::Report> reports;
+  Status read = linux::sys::read_reports(pipe.read_end.get(), kSpawnTimeout, &reports);
   Joiner joiner(init_pid, pid, std::move(channel));
   if (!read.ok()) return std::move(read).error();
   if (!reports.empty()) {
@@ -307,8 +308,8 @@ Result<Session> Joiner::spawn(const SessionSpec& spec) {
   if (!sent.ok()) return sent.error().context("the sandbox's joiner (pid " + std::to_string(pid_) + ") is gone");
   pipe.write_end.reset();
   slave.reset();
-  std::vector<sys::Report> reports;
-  Status read = sys::read_reports(pipe.read_end.get(), kSpawnTimeout, &reports);
+  std::vector<linux::sys::Report> reports;
+  Status read = linux::sys::read_reports(pipe.read_end.get(), kSpawnTimeout, &reports);
   TNK_ASSIGN_OR_RETURN(session.pid, session_outcome(reports, std::move(read), spec, init_pid_));
   return session;
 }
@@ -336,7 +337,7 @@ void Joiner::end() {
   channel_.reset();
   if (pid_ > 0) {
     kill(pid_, SIGKILL);
-    sys::wait_for(pid_);
+    linux::sys::wait_for(pid_);
   }
   pid_ = 0;
 }

@@ -12,16 +12,16 @@
 #include <cerrno>
 #include <cstring>
 
-#include "backend/ns/protect.h"
-#include "backend/ns/syscalls.h"
 #include "core/unique_fd.h"
+#include "linux/protect_paths.h"
+#include "linux/syscalls.h"
 
 namespace tnk::ns {
 
 namespace {
 
 int mount_at(const char* source, int target_fd, const char* type, unsigned long flags, const char* data) {
-  return mount(source, sys::fd_path(target_fd).c_str(), type, flags, data);
+  return mount(source, linux::sys::fd_path(target_fd).c_str(), type, flags, data);
 }
 
 // Attaches the detached tree `tree` at target/rel (rel "" = target itself).
@@ -53,11 +53,11 @@ StepError make_staging(int staging_dir, UniqueFd* staging) {
 // attached lower) and the mounter must be mapped root of the user namespace (userxattr, no trusted.*).
 StepError mount_overlay(const OpenedDirs& dirs, int staging, UniqueFd* root) {
   if (attach(dirs.lower, staging, "lower") != 0) return failed_at(Step::kAttachLower);
-  sys::CharBuf options;
-  options.add("lowerdir=").add(sys::fd_path(dirs.lower).c_str());
-  options.add(",upperdir=").add(sys::fd_path(dirs.upper).c_str());
-  options.add(",workdir=").add(sys::fd_path(dirs.work).c_str()).add(",userxattr");
-  if (mount("overlay", sys::fd_path(staging, "/root").c_str(), "overlay", 0, options.c_str()) != 0) {
+  linux::sys::CharBuf options;
+  options.add("lowerdir=").add(linux::sys::fd_path(dirs.lower).c_str());
+  options.add(",upperdir=").add(linux::sys::fd_path(dirs.upper).c_str());
+  options.add(",workdir=").add(linux::sys::fd_path(dirs.work).c_str()).add(",userxattr");
+  if (mount("overlay", linux::sys::fd_path(staging, "/root").c_str(), "overlay", 0, options.c_str()) != 0) {
     return failed_at(Step::kMountOverlay);
   }
   root->reset(openat(staging, "root", O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -83,15 +83,15 @@ constexpr const char* kRunOptions = "mode=755,size=16m,nr_inodes=4096";
 // A tmpfs /dev: the harmless host nodes bound onto empty files (mknod is refused in a user namespace),
 // a private devpts instance, /dev/shm and the usual symlinks.
 StepError build_dev(int root) {
-  UniqueFd under(open_dirs_below(root, "dev", true, 0755));
+  UniqueFd under(linux::sys::open_dirs_below(root, "dev", true, 0755));
   if (!under.valid() || mount_at("tmpfs", under.get(), "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536") != 0) {
     return failed_at(Step::kMountDev);
   }
-  UniqueFd dev(open_dirs_below(root, "dev", false, 0));
+  UniqueFd dev(linux::sys::open_dirs_below(root, "dev", false, 0));
   if (!dev.valid()) return failed_at(Step::kMountDev);
   for (const char* name : kDevNodes) {
     UniqueFd file(openat(dev.get(), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0666));
-    sys::CharBuf source;
+    linux::sys::CharBuf source;
     source.add("/dev/").add(name);
     if (!file.valid() || mount_at(source.c_str(), file.get(), nullptr, MS_BIND, nullptr) != 0) {
       return failed_at(Step::kDevNode);
@@ -116,28 +116,28 @@ StepError build_dev(int root) {
 // proc must be mounted by a process of the new pid namespace while the host's procfs is still visible
 // (before pivot_root). sysfs is read-only and optional: without it the sandbox still works.
 StepError mount_kernel_filesystems(const InitPlan& plan, int root) {
-  UniqueFd proc(open_dirs_below(root, "proc", true, 0555));
+  UniqueFd proc(linux::sys::open_dirs_below(root, "proc", true, 0555));
   if (!proc.valid() || mount_at("proc", proc.get(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
     return failed_at(Step::kMountProc);
   }
-  UniqueFd sysfs(open_dirs_below(root, "sys", true, 0555));
+  UniqueFd sysfs(linux::sys::open_dirs_below(root, "sys", true, 0555));
   if (!sysfs.valid() ||
       mount_at("sysfs", sysfs.get(), "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
-    sys::send_report(plan.report_fd, static_cast<int32_t>(Step::kNoteSysfs), errno);
+    linux::sys::send_report(plan.report_fd, static_cast<int32_t>(Step::kNoteSysfs), errno);
   }
   return {};
 }
 
 StepError mount_tmpfs_dirs(int root) {
-  UniqueFd tmp(open_dirs_below(root, "tmp", true, 01777));
+  UniqueFd tmp(linux::sys::open_dirs_below(root, "tmp", true, 01777));
   if (!tmp.valid() || mount_at("tmpfs", tmp.get(), "tmpfs", MS_NOSUID | MS_NODEV, kTmpOptions) != 0) {
     return failed_at(Step::kMountTmp);
   }
-  UniqueFd under(open_dirs_below(root, "run", true, 0755));
+  UniqueFd under(linux::sys::open_dirs_below(root, "run", true, 0755));
   if (!under.valid() || mount_at("tmpfs", under.get(), "tmpfs", MS_NOSUID | MS_NODEV, kRunOptions) != 0) {
     return failed_at(Step::kMountRun);
   }
-  UniqueFd run(open_dirs_below(root, "run", false, 0));
+  UniqueFd run(linux::sys::open_dirs_below(root, "run", false, 0));
   if (!run.valid() || mkdirat(run.get(), "lock", 01777) != 0) return failed_at(Step::kMountRun);
   return {};
 }
@@ -145,7 +145,7 @@ StepError mount_tmpfs_dirs(int root) {
 // Makes etc/<name> a regular file (a symlink or other non-file there is replaced; a missing one is
 // created in the upper layer) and attaches the read-only bind `tree` on it.
 StepError bind_etc_file(int root, const char* name, int tree, Step step) {
-  UniqueFd etc(open_dirs_below(root, "etc", true, 0755));
+  UniqueFd etc(linux::sys::open_dirs_below(root, "etc", true, 0755));
   if (!etc.valid()) return failed_at(step);
   struct stat st {};
   bool exists = fstatat(etc.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -165,9 +165,9 @@ StepError bind_etc_file(int root, const char* name, int tree, Step step) {
 // Read-only binds of `rels` below the mount at root/`at`, which was just attached there.
 StepError protect_below(int root, const char* at, const std::vector<std::string>& rels, Step step) {
   if (rels.empty()) return {};
-  UniqueFd top(open_dirs_below(root, at, false, 0));
+  UniqueFd top(linux::sys::open_dirs_below(root, at, false, 0));
   if (!top.valid()) return failed_at(step);
-  ProtectFailure failure = protect_paths(top.get(), rels);
+  linux::ProtectFailure failure = linux::protect_paths(top.get(), rels);
   if (failure.index < 0) return {};
   return {step, failure.err, failure.index};
 }
@@ -183,10 +183,10 @@ StepError mount_review_overlay(const OpenedDirs& dirs, int staging, int target) 
   }
   UniqueFd lower(openat(staging, "project", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!lower.valid()) return failed_at(Step::kMountReviewOverlay);
-  sys::CharBuf options;
-  options.add("lowerdir=").add(sys::fd_path(lower.get()).c_str());
-  options.add(",upperdir=").add(sys::fd_path(dirs.review_upper).c_str());
-  options.add(",workdir=").add(sys::fd_path(dirs.review_work).c_str());
+  linux::sys::CharBuf options;
+  options.add("lowerdir=").add(linux::sys::fd_path(lower.get()).c_str());
+  options.add(",upperdir=").add(linux::sys::fd_path(dirs.review_upper).c_str());
+  options.add(",workdir=").add(linux::sys::fd_path(dirs.review_work).c_str());
   options.add(",userxattr,metacopy=off");
   if (mount_at("overlay", target, "overlay", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
     return failed_at(Step::kMountReviewOverlay);
@@ -195,7 +195,7 @@ StepError mount_review_overlay(const OpenedDirs& dirs, int staging, int target) 
 }
 
 StepError mount_project(const InitPlan& plan, const OpenedDirs& dirs, int staging, int root) {
-  UniqueFd target(open_dirs_below(root, plan.mount_point.c_str(), true, 0755));
+  UniqueFd target(linux::sys::open_dirs_below(root, plan.mount_point.c_str(), true, 0755));
   if (!target.valid()) return failed_at(Step::kMountProject);
   if (dirs.review_upper >= 0) {
     if (StepError e = mount_review_overlay(dirs, staging, target.get()); !e.ok()) return e;
@@ -210,14 +210,14 @@ StepError mount_project(const InitPlan& plan, const OpenedDirs& dirs, int stagin
 StepError mount_git_dir(const InitPlan& plan, const OpenedDirs& dirs, int root) {
   if (plan.git_common_dir.empty()) return {};
   const char* at = plan.git_common_dir.c_str() + 1;  // relative to the new root
-  UniqueFd target(open_dirs_below(root, at, true, 0755));
+  UniqueFd target(linux::sys::open_dirs_below(root, at, true, 0755));
   if (!target.valid() || attach(dirs.git_dir, target.get(), "") != 0) return failed_at(Step::kMountGitDir);
   return protect_below(root, at, plan.git_protected_paths, Step::kProtectGitPath);
 }
 
 StepError pivot_into(int root) {
   // pivot_root(".", "."): the old root ends up on top of the new one and is detached right away.
-  if (fchdir(root) != 0 || sys::pivot_root(".", ".") != 0 || umount2(".", MNT_DETACH) != 0 || chdir("/") != 0) {
+  if (fchdir(root) != 0 || linux::sys::pivot_root(".", ".") != 0 || umount2(".", MNT_DETACH) != 0 || chdir("/") != 0) {
     return failed_at(Step::kPivotRoot);
   }
   return {};
@@ -234,40 +234,6 @@ StepError loopback_up() {
 }
 
 }  // namespace
-
-int open_dirs_below(int root, const char* rel, bool create, unsigned mode) {
-  int current = fcntl(root, F_DUPFD_CLOEXEC, 0);
-  const char* p = rel;
-  while (current >= 0 && *p != '\0') {
-    while (*p == '/') ++p;
-    const char* end = p;
-    while (*end != '\0' && *end != '/') ++end;
-    size_t len = static_cast<size_t>(end - p);
-    if (len == 0) break;
-    char name[NAME_MAX + 1];
-    if (len > NAME_MAX) {
-      close(current);
-      errno = ENAMETOOLONG;
-      return -1;
-    }
-    std::memcpy(name, p, len);
-    name[len] = '\0';
-    if (create && mkdirat(current, name, static_cast<mode_t>(mode)) != 0 && errno != EEXIST) {
-      int err = errno;
-      close(current);
-      errno = err;
-      return -1;
-    }
-    // O_NOFOLLOW with O_DIRECTORY fails with ENOTDIR on a symlink.
-    int next = openat(current, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    int err = errno;
-    close(current);
-    errno = err;
-    current = next;
-    p = end;
-  }
-  return current;
-}
 
 StepError build_root(const InitPlan& plan, const OpenedDirs& dirs) {
   UniqueFd staging;

@@ -10,8 +10,4 @@ namespace tnk::ns {
 // Builds the root and pivots into it. Non-fatal problems are sent to plan.report_fd as notes.
 StepError build_root(const InitPlan& plan, const OpenedDirs& dirs);
 
-// Opens (with `create`: making missing directories with `mode`) the directory `rel` below `root` one
-// component at a time, never following a symlink. Returns an O_PATH fd, or -1 with errno.
-int open_dirs_below(int root, const char* rel, bool create, unsigned mode);
-
 }  // namespace tnk::ns

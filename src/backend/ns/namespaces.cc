@@ -13,8 +13,8 @@
 
 #include "core/files.h"
 
-#include "backend/ns/cgroups.h"
-#include "backend/ns/syscalls.h"
+#include "linux/cgroups.h"
+#include "linux/syscalls.h"
 
 namespace tnk::ns {
 namespace {
@@ -77,7 +77,7 @@ int make_root_session_namespace(pid_t* nested) {
 }
 
 [[noreturn]] void hold(int report, int go, const std::vector<int>& cgroup_procs_fds) {
-  if (int err = join_cgroups(cgroup_procs_fds); err != 0) {
+  if (int err = linux::join_cgroups(cgroup_procs_fds); err != 0) {
     say(report, kJoinCgroups, err);
     _exit(1);
   }
@@ -161,7 +161,7 @@ Result<Namespaces> create_namespaces(const idmap::UsernsMaps& maps, const std::v
   Status status = run_holder_protocol(holder, report.read_end.get(), go.write_end.get(), maps, out);
   if (!status.ok()) kill(holder, SIGKILL);
   go.write_end.reset();  // EOF: the holder ends its own child and exits
-  sys::wait_for(holder);
+  linux::sys::wait_for(holder);
   if (!status.ok()) return std::move(status).error();
   return out;
 }

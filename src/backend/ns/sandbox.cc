@@ -18,13 +18,13 @@
 #include <sstream>
 #include <string>
 
-#include "backend/ns/cgroups.h"
 #include "backend/ns/init.h"
 #include "backend/ns/start_errors.h"
-#include "backend/ns/syscalls.h"
 #include "backend/ns/userns.h"
 #include "core/files.h"
 #include "idmap/userns.h"
+#include "linux/cgroups.h"
+#include "linux/syscalls.h"
 #include "review/layer.h"
 
 namespace tnk::ns {
@@ -48,8 +48,8 @@ struct Prepared {
   std::vector<std::string> notes;
   bool keep_cgroups = false;
   ~Prepared() {
-    for (pid_t pid : helpers) sys::wait_for(pid);
-    if (!keep_cgroups) (void)remove_cgroup_dirs(cgroup_dirs);
+    for (pid_t pid : helpers) linux::sys::wait_for(pid);
+    if (!keep_cgroups) (void)linux::remove_cgroup_dirs(cgroup_dirs);
   }
 };
 
@@ -158,7 +158,8 @@ Status make_trees(const SandboxSpec& spec, Prepared& p) {
 }
 
 Status make_cgroups(const SandboxSpec& spec, Prepared& p) {
-  TNK_ASSIGN_OR_RETURN(MadeCgroups made, make_sandbox_cgroups(spec.cgroup_name, spec.limits, spec.allow_unlimited));
+  TNK_ASSIGN_OR_RETURN(linux::MadeCgroups made,
+                       linux::make_sandbox_cgroups(spec.cgroup_name, spec.limits, spec.allow_unlimited));
   p.cgroup_dirs = std::move(made.dirs);
   p.cgroup_procs = std::move(made.procs);
   p.notes.insert(p.notes.end(), made.notes.begin(), made.notes.end());
@@ -196,7 +197,7 @@ InitPlan make_plan(const SandboxSpec& spec, const Prepared& p, int report_fd) {
 void kill_and_reap(pid_t pid) {
   if (pid <= 0) return;
   kill(pid, SIGKILL);
-  sys::wait_for(pid);
+  linux::sys::wait_for(pid);
 }
 
 // How many pid namespaces deep `pid` is: the number of ids on its NSpid line (0 when unknown).
@@ -308,8 +309,8 @@ Result<Sandbox> start(const SandboxSpec& spec) {
   }
   pipe.write_end.reset();
   release.read_end.reset();
-  std::vector<sys::Report> reports;
-  Status read = sys::read_reports(pipe.read_end.get(), kStartTimeout, &reports);
+  std::vector<linux::sys::Report> reports;
+  Status read = linux::sys::read_reports(pipe.read_end.get(), kStartTimeout, &reports);
   StartOutcome outcome = interpret_start_reports(reports, spec);
   if (!read.ok()) {
     kill_and_reap(outcome.init_pid);
@@ -324,7 +325,7 @@ Result<Sandbox> start(const SandboxSpec& spec) {
     if (!p.namespaces.fds[kPidNs].valid()) outcome.error = sys_error(errno, "opening " + path);
   }
   release.write_end.reset();
-  sys::wait_for(child);
+  linux::sys::wait_for(child);
   if (!outcome.error.message.empty() || !outcome.ready) {
     kill_and_reap(outcome.init_pid);
     if (!outcome.error.message.empty()) return outcome.error;
@@ -349,7 +350,7 @@ Status stop_processes(pid_t init_pid, std::chrono::milliseconds grace, const Rea
                       std::vector<ReapedSession>* reaped) {
   if (init_pid <= 0) return usage_error("stopping a sandbox: no PID 1 given");
   std::vector<fs::path> cgroups;
-  auto dirs = process_cgroup_dirs(init_pid);  // read while it still exists
+  auto dirs = linux::process_cgroup_dirs(init_pid);  // read while it still exists
   if (dirs.ok()) {
     for (const auto& d : *dirs) {
       if (d.filename().string().rfind("tnk-", 0) == 0) cgroups.push_back(d);
@@ -371,7 +372,7 @@ Status stop_processes(pid_t init_pid, std::chrono::milliseconds grace, const Rea
                     "hook given to stop() must reap the sandbox's session pids");
     }
   }
-  return remove_cgroup_dirs(cgroups);
+  return linux::remove_cgroup_dirs(cgroups);
 }
 
 }  // namespace
@@ -386,8 +387,8 @@ Status stop(const Sandbox& sandbox, std::chrono::milliseconds grace, std::vector
 
 Status remove_cgroups(const std::string& cgroup_name) {
   TNK_RETURN_IF_ERROR(validate_cgroup_name(cgroup_name));
-  TNK_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, cgroup_dirs_for_name(cgroup_name));
-  return remove_cgroup_dirs(dirs);
+  TNK_ASSIGN_OR_RETURN(std::vector<fs::path> dirs, linux::cgroup_dirs_for_name(cgroup_name));
+  return linux::remove_cgroup_dirs(dirs);
 }
 
 }  // namespace tnk::ns

@@ -24,6 +24,7 @@
 #include "core/unique_fd.h"
 #include "idmap/root_ranges.h"
 #include "idmap/userns.h"
+#include "linux/resource_limits.h"
 
 namespace tnk::ns {
 
@@ -47,12 +48,6 @@ HostIds root_sandbox_ids(const std::filesystem::path& upper_dir);
 // The maps of a sandbox run by root: inside 0..65535 on host `ids`.. (written directly).
 idmap::UsernsMaps root_run_maps(HostIds ids);
 
-struct Limits {
-  std::optional<uint64_t> memory_bytes;
-  std::optional<double> cpus;
-  uint64_t pids = 4096;
-};
-
 struct SandboxSpec {
   std::filesystem::path image_root;   // the shared image tree: overlay lower, idmapped, never written
   std::filesystem::path upper_dir;    // persistent overlay upper (created if absent; the directory itself
@@ -65,10 +60,10 @@ struct SandboxSpec {
   std::string etc_hosts;              // contents for /etc/hosts (bind-mounted read-only over it)
   std::string resolv_conf;            // contents for /etc/resolv.conf ("" = no DNS: an empty file)
   std::filesystem::path runtime_dir;  // host dir (exists) where the generated files above are written
-  Limits limits;
-  std::string cgroup_name;  // e.g. the sandbox id: cgroup dirs are named tnk-<cgroup_name>
+  linux::Limits limits;
+  std::string cgroup_name;  // e.g. the sandbox id: cgroup dirs are named by linux::sandbox_cgroup_name
   // Start even when the pids or memory limit cannot be applied (tnk.toml allow_unlimited): a note says
-  // so. Unset, such a start fails (security review M5; cgroups.h, require_limits).
+  // so. Unset, such a start fails (security review M5; linux/cgroups.h, require_limits).
   bool allow_unlimited = false;
   // Set: run rootless as this user (image_root must be owned by its range). Unset: run as root, on
   // host_ids.
@@ -142,16 +137,12 @@ struct ReapedSession {
 // to `reaped` when given (the supervisor tells each session's client how it ended).
 Status stop(const Sandbox& sandbox, std::chrono::milliseconds grace, std::vector<ReapedSession>* reaped = nullptr);
 
-// Removes the tnk-<cgroup_name> cgroup directories (cleanup after a crash). Missing ones are fine.
+// Removes the sandbox's cgroup directories (linux::sandbox_cgroup_name) (cleanup after a crash). Missing ones are fine.
 Status remove_cgroups(const std::string& cgroup_name);
 
-// A TCP socket listening on 127.0.0.1:port inside the sandbox's network namespace, O_CLOEXEC|O_NONBLOCK.
+// A TCP socket listening on 127.0.0.1:port inside the sandbox's network namespace, O_CLOEXEC|O_NONBLOCK
+// (linux::listen_loopback_in).
 Result<UniqueFd> listen_inside(const Sandbox& sandbox, uint16_t port);
-
-// The same in the network namespace `netns_fd`, joined through the user namespace `userns_fd` that owns
-// it (-1: the namespace belongs to the caller's own user namespace, as QEMU's does when root runs a vm).
-// `where` ends the error's first words: "listening on 127.0.0.1:3128 <where>".
-Result<UniqueFd> listen_loopback_in(int userns_fd, int netns_fd, uint16_t port, const std::string& where);
 
 // Moves the calling process (single-threaded: a forked relay) into the sandbox's network namespace,
 // and nothing else of it: sockets it opened before stay where they were made. It joins the sandbox's

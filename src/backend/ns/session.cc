@@ -9,8 +9,8 @@
 
 #include "backend/ns/signals.h"
 #include "backend/ns/steps.h"
-#include "backend/ns/syscalls.h"
 #include "confine/readonly_view.h"
+#include "linux/syscalls.h"
 
 namespace tnk::ns {
 
@@ -21,7 +21,7 @@ constexpr int kExitNotFound = 127;
 constexpr int kFirstHighFd = 10;
 
 [[noreturn]] void die(const SessionPlan& plan, Step step, int err) {
-  sys::send_report(plan.report_fd, static_cast<int32_t>(step), err == 0 ? EIO : err);
+  linux::sys::send_report(plan.report_fd, static_cast<int32_t>(step), err == 0 ? EIO : err);
   _exit(step == Step::kExec && err == ENOENT ? kExitNotFound : kExitCannotExec);
 }
 

@@ -161,7 +161,7 @@ Error start_step_error(Step step, int err, int32_t value, const SandboxSpec& spe
   return sys_error(err, step_action(step, value, spec), step_hint(step, err));
 }
 
-StartOutcome interpret_start_reports(const std::vector<sys::Report>& reports, const SandboxSpec& spec) {
+StartOutcome interpret_start_reports(const std::vector<linux::sys::Report>& reports, const SandboxSpec& spec) {
   StartOutcome outcome;
   for (const auto& r : reports) {
     auto step = static_cast<Step>(r.step);

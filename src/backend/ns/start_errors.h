@@ -9,8 +9,8 @@
 
 #include "backend/ns/sandbox.h"
 #include "backend/ns/steps.h"
-#include "backend/ns/syscalls.h"
 #include "core/result.h"
+#include "linux/syscalls.h"
 
 namespace tnk::ns {
 
@@ -26,7 +26,7 @@ struct StartOutcome {
   std::vector<std::string> notes;
 };
 
-StartOutcome interpret_start_reports(const std::vector<sys::Report>& reports, const SandboxSpec& spec);
+StartOutcome interpret_start_reports(const std::vector<linux::sys::Report>& reports, const SandboxSpec& spec);
 
 // The error for a failed step of the setup child or PID 1.
 Error start_step_error(Step step, int err, int32_t value, const SandboxSpec& spec);

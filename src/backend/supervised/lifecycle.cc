@@ -12,9 +12,8 @@
 #include <optional>
 #include <thread>
 
-#include "backend/ns/cgroups.h"
-#include "backend/ns/host_support.h"
 #include "backend/ns/sandbox.h"
+#include "backend/supervised/start_checks.h"
 #include "backend/vm/boot/boot_files.h"
 #include "backend/vm/plan.h"
 #include "config/api_key.h"
@@ -26,6 +25,7 @@
 #include "image/recipe.h"
 #include "image/store.h"
 #include "inference/url.h"
+#include "linux/cgroups.h"
 #include "review/layer.h"
 #include "sandbox/registries.h"
 #include "session/control_client.h"
@@ -132,6 +132,8 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
   TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
   config.allow_unlimited = loaded->allow_unlimited.value;
+  // On a host whose cgroups systemd manages, only a scope of its own gives the sandbox's cgroups a place.
+  if (auto host = linux::detect_cgroup_host(); host.ok() && linux::supervisor_scope(*host)) config.cgroup_scope = true;
   TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
   config.network = r.network;
   if (r.network != NetworkPolicy::kNone) {  // `none`: not even the endpoint
@@ -183,29 +185,6 @@ void add_vm_boot(const image::VmBootFiles& boot, const host::HostFacts& facts, s
   config.vm_kvm = host::choose_vm_accel(facts).accel == host::Accel::kKvm;
 }
 
-// A policy asked for with --network must be the one the running sandbox has: it is fixed at start.
-Status check_running_policy(const state::Store& store, const Resolved& r) {
-  if (r.network_source != "--network") return ok_status();
-  auto network =
-      session::request_network(store.file(r.id, state::kControlSocket), session::network_op(false), kQueryTimeout);
-  if (!network) return network.error().context("asking " + r.id + " for its network policy");
-  std::string running = network->value("policy", "");
-  if (running == to_string(r.network)) return ok_status();
-  return usage_error(
-      "sandbox " + r.id + " runs with network policy '" + running + "', not '" + to_string(r.network) + "'",
-      "the policy is fixed when a sandbox starts: `tnk sandbox stop`, then start it with --network " +
-          to_string(r.network));
-}
-
-// Review mode is fixed at start, like the network policy.
-Status check_running_review(const state::Store& store, const Resolved& r) {
-  std::error_code ec;
-  if (!r.review || std::filesystem::exists(review::layer_in(store.dir(r.id)).baseline, ec)) return ok_status();
-  return usage_error("sandbox " + r.id + " runs in direct mode: its writes go straight to the project",
-                     "review mode is chosen when a sandbox starts: `tnk sandbox stop`, then `tnk sandbox start "
-                     "--review`");
-}
-
 // Review mode when asked (--review, the manifest), and whenever the layer holds changes: a start never
 // hides them by showing the sandbox the project without its layer. The layer is made on first use.
 Status choose_review(Context& ctx, const Resolved& r, supervisor::SupervisorConfig& config) {
@@ -223,78 +202,6 @@ Status choose_review(Context& ctx, const Resolved& r, supervisor::SupervisorConf
                  "apply or discard them)");
   }
   return review::ensure_layer(layer, config.project_dir);
-}
-
-// The sandbox's `agent` writes into the project as the project's owner: never as host root (a setuid
-// copy of a shell would stay setuid on the host), and, run by an ordinary user, only as that user.
-Status check_project_owner(const std::filesystem::path& project) {
-  struct stat st {};
-  if (::stat(project.c_str(), &st) != 0) return sys_error(errno, "checking the project " + project.string());
-  const uid_t me = ::geteuid();
-  if (st.st_uid == 0) {
-    return permission_denied(
-        "the project " + project.string() + " is owned by root: the sandbox's agent would write into it as host root",
-        "give the project to an ordinary user (chown -R USER " + project.string() + ") and run tnk as that user");
-  }
-  if (me != 0 && st.st_uid != me) {
-    return permission_denied("the project " + project.string() + " belongs to uid " + std::to_string(st.st_uid) +
-                                 ", not to you (uid " + std::to_string(me) +
-                                 "): the sandbox's agent writes into it as you",
-                             "run tnk as the project's owner");
-  }
-  return ok_status();
-}
-
-// An ordinary user runs a sandbox in user namespaces mapped onto the user's subordinate range (the ns
-// sandbox itself; the vm's virtiofsd, and QEMU's network namespace).
-Status check_rootless(const host::HostFacts& facts) {
-  if (!facts.userns_possible) {
-    return permission_denied("this host does not let ordinary users create user namespaces (" + facts.userns_note +
-                                 "), which a rootless sandbox is made of; nothing was run",
-                             "run `tnk doctor` for the fix");
-  }
-  // The knobs can allow what a seccomp profile or an LSM still refuses: try it (a forked child, ~1 ms).
-  if (ns::ProbeResult probe = ns::probe_user_namespaces(); !probe.ok) {
-    return permission_denied(probe.detail + ": a rootless sandbox is made of user namespaces; nothing was run",
-                             probe.fix);
-  }
-  if (auto ids = idmap::rootless_ids(); !ids) return ids.error();
-  for (const char* helper : {"newuidmap", "newgidmap"}) {
-    if (auto found = idmap::find_map_helper(helper); !found) {
-      return permission_denied(found.error().message, found.error().hint);
-    }
-  }
-  return ok_status();
-}
-
-Status check_backend(BackendKind backend, const host::HostFacts& facts, const std::filesystem::path& project) {
-  TNK_RETURN_IF_ERROR(check_project_owner(project));
-  if (::geteuid() != 0) TNK_RETURN_IF_ERROR(check_rootless(facts));
-  if (backend == BackendKind::kVm && (facts.qemu_path.empty() || facts.virtiofsd_path.empty())) {
-    return not_found(std::string("the vm backend needs ") +
-                         (facts.qemu_path.empty() ? "qemu-system-x86_64" : "virtiofsd") + ", which is not installed",
-                     "install the Debian packages qemu-system-x86 and qemu-utils (scripts/install-deps.sh), "
-                     "or use --backend ns");
-  }
-  return ok_status();
-}
-
-// Security review M5: an ns sandbox starts only with its pids limit and the memory limit its profile sets,
-// a vm sandbox only with the pids limit of its host processes (its guest's memory is QEMU's -m), unless
-// tnk.toml's allow_unlimited says otherwise. Checked in the cgroups the supervisor will inherit, before
-// anything of the start is made (record, image, supervisor); the supervisor checks again what only
-// creating the directories shows.
-Status check_limits(Context& ctx, const Resolved& r) {
-  if (r.backend != BackendKind::kNs && r.backend != BackendKind::kVm) return ok_status();
-  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
-  ns::Limits limits;
-  if (r.backend == BackendKind::kVm) {
-    limits = vm::host_limits();
-  } else {
-    limits.memory_bytes = r.manifest.memory_bytes;
-    if (r.manifest.cpus) limits.cpus = static_cast<double>(*r.manifest.cpus);
-  }
-  return ns::check_limits_before_start(r.id, limits, config->allow_unlimited.value);
 }
 
 // Waits until `pid` has exited (pidfd: it is not our child).
@@ -341,66 +248,50 @@ bool waited_for_ending_supervisor(const state::Store& store, const std::string& 
 
 }  // namespace
 
-Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path& audit_log) {
-  host::HostFacts facts = host::gather_host_facts(ctx.env);
-  TNK_RETURN_IF_ERROR(check_backend(r.backend, facts, r.project.dir));
-  // A start needs the key, an exec into a running sandbox does not: read it before anything is made.
-  const bool was_running = r.state == state::SandboxState::kRunning;
-  supervisor::InferenceGateway gateway;
-  if (!was_running) {
-    TNK_RETURN_IF_ERROR(check_limits(ctx, r));
-    TNK_ASSIGN_OR_RETURN(gateway, inference_gateway(ctx, r));
-  }
-  state::Store store(ctx.paths.sandboxes_dir());
-  // The images are made before the sandbox's lock, which stays short: a second command on this sandbox
-  // waits (30 s at most) for the lock, not for a first start's image build, and waits for the build
-  // itself on the image's own lock.
-  std::optional<BootImages> images;
-  if (!was_running) {
-    TNK_ASSIGN_OR_RETURN(auto seen, store.load(r.id));  // only to know what to make: read again below
-    TNK_ASSIGN_OR_RETURN(images, boot_images(ctx, seen, r.backend));
-  }
-  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
-  TNK_ASSIGN_OR_RETURN(auto existing, store.load(r.id));  // again: another tnk may have created it meanwhile
+namespace {
+
+// The sandbox runs: its policy and review mode must be what this command asks for.
+Result<StartOutcome> running(const state::Store& store, const Resolved& r, const state::SandboxRecord& record) {
   StartOutcome outcome;
-  state::SandboxState now = existing ? state::observe(store, r.id) : state::SandboxState::kAbsent;
-  if (now == state::SandboxState::kRunning && waited_for_ending_supervisor(store, r.id, std::chrono::seconds(40))) {
-    ctx.log.note("sandbox " + r.id + " was stopping; starting it again");
-    now = state::observe(store, r.id);
-  }
-  if (now == state::SandboxState::kRunning) {
-    outcome.already_running = true;
-    outcome.record = *existing;
-    TNK_RETURN_IF_ERROR(check_running_policy(store, r));
-    TNK_RETURN_IF_ERROR(check_running_review(store, r));
-    return outcome;
-  }
-  if (was_running) {  // it stopped meanwhile
-    TNK_RETURN_IF_ERROR(check_limits(ctx, r));
-    TNK_ASSIGN_OR_RETURN(gateway, inference_gateway(ctx, r));
-  }
-  if (now == state::SandboxState::kBroken) {
-    auto why = read_file(store.file(r.id, state::kFailureFile));
-    std::string reason = why && !why->empty() ? why->substr(0, why->find('\n')) : "its supervisor had died";
-    ctx.log.note("sandbox " + r.id + " was broken (" + reason + "); restarting it with its files intact");
-    clean_after_crash(ctx.paths, r.id);
-  }
-  // Made again only when it stopped meanwhile, or another tnk made or remade the sandbox differently.
-  if (!images || !boot_images_fit(*images, existing, r.backend)) {
-    TNK_ASSIGN_OR_RETURN(images, boot_images(ctx, existing, r.backend));
-  }
-  const image::ImageInfo& image = images->image;
-  if (existing) {
-    outcome.record = *existing;
+  outcome.already_running = true;
+  outcome.record = record;
+  TNK_RETURN_IF_ERROR(check_running_policy(store, r));
+  TNK_RETURN_IF_ERROR(check_running_review(store, r));
+  return outcome;
+}
+
+// The sandbox is broken (its supervisor died): what the last one said, and what it left behind cleaned.
+void recover_broken(Context& ctx, const state::Store& store, const std::string& id) {
+  auto why = read_file(store.file(id, state::kFailureFile));
+  std::string reason = why && !why->empty() ? why->substr(0, why->find('\n')) : "its supervisor had died";
+  ctx.log.note("sandbox " + id + " was broken (" + reason + "); restarting it with its files intact");
+  clean_after_crash(ctx.paths, id);
+}
+
+// What a start of a sandbox that does not run is given: made before its lock, or read under it.
+struct StartInputs {
+  host::HostFacts facts;
+  std::optional<state::SandboxRecord> existing;  // none: a fresh sandbox, created here
+  BootImages images;
+  supervisor::InferenceGateway gateway;
+};
+
+// Creates the record of a fresh sandbox, then starts the supervisor and waits for it to be ready.
+Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::Store& store, StartInputs in,
+                                      const std::filesystem::path& audit_log) {
+  StartOutcome outcome;
+  const image::ImageInfo& image = in.images.image;
+  if (in.existing) {
+    outcome.record = *in.existing;
   } else {
     outcome.record = new_record(r, image.id);
     outcome.created = true;
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
   }
-  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log, std::move(gateway)));
+  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log, std::move(in.gateway)));
   TNK_RETURN_IF_ERROR(choose_review(ctx, r, config));
   bool vm = outcome.record.backend == BackendKind::kVm;
-  if (vm) add_vm_boot(*images->vm, facts, config);
+  if (vm) add_vm_boot(*in.images.vm, in.facts, config);
   ctx.log.verbose("starting the supervisor of " + r.id);
   TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, vm ? kVmReadyTimeout : kReadyTimeout));
   // An ns sandbox's lower layer is the image tree itself: one deleted while this start ran (`rm -rf` of
@@ -416,6 +307,48 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
   outcome.record.started_at = std::time(nullptr);
   TNK_RETURN_IF_ERROR(store.save(outcome.record));
   return outcome;
+}
+
+}  // namespace
+
+Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path& audit_log) {
+  StartInputs in;
+  in.facts = host::gather_host_facts(ctx.env);
+  TNK_RETURN_IF_ERROR(check_backend(r.backend, in.facts, r.project.dir));
+  // A start needs the key, an exec into a running sandbox does not: read it before anything is made.
+  const bool was_running = r.state == state::SandboxState::kRunning;
+  if (!was_running) {
+    TNK_RETURN_IF_ERROR(check_limits(ctx, r));
+    TNK_ASSIGN_OR_RETURN(in.gateway, inference_gateway(ctx, r));
+  }
+  state::Store store(ctx.paths.sandboxes_dir());
+  // The images are made before the sandbox's lock, which stays short: a second command on this sandbox
+  // waits (30 s at most) for the lock, not for a first start's image build, and waits for the build
+  // itself on the image's own lock.
+  std::optional<BootImages> images;
+  if (!was_running) {
+    TNK_ASSIGN_OR_RETURN(auto seen, store.load(r.id));  // only to know what to make: read again below
+    TNK_ASSIGN_OR_RETURN(images, boot_images(ctx, seen, r.backend));
+  }
+  TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
+  TNK_ASSIGN_OR_RETURN(in.existing, store.load(r.id));  // again: another tnk may have created it meanwhile
+  state::SandboxState now = in.existing ? state::observe(store, r.id) : state::SandboxState::kAbsent;
+  if (now == state::SandboxState::kRunning && waited_for_ending_supervisor(store, r.id, std::chrono::seconds(40))) {
+    ctx.log.note("sandbox " + r.id + " was stopping; starting it again");
+    now = state::observe(store, r.id);
+  }
+  if (now == state::SandboxState::kRunning) return running(store, r, *in.existing);
+  if (was_running) {  // it stopped meanwhile
+    TNK_RETURN_IF_ERROR(check_limits(ctx, r));
+    TNK_ASSIGN_OR_RETURN(in.gateway, inference_gateway(ctx, r));
+  }
+  if (now == state::SandboxState::kBroken) recover_broken(ctx, store, r.id);
+  // Made again only when it stopped meanwhile, or another tnk made or remade the sandbox differently.
+  if (!images || !boot_images_fit(*images, in.existing, r.backend)) {
+    TNK_ASSIGN_OR_RETURN(images, boot_images(ctx, in.existing, r.backend));
+  }
+  in.images = std::move(*images);
+  return start_supervisor(ctx, r, store, std::move(in), audit_log);
 }
 
 Status stop_sandbox(const Paths& paths, const std::string& id, std::chrono::milliseconds grace, Log& log) {

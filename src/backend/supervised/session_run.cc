@@ -63,6 +63,7 @@ Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec
   if (!ran) return ran.error();
   // The program could not be started: say why once, and exit as a shell would (127 / 126).
   if (ran->refused) ctx.out.error(*ran->refused);
+  if (!ran->note.empty()) ctx.log.warn(ran->note);
   if (ran->sandbox_stopped && sandbox_stopped) {
     *sandbox_stopped = true;  // the caller says it
   } else if (ran->sandbox_stopped) {

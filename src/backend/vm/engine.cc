@@ -13,13 +13,10 @@
 #include "backend/vm/engine.h"
 
 #include <fcntl.h>
-#include <pty.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,23 +29,18 @@
 #include <thread>
 
 #include "agent/bridge.h"
-#include "backend/ns/cgroups.h"
-#include "backend/ns/sandbox.h"
 #include "backend/vm/agent_client.h"
-#include "backend/vm/boot/disk.h"
 #include "backend/vm/bridge.h"
-#include "backend/vm/handed_files.h"
 #include "backend/vm/host_kvm.h"
+#include "backend/vm/launch.h"
 #include "backend/vm/plan.h"
 #include "backend/vm/processes.h"
 #include "backend/vm/qmp_events.h"
-#include "core/capped_log.h"
 #include "core/files.h"
 #include "core/log_drain.h"
 #include "core/random_token.h"
-#include "idmap/root_ranges.h"
-#include "idmap/userns.h"
-#include "review/layer.h"
+#include "linux/cgroups.h"
+#include "linux/loopback_listener.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
 #include "supervisor/protection.h"
@@ -59,12 +51,6 @@ namespace {
 
 constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;  // the image's `agent` and `sudo`
 constexpr SessionKey kFirstKey = SessionKey(1) << 32;  // above any pid: keys never collide with a reaped pid
-
-Result<UniqueFd> open_log(const std::filesystem::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd.valid()) return sys_error(errno, "opening " + path.string());
-  return fd;
-}
 
 void set_identity(agent::ExecRequest& out, session::Identity identity) {
   out.confined = identity != session::Identity::kProvision;  // only provisioning may sudo
@@ -82,28 +68,6 @@ Result<UniqueFd> dup_fd(const UniqueFd& fd) {
   return copy;
 }
 
-// A host terminal for a guest session: the slave in raw mode carries the bytes to the agent (the
-// guest's own pty does the line discipline), the master goes to the client.
-struct HostPty {
-  UniqueFd master, slave;
-};
-Result<HostPty> open_host_pty(unsigned short rows, unsigned short cols) {
-  int master = -1, slave = -1;
-  winsize ws{};
-  ws.ws_row = rows;
-  ws.ws_col = cols;
-  if (::openpty(&master, &slave, nullptr, nullptr, &ws) != 0) return sys_error(errno, "openpty");
-  HostPty pty{UniqueFd(master), UniqueFd(slave)};
-  ::fcntl(master, F_SETFD, FD_CLOEXEC);
-  ::fcntl(slave, F_SETFD, FD_CLOEXEC);
-  termios mode{};
-  if (::tcgetattr(slave, &mode) == 0) {
-    ::cfmakeraw(&mode);
-    ::tcsetattr(slave, TCSANOW, &mode);
-  }
-  return pty;
-}
-
 class VmEngine : public Engine {
  public:
   explicit VmEngine(SupervisorConfig config) : config_(std::move(config)), files_(vm::vm_files(config_.state_dir)) {}
@@ -115,21 +79,28 @@ class VmEngine : public Engine {
     std::vector<std::string> notes;
     TNK_ASSIGN_OR_RETURN(std::string token, random_token());
     ProtectionPlan protection = plan_protection(config_);
-    TNK_ASSIGN_OR_RETURN(vm::VmHostFacts facts, host_facts());
+    TNK_ASSIGN_OR_RETURN(vm::VmHostFacts facts, vm_host_facts(config_));
     facts.git_common_dir = protection.git_common_dir;
     TNK_ASSIGN_OR_RETURN(vm::VmPlan plan, vm::vm_plan(config_, facts, token));
-    TNK_RETURN_IF_ERROR(ensure_overlay(plan));
-    TNK_ASSIGN_OR_RETURN(std::optional<ReviewDirs> review_layer, review_dirs());
+    TNK_RETURN_IF_ERROR(ensure_overlay(config_, plan));
+    TNK_ASSIGN_OR_RETURN(std::optional<ReviewDirs> review_layer, review_dirs(config_));
     TNK_RETURN_IF_ERROR(make_cgroups(notes));
     TNK_ASSIGN_OR_RETURN(
         virtiofsd_, launch_virtiofsd(plan.virtiofsd_plan, plan.virtiofsd, config_.project_dir, protection.project_binds,
-                                     review_layer, plan.files.virtiofsd_log));
+                                     review_layer, plan.files.virtiofsd_log, cgroup_procs_fds()));
     if (plan.git_virtiofsd) {
-      TNK_ASSIGN_OR_RETURN(git_virtiofsd_,
-                           launch_virtiofsd(plan.git_virtiofsd_plan, *plan.git_virtiofsd, protection.git_common_dir,
-                                            protection.git_dir_binds, std::nullopt, plan.files.git_virtiofsd_log));
+      TNK_ASSIGN_OR_RETURN(
+          git_virtiofsd_,
+          launch_virtiofsd(plan.git_virtiofsd_plan, *plan.git_virtiofsd, protection.git_common_dir,
+                           protection.git_dir_binds, std::nullopt, plan.files.git_virtiofsd_log, cgroup_procs_fds()));
     }
-    TNK_RETURN_IF_ERROR(launch_qemu(plan));
+    LaunchedQemu launched;
+    Status qemu_started = launch_qemu(plan, cgroup_procs_fds(), launched);
+    qemu_ = launched.pid;  // stop() ends what started, whatever failed after
+    qemu_netns_ = std::move(launched.netns);
+    qemu_userns_ = std::move(launched.userns);
+    console_ = std::move(launched.console);
+    TNK_RETURN_IF_ERROR(qemu_started);
     cgroup_procs_.clear();  // every process that joins them directly has
     auto events = QmpEvents::watch(
         files_.qmp_events_socket, std::chrono::seconds(30), [this] { return qemu_has_exited(); },
@@ -220,8 +191,8 @@ class VmEngine : public Engine {
   // QEMU's user namespace, joined first; run by root it is the host's, which needs no joining.
   Result<UniqueFd> listen_inside(uint16_t port) override {
     if (!qemu_netns_.valid()) return failed("the vm sandbox " + config_.id + " is not running");
-    return ns::listen_loopback_in(::geteuid() != 0 ? qemu_userns_.get() : -1, qemu_netns_.get(), port,
-                                  "in QEMU's network namespace");
+    return linux::listen_loopback_in(::geteuid() != 0 ? qemu_userns_.get() : -1, qemu_netns_.get(), port,
+                                     "in QEMU's network namespace");
   }
 
   // QEMU's namespace, where kBridgeHostAddress:kBridgeHostPort is the guest agent's connect bridge.
@@ -300,7 +271,7 @@ class VmEngine : public Engine {
     }
     remove_sockets();
     cgroup_procs_.clear();
-    (void)ns::remove_cgroup_dirs(cgroup_dirs_);  // waits briefly while the kernel still counts the exited
+    (void)linux::remove_cgroup_dirs(cgroup_dirs_);  // waits briefly while the kernel still counts the exited
     cgroup_dirs_.clear();
     return ok_status();
   }
@@ -309,8 +280,8 @@ class VmEngine : public Engine {
   // Security review M5: QEMU and virtiofsd run in the sandbox's cgroup tnk-<id> under its pids limit
   // (vm::host_limits); a start without it is refused as on ns (exit 77) unless tnk.toml says allow_unlimited.
   Status make_cgroups(std::vector<std::string>& notes) {
-    TNK_ASSIGN_OR_RETURN(ns::MadeCgroups made,
-                         ns::make_sandbox_cgroups(config_.id, vm::host_limits(), config_.allow_unlimited));
+    TNK_ASSIGN_OR_RETURN(linux::MadeCgroups made,
+                         linux::make_sandbox_cgroups(config_.id, vm::host_limits(), config_.allow_unlimited));
     cgroup_dirs_ = std::move(made.dirs);
     cgroup_procs_ = std::move(made.procs);
     notes.insert(notes.end(), made.notes.begin(), made.notes.end());
@@ -396,94 +367,6 @@ class VmEngine : public Engine {
     }
     uint64_t one = 1;
     (void)!::write(events_.get(), &one, sizeof one);
-  }
-
-  // What the plan needs from the host: the project owner's ids and, under TCG, the TSC frequency.
-  Result<vm::VmHostFacts> host_facts() const {
-    struct stat st {};
-    if (::stat(config_.project_dir.c_str(), &st) != 0) return sys_error(errno, "stat " + config_.project_dir.string());
-    vm::VmHostFacts facts;
-    facts.project_uid = st.st_uid;
-    facts.project_gid = st.st_gid;
-    if (::geteuid() != 0) {
-      TNK_ASSIGN_OR_RETURN(idmap::RootlessIds ids, idmap::rootless_ids());
-      facts.uid_range = ids.uids;
-      facts.gid_range = ids.gids;
-    } else {
-      const idmap::RootRanges ranges = idmap::root_ranges();
-      facts.uid_range = ranges.uids;
-      facts.gid_range = ranges.gids;
-      facts.run_by_root = true;
-    }
-    if (!config_.vm_kvm) facts.tsc_khz = vm::host_tsc_khz().value_or(0);
-    return facts;
-  }
-
-  // The overlay is made once and kept across restarts: it holds what the sandbox installed.
-  Status ensure_overlay(const vm::VmPlan& plan) const {
-    std::error_code ec;
-    if (std::filesystem::exists(plan.files.disk, ec)) return ok_status();
-    return image::create_overlay(config_.vm_base_disk, plan.files.base_disk_link, plan.files.disk, plan.disk_bytes);
-  }
-
-  // One virtiofsd: the project's, or a linked worktree's git dir's, with `protected_paths` read-only.
-  Result<pid_t> launch_virtiofsd(const vm::VirtiofsdPlan& plan, const vm::VirtiofsdConfig& config,
-                                 const std::filesystem::path& dir, const std::vector<std::string>& protected_paths,
-                                 const std::optional<ReviewDirs>& review, const std::filesystem::path& log_file) {
-    TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(config.socket));
-    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(log_file));
-    return start_virtiofsd(plan, dir, config.source, protected_paths, review, listener.get(), log.get(),
-                           cgroup_procs_fds());
-  }
-
-  // Review mode: virtiofsd's map shows the project's owner as `agent`, so the layer's top is the owner's
-  // (review/layer.h); overlayfs is mounted by host root, or rootless by the user, who own the work dir.
-  Result<std::optional<ReviewDirs>> review_dirs() const {
-    if (!config_.review) return std::optional<ReviewDirs>();
-    ReviewDirs dirs{config_.state_dir / state::kReviewUpperDir, config_.state_dir / state::kReviewWorkDir};
-    struct stat project {};
-    if (::stat(config_.project_dir.c_str(), &project) != 0) {
-      return sys_error(errno, "checking the project " + config_.project_dir.string());
-    }
-    std::optional<review::Owner> owner;
-    if (::geteuid() == 0) owner = review::Owner{project.st_uid, project.st_gid};
-    TNK_RETURN_IF_ERROR(review::prepare_layer_top(dirs.upper, config_.project_dir, owner));
-    TNK_RETURN_IF_ERROR(make_dirs(dirs.work, 0700));
-    return std::optional<ReviewDirs>(dirs);
-  }
-
-  Status launch_qemu(const vm::VmPlan& plan) {
-    std::error_code ec;
-    std::filesystem::remove(plan.files.agent_socket, ec);  // QEMU creates these (run by root: handed)
-    std::filesystem::remove(plan.files.qmp_socket, ec);
-    std::filesystem::remove(plan.files.qmp_events_socket, ec);
-    TNK_RETURN_IF_ERROR(drain_console(plan.files));
-    TNK_ASSIGN_OR_RETURN(UniqueFd log, open_log(plan.files.qemu_log));
-    // Run by root: QEMU's files as descriptors, ours closed once QEMU has its copies.
-    std::optional<UnprivilegedQemu> unprivileged;
-    std::vector<UniqueFd> handed;
-    if (plan.qemu_account) {
-      unprivileged = UnprivilegedQemu{*plan.qemu_account, kvm_group(plan.qemu.kvm), {}};
-      TNK_ASSIGN_OR_RETURN(handed, open_handed_files(plan, unprivileged->handed));
-    }
-    TNK_ASSIGN_OR_RETURN(
-        qemu_, start_qemu(plan.qemu_argv, log.get(), unprivileged ? &*unprivileged : nullptr, cgroup_procs_fds()));
-    handed.clear();
-    for (auto [name, fd] : {std::pair{"net", &qemu_netns_}, std::pair{"user", &qemu_userns_}}) {
-      std::string path = "/proc/" + std::to_string(qemu_) + "/ns/" + name;
-      fd->reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-      if (!fd->valid()) return sys_error(errno, "opening " + path);
-    }
-    return ok_status();
-  }
-
-  // The guest's console: QEMU connects to the socket as it starts, and a thread copies what it writes into
-  // serial.log, capped and rotated (security review M5: guest root could write /dev/ttyS0 without end).
-  Status drain_console(const vm::VmFiles& files) {
-    TNK_ASSIGN_OR_RETURN(UniqueFd listener, listen_unix(files.serial_socket));
-    TNK_ASSIGN_OR_RETURN(CappedLog log, CappedLog::open(files.serial_log, kLogCapBytes, true));
-    TNK_ASSIGN_OR_RETURN(console_, LogDrain::accept_one(std::move(listener), std::move(log)));
-    return ok_status();
   }
 
   SupervisorConfig config_;

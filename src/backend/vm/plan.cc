@@ -43,8 +43,8 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
 
 }  // namespace
 
-ns::Limits host_limits() {
-  ns::Limits limits;
+linux::Limits host_limits() {
+  linux::Limits limits;
   limits.pids = kHostPidsLimit;
   return limits;
 }

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/ns/sandbox.h"
 #include "backend/vm/qemu_argv.h"
 #include "backend/vm/virtiofsd_argv.h"
 #include "core/result.h"
+#include "linux/resource_limits.h"
 #include "supervisor/config.h"
 
 namespace tnk::vm {
@@ -39,7 +39,7 @@ inline constexpr uint16_t kBridgeHostPort = 10023;
 // host has. The guest's memory and CPUs are QEMU's -m and -smp.
 inline constexpr uint64_t kHostPidsLimit = 1024;
 // Those limits, as the command line checks them before a start and the supervisor applies them.
-ns::Limits host_limits();
+linux::Limits host_limits();
 
 // Run by root, QEMU runs as this id of root's range (uid and gid alike; security review H1): 65535,
 // (uint16_t)-1, which Debian gives to no user or group, so that neither a sandbox's usual processes nor

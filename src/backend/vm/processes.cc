@@ -22,14 +22,14 @@
 #include <string_view>
 #include <thread>
 
-#include "backend/ns/cgroups.h"
-#include "backend/ns/protect.h"
-#include "backend/ns/syscalls.h"
 #include "core/strings.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
 #include "core/unix_address.h"
 #include "idmap/userns.h"
+#include "linux/cgroups.h"
+#include "linux/protect_paths.h"
+#include "linux/syscalls.h"
 
 namespace tnk::supervisor {
 namespace {
@@ -60,10 +60,10 @@ int mount_review_overlay(const char* project, const char* source, const char* up
   UniqueFd upper_fd(::open(upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   UniqueFd work_fd(::open(work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!lower_fd.valid() || !upper_fd.valid() || !work_fd.valid()) return errno;
-  ns::sys::CharBuf options;
-  options.add("lowerdir=").add(ns::sys::fd_path(lower_fd.get()).c_str());
-  options.add(",upperdir=").add(ns::sys::fd_path(upper_fd.get()).c_str());
-  options.add(",workdir=").add(ns::sys::fd_path(work_fd.get()).c_str());
+  linux::sys::CharBuf options;
+  options.add("lowerdir=").add(linux::sys::fd_path(lower_fd.get()).c_str());
+  options.add(",upperdir=").add(linux::sys::fd_path(upper_fd.get()).c_str());
+  options.add(",workdir=").add(linux::sys::fd_path(work_fd.get()).c_str());
   options.add(",userxattr,metacopy=off");
   if (options.overflowed()) return ENAMETOOLONG;
   return ::mount("overlay", source, "overlay", MS_NOSUID | MS_NODEV, options.c_str()) == 0 ? 0 : errno;
@@ -84,7 +84,7 @@ int bind_project(const char* project, const char* source, const char* run_option
   if (protected_paths.empty()) return 0;
   UniqueFd top(::open(source, O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!top.valid()) return errno;
-  return ns::protect_paths(top.get(), protected_paths).err;
+  return linux::protect_paths(top.get(), protected_paths).err;
 }
 
 // virtiofsd's child, before exec (async-signal-safe calls only): the project bound, the user namespace
@@ -94,7 +94,7 @@ int bind_project(const char* project, const char* source, const char* run_option
 int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project, const char* source,
                     const char* run_options, const std::vector<std::string>& protected_paths, const char* review_upper,
                     const char* review_work, bool rootless, const std::vector<int>& cgroup_procs) {
-  if (int e = ns::join_cgroups(cgroup_procs); e != 0) return e;
+  if (int e = linux::join_cgroups(cgroup_procs); e != 0) return e;
   if (int e = child_stdio(log_fd); e != 0) return e;
   // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack: then the hard limit it has.
   rlimit limit{nofile, nofile};
@@ -262,7 +262,7 @@ Result<pid_t> start_qemu(const std::vector<std::string>& argv, int log_fd, const
   if (root && unprivileged == nullptr) return failed("starting QEMU: run by root, it needs an account to run as");
   const pid_t supervisor = ::getpid();
   auto started = start_process(argv, [log_fd, rootless, unprivileged, supervisor, &cgroup_procs]() {
-    if (int e = ns::join_cgroups(cgroup_procs); e != 0) return e;  // while its ids are the supervisor's
+    if (int e = linux::join_cgroups(cgroup_procs); e != 0) return e;  // while its ids are the supervisor's
     if (int e = child_stdio(log_fd); e != 0) return e;
     if (int e = own_network(rootless); e != 0) return e;
     if (unprivileged != nullptr) {

@@ -28,14 +28,14 @@ Result<UniqueFd> connect_unix(const std::filesystem::path& path);
 // keep the project owner's ownership and no guest uid is host root. The project directory is bound
 // by host root at `plan_source` in a private mount namespace first, so that virtiofsd, which is nobody
 // on the host, needs no access to the path above the project. `protected_paths` (project-relative) are
-// read-only binds in that namespace (ns/protect.h). Its output goes to `log`.
+// read-only binds in that namespace (linux/protect_paths.h). Its output goes to `log`.
 // Review mode (docs/workspace.md): the project is served through an overlay with these as its upper and
 // work directories, mounted in virtiofsd's mount namespace where the bind would be.
 struct ReviewDirs {
   std::filesystem::path upper, work;
 };
 
-// `cgroup_procs`: the sandbox's cgroups (ns::make_sandbox_cgroups), which the child joins first, both here
+// `cgroup_procs`: the sandbox's cgroups (linux::make_sandbox_cgroups), which the child joins first, both here
 // and in start_qemu.
 Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesystem::path& project_dir,
                               const std::filesystem::path& plan_source, const std::vector<std::string>& protected_paths,

@@ -99,6 +99,25 @@ Result<std::string> kernel_cmdline(const QemuConfig& config) {
   return line;
 }
 
+namespace {
+
+// KVM, or TCG tuned for a guest that runs git and compilers.
+void add_accelerator(std::vector<std::string>& argv, bool kvm) {
+  if (kvm) {
+    add(argv, {"-accel", "kvm", "-cpu", "host,-arch-capabilities"});
+  } else {
+    // tb-size=64: TCG's buffer of translated code (1 GiB by default, filled as the guest runs new code and
+    // never given back) held ~200 MiB of QEMU's RSS after git, perl and a few hundred commands; capped at
+    // 64 MiB those ran no slower (16 MiB did: git status +40%).
+    // -erms,-fsrm: without "fast strings", the guest kernel and glibc copy and clear memory 8 bytes or a
+    // vector at a time instead of with `rep movsb/stosb`, which TCG runs a byte per step: writing 64 MiB
+    // to tmpfs took 31% less time, sha256sum over /usr/bin 20% less.
+    add(argv, {"-accel", "tcg,tb-size=64", "-cpu", "max,-erms,-fsrm"});
+  }
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
   if (c.cpus < 1 || c.cpus > 255) return usage_error("a vm needs 1 to 255 cpus, not " + std::to_string(c.cpus));
   if (c.memory_mib < 64) return usage_error("a vm needs at least 64 MiB of memory");
@@ -115,17 +134,7 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
   // on the kernel command line (virtio_mmio.device=...); the CPUs come from the MP table.
   add(argv,
       {"-M", "microvm,x-option-roms=off,acpi=off,memory-backend=mem", "-global", "virtio-mmio.force-legacy=false"});
-  if (c.kvm) {
-    add(argv, {"-accel", "kvm", "-cpu", "host,-arch-capabilities"});
-  } else {
-    // tb-size=64: TCG's buffer of translated code (1 GiB by default, filled as the guest runs new code and
-    // never given back) held ~200 MiB of QEMU's RSS after git, perl and a few hundred commands; capped at
-    // 64 MiB those ran no slower (16 MiB did: git status +40%).
-    // -erms,-fsrm: without "fast strings", the guest kernel and glibc copy and clear memory 8 bytes or a
-    // vector at a time instead of with `rep movsb/stosb`, which TCG runs a byte per step: writing 64 MiB
-    // to tmpfs took 31% less time, sha256sum over /usr/bin 20% less.
-    add(argv, {"-accel", "tcg,tb-size=64", "-cpu", "max,-erms,-fsrm"});
-  }
+  add_accelerator(argv, c.kvm);
   add(argv,
       {"-smp", std::to_string(c.cpus), "-m", mem, "-object", "memory-backend-memfd,id=mem,size=" + mem + "M,share=on"});
   add(argv, {"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"});

@@ -177,7 +177,10 @@ TEST(PlanSetup, OnCgroupV2EnablesTheControllersAroundTheUsersDirectory) {
   // systemd delegates on its own.
   f.owners.clear();
   f.systemd = true;
-  EXPECT_TRUE(step(*plan_setup(f), "cgroup").ops.empty());
+  const SetupStep& scoped = step(*plan_setup(f), "cgroup");
+  EXPECT_TRUE(scoped.ops.empty());
+  EXPECT_NE(scoped.done.find("a scope that alice's systemd manager delegates"), std::string::npos) << scoped.done;
+  EXPECT_NE(scoped.done.find("loginctl enable-linger alice"), std::string::npos) << scoped.done;
 }
 
 TEST(PlanSetup, RefusesAUserNameThatIsNoPathComponent) {

@@ -1,33 +1,16 @@
 // Doctor probes of the ns engine, and the small pure helpers: PATH search, mount point validation,
-// user namespace map lines, the fixed-size strings used after fork.
+// the start errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "backend/ns/host_support.h"
 #include "backend/ns/session.h"
 #include "backend/ns/start_errors.h"
-#include "backend/ns/syscalls.h"
-#include "backend/ns/userns.h"
-#include "doctor/doctor.h"
+#include "linux/syscalls.h"
 #include "ns_test_util.h"
 
 namespace tnk::ns {
 namespace {
-
-TEST(NsHostSupportTest, JudgesUserNamespaceKnobs) {
-  auto disabled = judge_user_namespaces("0", "", 0, true);
-  EXPECT_FALSE(disabled.ok);
-  EXPECT_EQ(doctor::fix_command(disabled.fix), "sudo sysctl -w user.max_user_namespaces=15000");
-  auto ubuntu = judge_user_namespaces("63000", "1", 0, false);
-  EXPECT_FALSE(ubuntu.ok);
-  EXPECT_TRUE(doctor::fix_command(ubuntu.fix).starts_with("sudo tnk setup --user ")) << ubuntu.fix;
-  auto ubuntu_root = judge_user_namespaces("63000", "1", 0, true);
-  EXPECT_TRUE(ubuntu_root.ok);
-  auto refused = judge_user_namespaces("63000", "", EPERM, true);
-  EXPECT_FALSE(refused.ok);
-  EXPECT_NE(refused.detail.find("Operation not permitted"), std::string::npos);
-  EXPECT_TRUE(judge_user_namespaces("63000", "", 0, true).ok);
-}
 
 TEST(NsHostSupportTest, ProbesThisHost) {
   if (geteuid() != 0) TNK_NS_SKIP("the ns probes need root");
@@ -58,25 +41,15 @@ TEST(NsHostSupportTest, ValidatesMountPoints) {
   EXPECT_FALSE(validate_cgroup_name("..").ok());
 }
 
-TEST(NsHostSupportTest, SmallHelpers) {
-  EXPECT_STREQ(sys::fd_path(12, "/root").c_str(), "/proc/self/fd/12/root");
-  sys::CharBuf buf;
-  buf.add_int(-42).add("x");
-  EXPECT_STREQ(buf.c_str(), "-42x");
-  sys::CharBuf big;
-  for (int i = 0; i < 200; ++i) big.add("0123456789");
-  EXPECT_TRUE(big.overflowed());
-}
-
 TEST(NsHostSupportTest, StartErrorsNameTheObjectAndHint) {
   SandboxSpec spec;
   spec.upper_dir = "/state/upper";
   Error e = start_step_error(Step::kMountOverlay, EACCES, 0, spec);
   EXPECT_EQ(e.message, "mounting the overlay root of /state/upper: Permission denied");
   EXPECT_NE(e.hint.find("tnk doctor"), std::string::npos);
-  std::vector<sys::Report> reports = {{static_cast<int32_t>(Step::kInitPid), 0, 77},
-                                      {static_cast<int32_t>(Step::kNoteSysfs), EPERM, 0},
-                                      {static_cast<int32_t>(Step::kPivotRoot), EINVAL, 0}};
+  std::vector<linux::sys::Report> reports = {{static_cast<int32_t>(Step::kInitPid), 0, 77},
+                                             {static_cast<int32_t>(Step::kNoteSysfs), EPERM, 0},
+                                             {static_cast<int32_t>(Step::kPivotRoot), EINVAL, 0}};
   StartOutcome outcome = interpret_start_reports(reports, spec);
   EXPECT_EQ(outcome.init_pid, 77);
   EXPECT_FALSE(outcome.ready);

@@ -2,11 +2,13 @@
 // developed on, a delegated cgroup v2 host, and a host with nothing usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
+#include <set>
 
-#include "backend/ns/cgroups.h"
+#include "linux/cgroups.h"
 
-namespace tnk::ns {
+namespace tnk::linux {
 namespace {
 
 constexpr const char* kHybridCgroup =
@@ -36,7 +38,7 @@ Limits memory_limit(std::optional<double> cpus = std::nullopt) {
   return limits;
 }
 
-TEST(NsCgroupsTest, ParsesProcCgroup) {
+TEST(CgroupsTest, ParsesProcCgroup) {
   auto m = parse_proc_cgroup(kHybridCgroup);
   ASSERT_EQ(m.size(), 6U);
   EXPECT_EQ(m[2].hierarchy, 4);
@@ -47,7 +49,7 @@ TEST(NsCgroupsTest, ParsesProcCgroup) {
   EXPECT_EQ(m[5].path, "/");
 }
 
-TEST(NsCgroupsTest, ParsesCgroupMountsAndFindsDirectories) {
+TEST(CgroupsTest, ParsesCgroupMountsAndFindsDirectories) {
   auto mounts = parse_cgroup_mounts(kHybridMounts);
   ASSERT_EQ(mounts.size(), 6U);  // the tmpfs is not a cgroup mount
   EXPECT_TRUE(mounts.back().v2);
@@ -68,7 +70,7 @@ TEST(NsCgroupsTest, ParsesCgroupMountsAndFindsDirectories) {
   EXPECT_EQ(spaced[0].mount_point, std::filesystem::path("/my cg"));
 }
 
-TEST(NsCgroupsTest, PlansV1UnderOurOwnCgroupsAsRoot) {
+TEST(CgroupsTest, PlansV1UnderOurOwnCgroupsAsRoot) {
   CgroupHost host;
   host.root = true;
   host.v2_dir = "/sys/fs/cgroup/unified";  // no controllers delegated there
@@ -91,7 +93,7 @@ TEST(NsCgroupsTest, PlansV1UnderOurOwnCgroupsAsRoot) {
                                                                                   {"cpu.cfs_quota_us", "150000"}}));
 }
 
-TEST(NsCgroupsTest, PrefersDelegatedV2AndSharesOneDirectory) {
+TEST(CgroupsTest, PrefersDelegatedV2AndSharesOneDirectory) {
   CgroupHost host;
   host.root = true;
   host.v2_dir = "/sys/fs/cgroup/user.slice/tnk.service";
@@ -107,7 +109,7 @@ TEST(NsCgroupsTest, PrefersDelegatedV2AndSharesOneDirectory) {
                                     {"pids.max", "4096"}, {"memory.max", "512"}, {"cpu.max", "1000 100000"}}));
 }
 
-TEST(NsCgroupsTest, WithoutV2OrRootLimitsAreUnapplied) {
+TEST(CgroupsTest, WithoutV2OrRootLimitsAreUnapplied) {
   CgroupHost host = alice_host();
   host.v1 = {{"memory", "/sys/fs/cgroup/memory"}};
   Limits limits = memory_limit();
@@ -123,7 +125,7 @@ TEST(NsCgroupsTest, WithoutV2OrRootLimitsAreUnapplied) {
             "alice` once)");
 }
 
-TEST(NsCgroupsTest, AsRootTheNoteNamesWhatIsMissing) {
+TEST(CgroupsTest, AsRootTheNoteNamesWhatIsMissing) {
   CgroupHost host;
   host.root = true;
   host.v1 = {{"memory", "/sys/fs/cgroup/memory"}};
@@ -135,21 +137,107 @@ TEST(NsCgroupsTest, AsRootTheNoteNamesWhatIsMissing) {
             "may write (mount the cgroup v1 hierarchy of each controller)");
 }
 
-// A cgroup v2 host (no v1 hierarchy) without a delegated subtree: nothing tnk setup or a systemd unit
-// could do gives the limits a place yet, and the fix says so rather than send the user there.
-TEST(NsCgroupsTest, OnACgroupV2HostTheFixSaysItIsNotThereYet) {
+// Issue 31: a host whose cgroups systemd manages (Debian 12, 13, ...), as alice logged in: her session's
+// scope is root's, so the limits go in the delegated scope her manager gives the supervisor. Before,
+// this plan had nowhere to go, and the start was refused (exit 77).
+SystemdFacts alices_manager(bool reachable, std::set<std::string> controllers = {"cpu", "memory", "pids"}) {
+  SystemdFacts facts;
+  facts.booted = true;
+  facts.uid = 1001;
+  facts.user = "alice";
+  facts.runtime_dir = "/run/user/1001";
+  facts.manager_reachable = reachable;
+  facts.controllers = std::move(controllers);
+  return facts;
+}
+
+CgroupHost alice_on_systemd(SystemdFacts facts) {
   CgroupHost host = alice_host();
   host.v2_dir = "/sys/fs/cgroup/user.slice/user-1001.slice/session-2.scope";
-  const std::string not_yet =
-      "tnk cannot place a sandbox's cgroups on a cgroup v2 host yet (security review M5, open; docs/rootless.md)";
-  EXPECT_EQ(plan_cgroups(host, "abc", memory_limit()).unapplied.at(0).fix, not_yet);
+  host.systemd = std::move(facts);
+  return host;
+}
+
+TEST(CgroupsTest, OnASystemdHostTheLimitsGoInTheSupervisorsScope) {
+  CgroupHost host = alice_on_systemd(alices_manager(true));
+  ASSERT_TRUE(supervisor_scope(host).has_value());
+  CgroupPlan plan = plan_cgroups(host, "tnk-demo-1234abcd", memory_limit(1));
+  EXPECT_TRUE(plan.in_supervisor_scope);
+  EXPECT_TRUE(plan.unapplied.empty());
+  ASSERT_EQ(plan.dirs.size(), 1U);
+  EXPECT_EQ(plan.dirs[0].dir, std::filesystem::path(kScopeStandIn) / "tnk-demo-1234abcd");
+  EXPECT_EQ(plan.dirs[0].controllers, (std::vector<std::string>{"pids", "memory", "cpu"}));
+  EXPECT_TRUE(foresee_unapplied(plan).empty());  // the scope does not exist yet: nothing to look at
+  EXPECT_TRUE(require_limits(plan.unapplied, false).ok());
+  // Only the supervisor in its scope applies a plan; the stand-in is never made.
+  EXPECT_FALSE(apply_cgroups(plan).ok());
+}
+
+TEST(CgroupsTest, WithoutAUserManagerTheRefusalSaysToLogInOrLinger) {
+  CgroupHost host = alice_on_systemd(alices_manager(false));
+  EXPECT_FALSE(supervisor_scope(host).has_value());
+  CgroupPlan plan = plan_cgroups(host, "abc", memory_limit());
+  Status refused = require_limits(plan.unapplied, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kPermission);
+  EXPECT_EQ(refused.error().message,
+            "refusing to start the sandbox without its pids and memory limits: no systemd user manager runs for "
+            "alice (no login session and no lingering), and only it can delegate a cgroup to alice (a fork bomb "
+            "or a memory hog inside would reach the host)");
+  EXPECT_NE(refused.error().hint.find("`sudo loginctl enable-linger alice`"), std::string::npos)
+      << refused.error().hint;
+  EXPECT_NE(refused.error().hint.find("allow_unlimited = true"), std::string::npos);
+}
+
+TEST(CgroupsTest, AManagerThatDelegatesNoMemoryIsNamedWithTheDropIn) {
+  CgroupHost host = alice_on_systemd(alices_manager(true, {"cpu", "pids"}));
+  CgroupPlan plan = plan_cgroups(host, "abc", memory_limit());
+  ASSERT_EQ(plan.unapplied.size(), 1U);
+  EXPECT_EQ(plan.unapplied[0].controllers, std::vector<std::string>{"memory"});
+  EXPECT_EQ(plan.unapplied[0].why, "systemd delegates only cpu pids to alice's manager");
+  EXPECT_NE(plan.unapplied[0].fix.find("Delegate=cpu memory pids"), std::string::npos);
+}
+
+TEST(CgroupsTest, OnACgroupV2HostWithoutSystemdTheFixSaysSo) {
+  CgroupHost host = alice_host();
+  host.v2_dir = "/sys/fs/cgroup/some/where";
+  EXPECT_EQ(plan_cgroups(host, "abc", memory_limit()).unapplied.at(0).fix,
+            "on a cgroup v2 host tnk places a sandbox's cgroups through systemd, which does not run here "
+            "(docs/rootless.md)");
   host.root = true;
-  EXPECT_EQ(plan_cgroups(host, "abc", memory_limit()).unapplied.at(0).fix, not_yet);
+  EXPECT_EQ(plan_cgroups(host, "abc", memory_limit()).unapplied.at(0).fix,
+            "run tnk from the cgroup v2 hierarchy's root cgroup, or on a host whose cgroups systemd manages");
+}
+
+// A settled supervisor's own cgroup is the scope's leaf: its sandboxes go beside the leaf.
+TEST(CgroupsTest, ASandboxesCgroupIsNamedByItsIdOnce) {
+  EXPECT_EQ(sandbox_cgroup_name("tnk-demo-1234abcd"), "tnk-demo-1234abcd");  // was tnk-tnk-demo-1234abcd
+  EXPECT_EQ(sandbox_cgroup_name("probe"), "tnk-probe");
+  EXPECT_TRUE(
+      is_supervisor_leaf("/sys/fs/cgroup/user.slice/user-1001.slice/user@1001.service/app.slice/"
+                         "tnk-x.scope/tnk-supervisor"));
+  EXPECT_FALSE(is_supervisor_leaf("/sys/fs/cgroup/user.slice/user-1001.slice/session-2.scope"));
+}
+
+TEST(CgroupsTest, TheScopeCommandAsksTheRightManagerForADelegatedScope) {
+  std::vector<std::string> command = {"/proc/self/fd/5", "__supervise", "tnk-demo-1234abcd"};
+  EXPECT_EQ(scope_command(alices_manager(true), "/usr/bin/systemd-run", "tnk-demo-1234abcd-0f0f0f0f", command),
+            (std::vector<std::string>{"/usr/bin/systemd-run", "--user", "--scope", "--quiet", "--property=Delegate=yes",
+                                      "--description=tnk sandbox supervisor", "--unit=tnk-demo-1234abcd-0f0f0f0f", "--",
+                                      "/proc/self/fd/5", "__supervise", "tnk-demo-1234abcd"}));
+  EXPECT_EQ(scope_environment(alices_manager(true)), std::vector<std::string>{"XDG_RUNTIME_DIR=/run/user/1001"});
+  SystemdFacts root;
+  root.root = true;
+  root.booted = true;
+  std::vector<std::string> as_root = scope_command(root, "/usr/bin/systemd-run", "u", command);
+  EXPECT_EQ(std::count(as_root.begin(), as_root.end(), "--user"), 0);
+  EXPECT_EQ(std::count(as_root.begin(), as_root.end(), "--slice=tnk"), 1);
+  EXPECT_TRUE(scope_environment(root).empty());
 }
 
 // Security review M5: a start without its pids and memory limits is refused (exit 77) with what is
 // missing, why, the fix and the opt-in. Before, the plan below started the sandbox with only a note.
-TEST(NsCgroupsTest, M5APlanWithNothingAppliedIsRefused) {
+TEST(CgroupsTest, M5APlanWithNothingAppliedIsRefused) {
   CgroupHost host = alice_host();
   host.v1 = {{"memory", "/sys/fs/cgroup/memory"}, {"pids", "/sys/fs/cgroup/pids"}, {"cpu", "/sys/fs/cgroup/cpu"}};
   Limits limits = memory_limit(1);
@@ -166,7 +254,7 @@ TEST(NsCgroupsTest, M5APlanWithNothingAppliedIsRefused) {
 }
 
 // One of the two missing is enough to refuse, and the message names only that one.
-TEST(NsCgroupsTest, M5APlanMissingOnlyPidsOrOnlyMemoryIsRefused) {
+TEST(CgroupsTest, M5APlanMissingOnlyPidsOrOnlyMemoryIsRefused) {
   CgroupHost host = alice_host();
   Limits limits = memory_limit();
   host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}};  // no pids directory
@@ -194,7 +282,7 @@ TEST(NsCgroupsTest, M5APlanMissingOnlyPidsOrOnlyMemoryIsRefused) {
 }
 
 // The pair: both applied passes, whatever becomes of cpu; a profile without a memory limit needs only pids.
-TEST(NsCgroupsTest, M5APlanWithPidsAndMemoryAppliedPasses) {
+TEST(CgroupsTest, M5APlanWithPidsAndMemoryAppliedPasses) {
   CgroupHost host = alice_host();
   host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}, {"pids", "/sys/fs/cgroup/pids/tnk-user-alice"}};
   Limits limits = memory_limit(1);
@@ -207,7 +295,7 @@ TEST(NsCgroupsTest, M5APlanWithPidsAndMemoryAppliedPasses) {
 }
 
 // The opt-in (tnk.toml allow_unlimited, TNK_ALLOW_UNLIMITED): the same plans start, with their note.
-TEST(NsCgroupsTest, M5TheOptInLetsAPlanWithoutLimitsStart) {
+TEST(CgroupsTest, M5TheOptInLetsAPlanWithoutLimitsStart) {
   CgroupHost host = alice_host();
   Limits limits = memory_limit();
   CgroupPlan plan = plan_cgroups(host, "abc", limits);
@@ -219,7 +307,7 @@ TEST(NsCgroupsTest, M5TheOptInLetsAPlanWithoutLimitsStart) {
 }
 
 // The pair of the test above: the same user after `tnk setup`, its sandbox below tnk-user-<user>.
-TEST(NsCgroupsTest, AnOrdinaryUserPlansBelowTheDirectorySetupGaveIt) {
+TEST(CgroupsTest, AnOrdinaryUserPlansBelowTheDirectorySetupGaveIt) {
   CgroupHost host = alice_host();
   host.v1 = {{"memory", "/sys/fs/cgroup/memory/process_api/x"}, {"pids", "/sys/fs/cgroup/pids"}};
   host.v1_user = {{"memory", "/sys/fs/cgroup/memory/tnk-user-alice"}, {"pids", "/sys/fs/cgroup/pids/tnk-user-alice"}};
@@ -234,7 +322,7 @@ TEST(NsCgroupsTest, AnOrdinaryUserPlansBelowTheDirectorySetupGaveIt) {
 
 // What the command line checks before a start makes anything: a planned directory whose parent it may not
 // write is foreseen as missing, with its path; one it may write is not.
-TEST(NsCgroupsTest, ForeseesADirectoryItCannotCreate) {
+TEST(CgroupsTest, ForeseesADirectoryItCannotCreate) {
   CgroupPlan plan;
   plan.dirs.push_back({"/proc/1/tnk-abc", {"pids"}, {{"pids.max", "4096"}}});  // /proc/1: no new entries
   plan.dirs.push_back({std::filesystem::temp_directory_path() / "tnk-abc", {"memory"}, {}});
@@ -244,7 +332,7 @@ TEST(NsCgroupsTest, ForeseesADirectoryItCannotCreate) {
   EXPECT_EQ(foreseen[0].why.rfind("cannot create cgroup /proc/1/tnk-abc: ", 0), 0U) << foreseen[0].why;
 }
 
-TEST(NsCgroupsTest, DetectsThisHost) {
+TEST(CgroupsTest, DetectsThisHost) {
   auto host = detect_cgroup_host();
   ASSERT_TRUE(host.ok()) << host.error().message;
   // Whatever the host, a plan for it names only directories below our own cgroups.
@@ -253,4 +341,4 @@ TEST(NsCgroupsTest, DetectsThisHost) {
 }
 
 }  // namespace
-}  // namespace tnk::ns
+}  // namespace tnk::linux

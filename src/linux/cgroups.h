@@ -1,7 +1,8 @@
-// The sandbox's cgroups, chosen per controller: a delegated cgroup v2 controller in our own cgroup, else
-// (as root) our own cgroup in the v1 hierarchy of that controller, else (an ordinary user) the v1
-// directory tnk-user-<user> that `tnk setup` gave the user, else a note. Directories are named
-// tnk-<name> and nest under the caller's own cgroups or the user's directory, never at a hierarchy's root.
+// The sandbox's cgroups, chosen per controller: a delegated cgroup v2 controller in our own cgroup (the
+// supervisor's systemd scope, linux/systemd_scope.h, on a host whose cgroups systemd manages), else (as
+// root) our own cgroup in the v1 hierarchy of that controller, else (an ordinary user) the v1 directory
+// tnk-user-<user> that `tnk setup` gave the user, else a note. Directories are named by sandbox_cgroup_name and nest
+// under the caller's own cgroups, its scope or the user's directory, never at a hierarchy's root.
 // A start without its pids or memory limit is refused unless the user opted in (security review M5).
 #pragma once
 
@@ -15,40 +16,29 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/ns/sandbox.h"
 #include "core/result.h"
 #include "core/unique_fd.h"
+#include "linux/cgroup_paths.h"
+#include "linux/resource_limits.h"
+#include "linux/systemd_scope.h"
 
-namespace tnk::ns {
+namespace tnk::linux {
 
-struct CgroupMembership {  // one line of /proc/PID/cgroup
-  int hierarchy = 0;
-  std::vector<std::string> controllers;  // empty for v2 ("0::/path"); may hold "name=systemd"
-  std::string path;
-};
-
-struct CgroupMount {  // a cgroup or cgroup2 line of /proc/PID/mountinfo
-  bool v2 = false;
-  std::vector<std::string> controllers;  // v1: from the super options
-  std::string root;
-  std::filesystem::path mount_point;
-};
-
-std::vector<CgroupMembership> parse_proc_cgroup(std::string_view text);
-std::vector<CgroupMount> parse_cgroup_mounts(std::string_view mountinfo);
-
-// The directory of a membership on this host (mount point + path below the mount's root), if mounted.
-std::optional<std::filesystem::path> cgroup_dir(const CgroupMembership& membership,
-                                                const std::vector<CgroupMount>& mounts);
+// The directory name of a sandbox's cgroups: its id, which begins with "tnk-" (naming.h), or "tnk-" + a
+// name that does not (tests, probes).
+std::string sandbox_cgroup_name(const std::string& name);
 
 // What this process may use for a sandbox's cgroups.
 struct CgroupHost {
-  std::optional<std::filesystem::path> v2_dir;  // our own cgroup v2 directory
+  std::optional<std::filesystem::path> v2_dir;  // our own cgroup v2 directory (a settled supervisor: its scope)
   std::set<std::string> v2_delegated;           // controllers in its cgroup.subtree_control (not root: when it is ours)
   std::map<std::string, std::filesystem::path> v1;       // v1 controller -> our own directory in that hierarchy
   bool root = false;                                     // effective uid 0 (v1 is only written as root)
   std::string user;                                      // not root: the effective user's name
   std::map<std::string, std::filesystem::path> v1_user;  // not root: controller -> tnk-user-<user>, when ours
+  // Set on a host whose cgroups systemd manages, with no v1 hierarchy, in a process that is not a settled
+  // supervisor: the supervisor will run in a delegated scope of its own, which these facts foresee.
+  std::optional<SystemdFacts> systemd;
 };
 
 Result<CgroupHost> detect_cgroup_host();
@@ -67,9 +57,17 @@ struct UnappliedLimits {
 };
 
 struct CgroupPlan {
-  std::vector<CgroupDirPlan> dirs;
+  std::vector<CgroupDirPlan> dirs;         // below kScopeStandIn when in_supervisor_scope
+  bool in_supervisor_scope = false;        // foreseen in the scope the supervisor will get: not to apply here
   std::vector<UnappliedLimits> unapplied;  // the controllers with a limit but nowhere to apply it (one entry)
 };
+
+// What stands for the supervisor's scope in a plan made before it exists (the command line's check).
+inline constexpr const char* kScopeStandIn = "/sys/fs/cgroup/(the supervisor's systemd scope)";
+
+// Whether a supervisor started now should run in a delegated systemd scope (launch_supervisor), with
+// the facts that say how: a host whose cgroups systemd manages, a manager that answers.
+std::optional<SystemdFacts> supervisor_scope(const CgroupHost& host);
 
 // Pure: which directories and files carry `limits` (pids always; memory and cpu when set).
 // An ordinary user's v2 limits go below its own cgroup only when that is delegated to it (systemd's
@@ -124,10 +122,14 @@ int join_cgroups(const std::vector<int>& procs_fds);
 // rmdir, retrying briefly while the kernel still counts exited processes; missing directories are fine.
 Status remove_cgroup_dirs(const std::vector<std::filesystem::path>& dirs);
 
-// Every tnk-<name> directory this process's hierarchies could hold for `name`.
+// Every sandbox_cgroup_name(name) directory this process's hierarchies could hold for `name`.
 Result<std::vector<std::filesystem::path>> cgroup_dirs_for_name(const std::string& name);
+
+// How many processes the kernel's OOM killer has killed in these cgroups so far: the "oom_kill" line of
+// memory.events (v2, counting the cgroups below) or of memory.oom_control (v1); 0 where neither is.
+uint64_t oom_kills(const std::vector<std::filesystem::path>& dirs);
 
 // The cgroup directories of `pid` that differ from the caller's own (the sandbox's cgroups).
 Result<std::vector<std::filesystem::path>> process_cgroup_dirs(pid_t pid);
 
-}  // namespace tnk::ns
+}  // namespace tnk::linux

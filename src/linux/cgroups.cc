@@ -1,4 +1,4 @@
-#include "backend/ns/cgroups.h"
+#include "linux/cgroups.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,46 +19,11 @@
 #include "idmap/subordinate_ids.h"
 #include "naming/naming.h"
 
-namespace tnk::ns {
+namespace tnk::linux {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<std::string> split(std::string_view text, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(sep, start);
-    if (end == std::string_view::npos) end = text.size();
-    if (end > start) parts.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 3 < text.size()) {
-      int value = 0;
-      bool octal = true;
-      for (size_t k = 1; k <= 3; ++k) {
-        char c = text[i + k];
-        octal = octal && c >= '0' && c <= '7';
-        value = value * 8 + (c - '0');
-      }
-      if (octal) {
-        out.push_back(static_cast<char>(value));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(text[i]);
-  }
-  return out;
-}
 
 std::string cpu_quota(double cpus) {
   auto quota = static_cast<long long>(std::llround(cpus * 100000.0));
@@ -92,57 +57,23 @@ std::optional<fs::path> user_v1_dir(const CgroupMembership& m, const std::vector
   return *top / *leaf;
 }
 
+// Why a plan found no place for some controllers (cgroup_fix says what gives them one).
+std::string unplaced_why(const CgroupHost& host) {
+  if (host.systemd && !host.systemd->manager_reachable) return scope_gap(*host.systemd).why;
+  if (host.systemd) {
+    std::string delegated;
+    for (const auto& c : host.systemd->controllers) delegated += (delegated.empty() ? "" : " ") + c;
+    return "systemd delegates only " + (delegated.empty() ? "no controller" : delegated) +
+           (host.root ? " at the hierarchy's root" : " to " + host.user + "'s manager");
+  }
+  return host.root ? "no delegated cgroup v2 controller and no cgroup v1 hierarchy this process may write"
+                   : "no cgroup subtree is delegated to " + host.user;
+}
+
 }  // namespace
 
-std::vector<CgroupMembership> parse_proc_cgroup(std::string_view text) {
-  std::vector<CgroupMembership> out;
-  for (const auto& line : split(text, '\n')) {
-    size_t first = line.find(':');
-    size_t second = first == std::string::npos ? std::string::npos : line.find(':', first + 1);
-    if (second == std::string::npos) continue;
-    CgroupMembership m;
-    m.hierarchy = std::atoi(line.substr(0, first).c_str());
-    m.controllers = split(std::string_view(line).substr(first + 1, second - first - 1), ',');
-    m.path = line.substr(second + 1);
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-std::vector<CgroupMount> parse_cgroup_mounts(std::string_view mountinfo) {
-  std::vector<CgroupMount> out;
-  for (const auto& line : split(mountinfo, '\n')) {
-    std::vector<std::string> fields = split(line, ' ');
-    size_t dash = 0;
-    while (dash < fields.size() && fields[dash] != "-") ++dash;
-    if (dash < 5 || dash + 2 >= fields.size()) continue;
-    const std::string& type = fields[dash + 1];
-    if (type != "cgroup" && type != "cgroup2") continue;
-    CgroupMount m;
-    m.v2 = type == "cgroup2";
-    m.root = unescape(fields[3]);
-    m.mount_point = unescape(fields[4]);
-    if (!m.v2 && dash + 3 < fields.size()) {
-      for (auto& opt : split(fields[dash + 3], ',')) {
-        if (opt != "rw" && opt != "ro") m.controllers.push_back(opt);
-      }
-    }
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-std::optional<fs::path> cgroup_dir(const CgroupMembership& membership, const std::vector<CgroupMount>& mounts) {
-  bool v2 = membership.hierarchy == 0 && membership.controllers.empty();
-  for (const auto& m : mounts) {
-    if (m.v2 != v2) continue;
-    if (!v2 && m.controllers != membership.controllers) continue;
-    const std::string& path = membership.path;
-    if (m.root == "/") return fs::path(m.mount_point.string() + (path == "/" ? "" : path));
-    if (path == m.root) return m.mount_point;
-    if (path.rfind(m.root + "/", 0) == 0) return fs::path(m.mount_point.string() + path.substr(m.root.size()));
-  }
-  return std::nullopt;
+std::string sandbox_cgroup_name(const std::string& name) {
+  return name.rfind(naming::kSandboxIdPrefix, 0) == 0 ? name : std::string(naming::kSandboxIdPrefix) + name;
 }
 
 Result<CgroupHost> detect_cgroup_host() {
@@ -152,19 +83,15 @@ Result<CgroupHost> detect_cgroup_host() {
   CgroupHost host;
   host.root = geteuid() == 0;
   if (!host.root) host.user = effective_user_name();
+  bool settled = false;  // a supervisor in its scope's leaf: the scope is its own cgroup for the sandboxes
   for (const auto& m : parse_proc_cgroup(self)) {
     std::optional<fs::path> dir = cgroup_dir(m, mounts);
     if (!dir) continue;
     if (m.hierarchy == 0 && m.controllers.empty()) {
-      host.v2_dir = *dir;
-      if (!host.root && !writable_cgroup(*dir)) continue;  // not delegated to us
-      auto enabled = read_file(*dir / "cgroup.subtree_control");
-      if (enabled.ok()) {
-        for (auto& c : split(*enabled, ' ')) {
-          if (!c.empty() && c.back() == '\n') c.pop_back();
-          if (!c.empty()) host.v2_delegated.insert(c);
-        }
-      }
+      settled = is_supervisor_leaf(*dir);
+      host.v2_dir = settled ? dir->parent_path() : *dir;
+      if (!host.root && !writable_cgroup(*host.v2_dir)) continue;  // not delegated to us
+      host.v2_delegated = cgroup_words(*host.v2_dir / "cgroup.subtree_control");
       continue;
     }
     std::optional<fs::path> user_dir = host.root ? std::nullopt : user_v1_dir(m, mounts, host.user);
@@ -174,17 +101,30 @@ Result<CgroupHost> detect_cgroup_host() {
       if (user_dir) host.v1_user[c] = *user_dir;
     }
   }
+  std::optional<fs::path> v2_mount = cgroup_v2_mount(mounts);
+  if (!settled && host.v1.empty() && v2_mount) {
+    SystemdFacts facts = read_systemd_facts(*v2_mount);
+    if (facts.booted) host.systemd = std::move(facts);
+  }
   return host;
+}
+
+std::optional<SystemdFacts> supervisor_scope(const CgroupHost& host) {
+  if (!host.systemd || !host.systemd->manager_reachable) return std::nullopt;
+  return host.systemd;
 }
 
 CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const Limits& limits) {
   CgroupPlan plan;
   std::vector<std::string> missing;
-  const std::string leaf = "tnk-" + name;
+  const std::string leaf = sandbox_cgroup_name(name);
   auto place = [&](const std::string& controller, std::vector<std::pair<std::string, std::string>> v2_files,
                    std::vector<std::pair<std::string, std::string>> v1_files) {
     if (host.v2_dir && host.v2_delegated.count(controller) != 0) {
       add_limit(plan, *host.v2_dir / leaf, controller, std::move(v2_files));
+    } else if (supervisor_scope(host) && host.systemd->controllers.count(controller) != 0) {
+      add_limit(plan, fs::path(kScopeStandIn) / leaf, controller, std::move(v2_files));
+      plan.in_supervisor_scope = true;
     } else if (host.root && host.v1.count(controller) != 0) {
       add_limit(plan, host.v1.at(controller) / leaf, controller, std::move(v1_files));
     } else if (!host.root && host.v1_user.count(controller) != 0) {
@@ -204,24 +144,28 @@ CgroupPlan plan_cgroups(const CgroupHost& host, const std::string& name, const L
     place("cpu", {{"cpu.max", quota + " 100000"}}, {{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", quota}});
   }
   if (missing.empty()) return plan;
-  plan.unapplied.push_back({std::move(missing),
-                            host.root
-                                ? "no delegated cgroup v2 controller and no cgroup v1 hierarchy this process may write"
-                                : "no cgroup subtree is delegated to " + host.user,
-                            cgroup_fix(host)});
+  plan.unapplied.push_back({std::move(missing), unplaced_why(host), cgroup_fix(host)});
   return plan;
 }
 
 std::string cgroup_fix(const CgroupHost& host) {
-  if (host.v1.empty()) {
-    return "tnk cannot place a sandbox's cgroups on a cgroup v2 host yet (security review M5, open; docs/rootless.md)";
+  if (!host.v1.empty()) {
+    return host.root ? "mount the cgroup v1 hierarchy of each controller"
+                     : "run `" + idmap::add_range_command(host.user) + "` once";
   }
-  return host.root ? "mount the cgroup v1 hierarchy of each controller"
-                   : "run `" + idmap::add_range_command(host.user) + "` once";
+  if (host.systemd && !host.systemd->manager_reachable) return scope_gap(*host.systemd).fix;
+  if (host.systemd) {
+    return "let systemd delegate them: a drop-in for user@.service with `[Service]` `Delegate=cpu memory pids` "
+           "(`sudo systemctl edit user@.service`), then log in again (docs/rootless.md)";
+  }
+  return host.root ? "run tnk from the cgroup v2 hierarchy's root cgroup, or on a host whose cgroups systemd manages"
+                   : "on a cgroup v2 host tnk places a sandbox's cgroups through systemd, which does not run here "
+                     "(docs/rootless.md)";
 }
 
 std::vector<UnappliedLimits> foresee_unapplied(const CgroupPlan& plan) {
   std::vector<UnappliedLimits> out;
+  if (plan.in_supervisor_scope) return out;  // the scope does not exist yet; systemd makes it ours
   for (const auto& d : plan.dirs) {
     fs::path parent = d.dir.parent_path();
     if (access(parent.c_str(), W_OK) == 0) continue;
@@ -232,6 +176,10 @@ std::vector<UnappliedLimits> foresee_unapplied(const CgroupPlan& plan) {
 }
 
 Result<std::vector<UnappliedLimits>> apply_cgroups(const CgroupPlan& plan) {
+  if (plan.in_supervisor_scope) {
+    return failed("the sandbox's cgroups belong in the supervisor's systemd scope, and this process is not in one",
+                  "report this: the supervisor should have been started by systemd-run");
+  }
   std::vector<UnappliedLimits> unapplied = plan.unapplied;
   std::vector<fs::path> created;
   for (const auto& d : plan.dirs) {
@@ -338,7 +286,7 @@ Result<std::vector<fs::path>> cgroup_dirs_for_name(const std::string& name) {
   TNK_ASSIGN_OR_RETURN(CgroupHost host, detect_cgroup_host());
   std::vector<fs::path> dirs;
   auto add = [&](const fs::path& p) {
-    fs::path dir = p / ("tnk-" + name);
+    fs::path dir = p / sandbox_cgroup_name(name);
     for (const auto& d : dirs) {
       if (d == dir) return;
     }
@@ -367,4 +315,17 @@ Result<std::vector<fs::path>> process_cgroup_dirs(pid_t pid) {
   return dirs;
 }
 
-}  // namespace tnk::ns
+uint64_t oom_kills(const std::vector<fs::path>& dirs) {
+  uint64_t kills = 0;
+  for (const auto& dir : dirs) {
+    for (const char* file : {"memory.events", "memory.oom_control"}) {
+      auto text = read_file(dir / file);
+      if (!text.ok()) continue;
+      size_t at = text->find("oom_kill ");
+      if (at != std::string::npos) kills += std::strtoull(text->c_str() + at + 9, nullptr, 10);
+    }
+  }
+  return kills;
+}
+
+}  // namespace tnk::linux

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace tnk::ns {
+namespace tnk::linux {
 
 struct ProtectFailure {
   int index = -1;  // which of the paths failed; -1: none did
@@ -19,4 +19,4 @@ struct ProtectFailure {
 // way fails (ELOOP or ENOTDIR): the paths were classified before, a change since is an error.
 ProtectFailure protect_paths(int top, const std::vector<std::string>& rels);
 
-}  // namespace tnk::ns
+}  // namespace tnk::linux

@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 
-namespace tnk::ns::sys {
+namespace tnk::linux::sys {
 
 // clone(2) without a new stack: fork semantics plus `flags` (e.g. CLONE_PARENT, CLONE_NEWUSER).
 // No atfork handlers run, so the caller must be single-threaded. Returns 0 in the child.
@@ -60,4 +60,8 @@ Status read_reports(int fd, std::chrono::milliseconds timeout, std::vector<Repor
 // waitpid(pid) retrying on EINTR; returns the wait status, or -1 with errno.
 int wait_for(pid_t pid);
 
-}  // namespace tnk::ns::sys
+// Opens (with `create`: making missing directories with `mode`) the directory `rel` below `root` one
+// component at a time, never following a symlink. Returns an O_PATH fd, or -1 with errno.
+int open_dirs_below(int root, const char* rel, bool create, unsigned mode);
+
+}  // namespace tnk::linux::sys

@@ -1,4 +1,4 @@
-#include "backend/ns/syscalls.h"
+#include "linux/syscalls.h"
 
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -11,7 +11,7 @@
 #include <csignal>
 #include <cstring>
 
-namespace tnk::ns::sys {
+namespace tnk::linux::sys {
 
 pid_t clone_process(unsigned long flags) {
   return static_cast<pid_t>(syscall(SYS_clone, flags, 0UL, nullptr, nullptr, 0UL));
@@ -116,4 +116,38 @@ int wait_for(pid_t pid) {
   }
 }
 
-}  // namespace tnk::ns::sys
+int open_dirs_below(int root, const char* rel, bool create, unsigned mode) {
+  int current = fcntl(root, F_DUPFD_CLOEXEC, 0);
+  const char* p = rel;
+  while (current >= 0 && *p != '\0') {
+    while (*p == '/') ++p;
+    const char* end = p;
+    while (*end != '\0' && *end != '/') ++end;
+    size_t len = static_cast<size_t>(end - p);
+    if (len == 0) break;
+    char name[NAME_MAX + 1];
+    if (len > NAME_MAX) {
+      close(current);
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    std::memcpy(name, p, len);
+    name[len] = '\0';
+    if (create && mkdirat(current, name, static_cast<mode_t>(mode)) != 0 && errno != EEXIST) {
+      int err = errno;
+      close(current);
+      errno = err;
+      return -1;
+    }
+    // O_NOFOLLOW with O_DIRECTORY fails with ENOTDIR on a symlink.
+    int next = openat(current, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    close(current);
+    errno = err;
+    current = next;
+    p = end;
+  }
+  return current;
+}
+
+}  // namespace tnk::linux::sys

@@ -1,4 +1,4 @@
-#include "backend/ns/protect.h"
+#include "linux/protect_paths.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -9,10 +9,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include "backend/ns/mounts.h"
 #include "core/unique_fd.h"
+#include "linux/syscalls.h"
 
-namespace tnk::ns {
+namespace tnk::linux {
 
 namespace {
 
@@ -49,7 +49,7 @@ int protect_one(int top, const char* rel) {
   for (size_t i = 1; i < len; ++i) {
     if (prefix[i] != '/') continue;
     prefix[i] = '\0';
-    UniqueFd parent(open_dirs_below(top, prefix, false, 0));
+    UniqueFd parent(sys::open_dirs_below(top, prefix, false, 0));
     prefix[i] = '/';
     if (!parent.valid()) return -1;
     if (!is_mount_root(parent.get()) && bind_onto_itself(parent.get(), 0) != 0) return -1;
@@ -58,7 +58,7 @@ int protect_one(int top, const char* rel) {
   UniqueFd dir;
   if (slash != nullptr) {
     prefix[slash - prefix] = '\0';
-    dir.reset(open_dirs_below(top, prefix, false, 0));
+    dir.reset(sys::open_dirs_below(top, prefix, false, 0));
   } else {
     dir.reset(fcntl(top, F_DUPFD_CLOEXEC, 0));
   }
@@ -83,4 +83,4 @@ ProtectFailure protect_paths(int top, const std::vector<std::string>& rels) {
   return {};
 }
 
-}  // namespace tnk::ns
+}  // namespace tnk::linux
