@@ -56,7 +56,7 @@ Result<SupervisorExec> supervisor_exec(const SupervisorConfig& config) {
   if (!exec.self.valid()) return sys_error(errno, "opening tnk's own binary");
   TNK_ASSIGN_OR_RETURN(std::string token, random_token());
   exec.path = systemd_run;
-  exec.argv = linux::scope_command(*facts, systemd_run, "tnk-" + config.id + "-" + token.substr(0, 8),
+  exec.argv = linux::scope_command(*facts, systemd_run, config.id + "-" + token.substr(0, 8),
                                    {"/proc/self/fd/" + std::to_string(kSelfFd), kSuperviseArg, config.id});
   for (auto& e : linux::scope_environment(*facts)) exec.env.push_back(std::move(e));
   return exec;

@@ -1,5 +1,6 @@
 #include "backend/ns/credentials.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <sched.h>
@@ -57,6 +58,17 @@ StepError set_caps(uint64_t caps) {
   return {};
 }
 
+// The OOM killer, at the sandbox's memory limit, takes a session's processes before PID 1 or the joiner,
+// whose end would stop the whole sandbox (as a fork loop under a 512 MiB limit did, on a cgroup v2 test
+// host). Raising one's own score needs no privilege, so rootless sessions get it too; lowering PID 1's
+// needs CAP_SYS_RESOURCE, which only root has (sandbox.cc). Best effort: a failure changes nothing else.
+void prefer_for_oom() {
+  int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)!write(fd, "500", 3);
+  close(fd);
+}
+
 }  // namespace
 
 uint64_t docker_default_capabilities() {
@@ -69,6 +81,7 @@ uint64_t docker_default_capabilities() {
 }
 
 StepError apply_identity(const CredentialPlan& plan) {
+  prefer_for_oom();
   const uint64_t docker = docker_default_capabilities();
   StepError e;
   switch (plan.identity) {
