@@ -1,10 +1,14 @@
 #include "core/trusted_file.h"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
+#include <vector>
 
 #include "core/files.h"
 #include "core/unique_fd.h"
@@ -17,6 +21,29 @@ Error refuse(const std::string& what, const fs::path& path, const std::string& w
   return permission_denied("refusing to read " + what + " " + path.string() + ": " + why, std::move(hint));
 }
 
+// The group `gid` as the name service has it, for is_private_group.
+std::optional<GroupFacts> group_facts(gid_t gid, uid_t owner) {
+  std::vector<char> buf(16384);
+  struct group gr {};
+  struct group* found = nullptr;
+  struct passwd pw {};
+  struct passwd* user = nullptr;
+  if (::getgrgid_r(gid, &gr, buf.data(), buf.size() / 2, &found) != 0 || found == nullptr) return std::nullopt;
+  GroupFacts facts{gr.gr_name, {}, "", 0};
+  for (char** member = gr.gr_mem; *member != nullptr; ++member) facts.members.emplace_back(*member);
+  if (::getpwuid_r(owner, &pw, buf.data() + buf.size() / 2, buf.size() / 2, &user) != 0 || user == nullptr) {
+    return std::nullopt;
+  }
+  facts.owner_name = user->pw_name;
+  facts.owner_primary_gid = user->pw_gid;
+  return facts;
+}
+
+bool is_private_group(gid_t gid, uid_t owner) {
+  std::optional<GroupFacts> facts = group_facts(gid, owner);
+  return facts && private_group(*facts, gid);
+}
+
 // Returns the reason to refuse the file `st` describes, or success.
 Status check_trusted(const struct stat& st, const std::string& what, const fs::path& path) {
   if (S_ISDIR(st.st_mode)) {
@@ -27,7 +54,7 @@ Status check_trusted(const struct stat& st, const std::string& what, const fs::p
   }
   TNK_RETURN_IF_ERROR(check_owner(st, "read " + what, path));
   const mode_t mode = st.st_mode & 07777;
-  if ((mode & 0022) != 0) {
+  if ((mode & 0002) != 0 || ((mode & 0020) != 0 && !is_private_group(st.st_gid, st.st_uid))) {
     return refuse(what, path, "its mode is " + octal_mode(mode) + ", so others can change it",
                   "check who changed it, then `chmod go-w " + path.string() + "`");
   }
@@ -35,6 +62,14 @@ Status check_trusted(const struct stat& st, const std::string& what, const fs::p
 }
 
 }  // namespace
+
+bool private_group(const GroupFacts& g, gid_t gid) {
+  if (g.name != g.owner_name || g.owner_primary_gid != gid) return false;
+  for (const auto& member : g.members) {
+    if (member != g.owner_name) return false;
+  }
+  return true;
+}
 
 Status check_owner(const struct stat& st, const std::string& use, const fs::path& path) {
   const uid_t me = ::geteuid();

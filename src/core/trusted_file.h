@@ -1,5 +1,8 @@
 // Reading a file whose content decides what tnk does (tnk.toml, a manifest, a sandbox record): only
-// a regular file that nobody but its owner can write, owned by the user running tnk (or root).
+// a regular file that nobody but its owner can write, owned by the user running tnk (or root). A file
+// writable by its group is taken when that group is the owner's private group (named after the owner,
+// its primary group, no other member): Debian 13 gives users umask 002, and Debian's OpenSSH allows the
+// same for the same reason.
 // Anyone else who can write such a file steers tnk: its audit settings, a sandbox's network policy,
 // the project a sandbox mounts. ssh refuses its config files for the same reasons.
 #pragma once
@@ -9,6 +12,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 
@@ -27,6 +31,18 @@ Result<std::string> read_trusted_file(const std::filesystem::path& path, const s
 // Refuses (permission_denied: "refusing to <use> <path>: it is owned by uid N, not by you") a file
 // that `st` describes unless this user or root owns it.
 Status check_owner(const struct stat& st, const std::string& use, const std::filesystem::path& path);
+
+// What decides whether a group is a user's private group (the name service's answer for a file's group
+// and owner).
+struct GroupFacts {
+  std::string name;
+  std::vector<std::string> members;
+  std::string owner_name;
+  gid_t owner_primary_gid = 0;
+};
+
+// Pure: the group is named after the owner, is the owner's primary group, and has no other member.
+bool private_group(const GroupFacts& group, gid_t gid);
 
 // "0644": the permission bits as chmod takes them.
 std::string octal_mode(mode_t mode);

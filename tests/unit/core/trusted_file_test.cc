@@ -46,8 +46,28 @@ TEST(TrustedFile, RefusesAFileOthersCanWrite) {
   TempDir dir;
   for (const auto& [mode, octal] : {std::pair{0666u, "0666"}, std::pair{0620u, "0620"}, std::pair{0602u, "0602"}}) {
     fs::path path = write(dir.path() / "m.yaml", "profile: x\n", mode);
+    // Group-writable is refused unless the group is the owner's private one: give it a group that is not.
+    if ((mode & 0020) != 0) {
+      if (::geteuid() != 0) continue;  // only root can give a file another group
+      ASSERT_EQ(::chown(path.c_str(), static_cast<uid_t>(-1), 4242), 0);
+    }
     expect_refused(read_trusted_file(path, "manifest"), path, std::string("its mode is ") + octal);
   }
+}
+
+// Debian 13's umask 002 leaves a user's new files 0664 in the user's private group: taken, as Debian's
+// OpenSSH takes them; a group with another member, or not named after the owner, is not private.
+TEST(TrustedFile, AGroupWritableFileOfTheOwnersPrivateGroupIsTaken) {
+  GroupFacts alice{"alice", {}, "alice", 1000};
+  EXPECT_TRUE(private_group(alice, 1000));
+  alice.members = {"alice"};
+  EXPECT_TRUE(private_group(alice, 1000));
+  GroupFacts shared = alice;
+  shared.members = {"alice", "bob"};
+  EXPECT_FALSE(private_group(shared, 1000));
+  GroupFacts users{"users", {}, "alice", 100};
+  EXPECT_FALSE(private_group(users, 100));
+  EXPECT_FALSE(private_group(alice, 1001));  // not her primary group
 }
 
 TEST(TrustedFile, RefusesAnotherUsersFile) {
