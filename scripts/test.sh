@@ -108,10 +108,31 @@ bash scripts/fuzz.sh "${TNK_FUZZ_SECONDS:-10}" 2>&1 | tee "$logs/fuzz.log"
 passed=$((passed + $(grep -c '^fuzz: .* ok' "$logs/fuzz.log")))
 failed=$((failed + $(grep -c '^fuzz: .* FAILED' "$logs/fuzz.log")))
 
+step "the Debian 12 test host (tests/hosts: stock Debian with systemd, cgroup v2 and a logged-in user, booted under QEMU; the suite as root and as the user), beside the root pass"
+# Started once the compiles are done: its guest runs under TCG here, and shares the two cores with the
+# root pass's waiting tests rather than with a compiler. Debian 13: `sudo bash scripts/test-host.sh trixie`.
+bash scripts/test-host.sh bookworm --timeout "${TNK_HOST_TIMEOUT:-1800}" >"$logs/host.log" 2>&1 &
+host_run=$!
+
 step "(the end-to-end tests as root, started above)"
 wait "$e2e_root"
 cat "$logs/e2e.log"
 count_pytest "$logs/e2e.log"
+
+step "(the Debian 12 test host, started above)"
+wait "$host_run"; host_status=$?
+cat "$logs/host.log"
+# run.py's summary: "test-host:   root: N passed, N failed", one line per pass; none if the guest never
+# reported (exit 2), which counts as one failure.
+host_lines=$(grep -E '^test-host: +(root|alice): [0-9]+ passed, [0-9]+ failed' "$logs/host.log" || true)
+if [ -z "$host_lines" ]; then
+  failed=$((failed + 1))
+else
+  passed=$((passed + $(echo "$host_lines" | awk '{ for (i = 1; i < NF; i++) if ($(i + 1) == "passed,") n += $i } END { print n + 0 }')))
+  failed=$((failed + $(echo "$host_lines" | awk '{ for (i = 1; i < NF; i++) if ($(i + 1) == "failed") n += $i } END { print n + 0 }')))
+  # A suite that passed whose run still failed (a share that did not mount, the results not copied out).
+  if [ "$host_status" -ne 0 ] && ! echo "$host_lines" | grep -qv ' 0 failed'; then failed=$((failed + 1)); fi
+fi
 
 step "format check (clang-format)"
 mapfile -t sources < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 2>/dev/null)

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Runs in the test host as root (from tnk-host-boot), copied into the work share by the runner for each
+# run. Mounts tnk and the host's sandbox image, hands the image to root and to alice, then runs the
+# suite twice: as root, and as alice in a real login session. Lines "tnk-host: ..." are the runner's
+# protocol; everything else is shown to the user as it comes.
+set -u
+W=/mnt/work
+# shellcheck source=/dev/null
+. "$W/run.env"   # SUITE, IMAGE_ID (empty: no image handed in)
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+now() { date +%s.%N; }
+took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+mkdir -p /opt/tnk /mnt/host-image "$W/results"
+# This unit's TasksMax (15% of pid_max, ~4900) would bound root's fork test instead of tnk: lift it.
+systemctl set-property --runtime tnk-host-test.service TasksMax=infinity
+# cache=loose on the read-only shares: with 9p's default cache=none each tnk command was 1-3 s slower.
+mount -t 9p -o trans=virtio,version=9p2000.L,cache=loose,msize=1048576,ro tnk /opt/tnk ||
+  echo "tnk-host: cannot mount the tnk share"
+
+echo "== host facts"
+. /etc/os-release; echo "os: $PRETTY_NAME, kernel $(uname -r), $(systemctl --version | head -1)"
+echo "cgroup fs: $(stat -fc %T /sys/fs/cgroup); root controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+echo "apparmor: $(cat /sys/module/apparmor/parameters/enabled 2>/dev/null || echo absent)"
+echo "kvm: $(ls -l /dev/kvm 2>&1)"
+
+# The sandbox image. Its id hashes the apt sources and the local CA files, so the guest gets the build
+# host's (its own sources may name another release); then a copy per user, ids as each would build it.
+if [ -n "${IMAGE_ID:-}" ]; then
+  t=$(now)
+  rm -f /etc/apt/sources.list /etc/apt/sources.list.d/*
+  cp "$W"/host-etc/apt/* /etc/apt/sources.list.d/ 2>/dev/null
+  [ -f "$W/host-etc/sources.list" ] && cp "$W/host-etc/sources.list" /etc/apt/sources.list
+  mkdir -p /usr/local/share/ca-certificates
+  cp "$W"/host-etc/ca/*.crt /usr/local/share/ca-certificates/ 2>/dev/null
+  mount -o ro /dev/vdb /mnt/host-image  # the runner's ext4 copy of its image directory
+  # root: its cache holds the tree as root's own build leaves it (the build host's root built it).
+  install -d -m 0700 /root/.cache /root/.cache/tnk /root/.cache/tnk/images
+  cp -a /mnt/host-image "/root/.cache/tnk/images/$IMAGE_ID"
+  rm -rf "/root/.cache/tnk/images/$IMAGE_ID/lost+found"; chmod 0755 "/root/.cache/tnk/images/$IMAGE_ID"
+  echo "tnk-host: image hand-in for root took $(took "$t") s ($(du -sm "/root/.cache/tnk/images/$IMAGE_ID" | cut -f1) MB)"
+  t=$(now)
+  # alice: a copy from root's, then ids shifted onto her range (shift_ids.py says how and why).
+  install -d -m 0700 -o alice -g alice /home/alice/.cache /home/alice/.cache/tnk /home/alice/.cache/tnk/images
+  cp -a "/root/.cache/tnk/images/$IMAGE_ID" "/home/alice/.cache/tnk/images/$IMAGE_ID"
+  python3 "$W/shift_ids.py" "/home/alice/.cache/tnk/images/$IMAGE_ID" alice
+  echo "tnk-host: image hand-in for alice took $(took "$t") s"
+  umount /mnt/host-image
+fi
+
+run_pass() {  # $1: root or alice
+  local t rc; t=$(now)
+  echo "tnk-host: pass $1 begins at $(uptime_s) s"
+  if [ "$1" = root ]; then
+    bash "$W/suite.sh" root "$W/results/root"; rc=$?
+  else
+    # su - opens a login session through PAM (pam_systemd): session-N.scope, as ssh or a tty would.
+    # The suite writes to alice's home (the share's files are the host's root's); copied out after.
+    rm -rf /home/alice/host-results
+    su - alice -c "bash $W/suite.sh alice /home/alice/host-results"; rc=$?
+    cp -r /home/alice/host-results "$W/results/alice"
+  fi
+  echo "tnk-host: pass $1 ended (exit $rc) after $(took "$t") s"
+}
+run_pass root
+run_pass alice
+sync
+echo "tnk-host: done at $(uptime_s) s"
