@@ -59,7 +59,7 @@ bool protected_on_host(const std::vector<state::ProtectedPath>& record, const st
 }  // namespace
 
 void guard_git(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit,
-               const std::vector<std::string>& named) {
+               const std::vector<std::string>& named, GitWalk walk) {
   state::Store store(ctx.paths.sandboxes_dir());
   auto record = store.load(id);
   auto guard = state::read_git_record(store.dir(id));
@@ -69,6 +69,7 @@ void guard_git(Context& ctx, const std::string& id, std::optional<audit::AuditWr
   }
   if (!guard->present) return;  // started by a tnk without the guard: nothing to compare with
   const std::filesystem::path project = (*record)->project_dir;
+  if (walk == GitWalk::kWhenChanged && !guard->stamp.empty() && guard->stamp == state::git_stamp(project)) return;
   auto protection = state::read_protection(store.dir(id));
   std::vector<state::ProtectedPath> protected_paths = protection ? *protection : std::vector<state::ProtectedPath>{};
   const std::vector<std::filesystem::path> roots = state::git_roots(project);
@@ -83,13 +84,14 @@ void guard_git(Context& ctx, const std::string& id, std::optional<audit::AuditWr
     }
     held.push_back(state::hold_git_entry(entry, now, roots));
   });
-  if (held.empty()) return;
   for (const auto& h : held) {
     ctx.log.warn(held_warning(h));
     sandbox::audit_append(audit, audit::git_entry_held(id, h.path, h.held_as, h.what));
   }
   guard->held.insert(guard->held.end(), held.begin(), held.end());
-  Status written = state::write_git_record(store.dir(id), guard->start, guard->held);
+  const std::string stamp = state::git_stamp(project);  // after the holds, which may have changed it
+  if (held.empty() && stamp == guard->stamp) return;
+  Status written = state::write_git_record(store.dir(id), guard->start, guard->held, stamp);
   if (!written.ok()) ctx.log.warn(written.error().message);
 }
 
@@ -105,7 +107,7 @@ std::vector<state::ProtectedPath> protection_of(Context& ctx, const sandbox::Res
 }
 
 void report_appeared(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit) {
-  guard_git(ctx, id, audit);
+  guard_git(ctx, id, audit, {}, GitWalk::kWhenChanged);
   std::vector<state::ProtectedPath> appeared;
   current_record(ctx, id, &appeared);
   for (const auto& p : appeared) {

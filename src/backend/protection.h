@@ -26,8 +26,11 @@ void report_appeared(Context& ctx, const std::string& id, std::optional<audit::A
 // git_entry_held record each. A path the user named to apply (`named`, project-relative) is theirs,
 // applied knowingly: not held. Protected paths cannot have changed inside; a change to one is the
 // host's own, and is left alone.
+// After a session the walk runs only when the top repository's stamp changed (state::git_stamp): a
+// command that touched no git state pays a few lstat calls, not four git processes.
+enum class GitWalk { kWhenChanged, kAlways };
 void guard_git(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit,
-               const std::vector<std::string>& named = {});
+               const std::vector<std::string>& named = {}, GitWalk walk = GitWalk::kAlways);
 
 // At stop: a warning naming every path that appeared while the sandbox ran, and every git entry held.
 void warn_appeared_at_stop(Context& ctx, const std::string& id, std::optional<audit::AuditWriter>& audit);

@@ -279,14 +279,41 @@ HeldEntry hold_git_entry(const fs::path& entry, const GitEntry& now, const std::
   return held;
 }
 
-Status write_git_record(const fs::path& sandbox_dir, const GitSnapshot& start, const std::vector<HeldEntry>& held) {
+std::string git_stamp(const fs::path& project) {
+  std::string stamp;
+  auto add = [&stamp](const fs::path& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      stamp += "-;";
+      return;
+    }
+    stamp += std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
+             "." + std::to_string(st.st_mtim.tv_nsec) + ";";
+  };
+  fs::path git_dir = project / ".git";
+  add(git_dir);
+  struct stat st {};
+  if (::lstat(git_dir.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {  // a linked worktree: its own git dir
+    auto text = read_file(git_dir);
+    if (text && text->starts_with("gitdir: ")) {
+      fs::path named = text->substr(8, text->find('\n') - 8);
+      git_dir = named.is_absolute() ? named : project / named;
+      add(git_dir);
+    }
+  }
+  for (const char* name : {"index", "modules", "worktrees"}) add(git_dir / name);
+  return stamp;
+}
+
+Status write_git_record(const fs::path& sandbox_dir, const GitSnapshot& start, const std::vector<HeldEntry>& held,
+                        const std::string& stamp) {
   nlohmann::json entries = nlohmann::json::object();
   for (const auto& [path, entry] : start) entries[path] = {{"fingerprint", entry.fingerprint}, {"what", entry.what}};
   nlohmann::json list = nlohmann::json::array();
   for (const auto& h : held) {
     list.push_back({{"path", h.path}, {"held_as", h.held_as}, {"what", h.what}, {"error", h.error}});
   }
-  nlohmann::json doc = {{"start", entries}, {"held", list}};
+  nlohmann::json doc = {{"start", entries}, {"held", list}, {"stamp", stamp}};
   return write_file_atomic(sandbox_dir / kGitGuardFile, doc.dump() + "\n", 0600);
 }
 
@@ -305,6 +332,7 @@ Result<GitRecord> read_git_record(const fs::path& sandbox_dir) {
       record.held.push_back({h.at("path").get<std::string>(), h.at("held_as").get<std::string>(),
                              h.at("what").get<std::string>(), h.at("error").get<std::string>()});
     }
+    record.stamp = doc.value("stamp", std::string());
   } catch (const nlohmann::json::exception& e) {
     return failed("reading " + file.string() + ": " + e.what(), "stop and start the sandbox to write it again");
   }

@@ -56,13 +56,23 @@ HeldEntry hold_git_entry(const std::filesystem::path& entry, const GitEntry& now
 // The roots the sandbox writes: the project, and a linked worktree's common dir.
 std::vector<std::filesystem::path> git_roots(const std::filesystem::path& project);
 
-// The record (kGitSnapshotFile): the snapshot at start and what was held since.
+// What changes when anything the host's git follows from the top repository changes: the inode, size
+// and modification time of its .git (a directory, or a linked worktree's gitdir file and the git dir it
+// names), its index, modules/ and worktrees/. Only lstat: no git runs. After a session the walk runs
+// again only when this changed, so that a command in a running sandbox does not pay four git processes
+// (about 27 ms on a 5,000-file repository); a repository the sandbox made below the top and never
+// linked in the index is found at stop and after `apply`, which always walk.
+std::string git_stamp(const std::filesystem::path& project);
+
+// The record (kGitSnapshotFile): the snapshot at start, what was held since, and the stamp of the last
+// walk.
 Status write_git_record(const std::filesystem::path& sandbox_dir, const GitSnapshot& start,
-                        const std::vector<HeldEntry>& held);
+                        const std::vector<HeldEntry>& held, const std::string& stamp);
 struct GitRecord {
   bool present = false;  // false: started by an older tnk, nothing to compare with
   GitSnapshot start;
   std::vector<HeldEntry> held;
+  std::string stamp;  // git_stamp at the last walk
 };
 Result<GitRecord> read_git_record(const std::filesystem::path& sandbox_dir);
 

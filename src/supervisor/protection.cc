@@ -157,7 +157,8 @@ ProtectionPlan plan_protection(const SupervisorConfig& config) {
 Result<std::vector<std::string>> record_protection(const SupervisorConfig& config, const ProtectionPlan& plan) {
   TNK_RETURN_IF_ERROR(state::write_protection(config.state_dir, plan.paths));
   // What the host's git would run, as it is before the sandbox's first session (state/git_guard.h).
-  TNK_RETURN_IF_ERROR(state::write_git_record(config.state_dir, state::git_snapshot(config.project_dir), {}));
+  TNK_RETURN_IF_ERROR(state::write_git_record(config.state_dir, state::git_snapshot(config.project_dir), {},
+                                              state::git_stamp(config.project_dir)));
   std::vector<std::string> notes = plan.notes;
   std::string summary = state::unprotected_summary(plan.paths);
   if (!summary.empty()) notes.push_back(summary + "; tnk reports any that appears (docs/workspace.md)");

@@ -74,6 +74,14 @@ def chown_other(path):
     os.chown(path, 4242, 4242)
 
 
+def chmod_in_shared_group(mode):
+    """`mode` with a group that is not the owner's private one (gid 4242: only root can give it)."""
+    def damage(path):
+        os.chown(path, -1, 4242)
+        os.chmod(path, mode)
+    return damage
+
+
 def fifo(path):
     path.unlink()
     os.mkfifo(path, 0o600)
@@ -115,7 +123,8 @@ TABLE = [
     ("sandbox.json", "unknown backend", edit_json(backend="docker"), FAILED, "unknown backend 'docker'"),
     ("sandbox.json", "newer schema", edit_json(schema=2), FAILED, "was written by a newer tnk (schema 2)"),
     ("sandbox.json", "mode 0666", chmod(0o666), PERMISSION, "its mode is 0666, so others can change it"),
-    ("sandbox.json", "mode 0620", chmod(0o620), PERMISSION, "its mode is 0620, so others can change it"),
+    pytest.param("sandbox.json", "mode 0620 in a shared group", chmod_in_shared_group(0o620), PERMISSION,
+                 "its mode is 0620, so others can change it", marks=ROOT),
     ("sandbox.json", UNREADABLE, chmod(0), PERMISSION, "Permission denied"),
     pytest.param("sandbox.json", "owned by another user", chown_other, PERMISSION, "owned by uid 4242", marks=ROOT),
     ("sandbox.json", "a FIFO", fifo, PERMISSION, "it is not a regular file"),
@@ -140,6 +149,8 @@ TABLE = [
      "keys 'inference.api_key_env' and 'inference.api_key_file' are both set"),
     ("tnk.toml", "empty", replace_with(b""), OK, None),
     ("tnk.toml", "mode 0666", chmod(0o666), PERMISSION, "its mode is 0666, so others can change it"),
+    # Debian 13's umask 002: the user's own private group may write it (src/core/trusted_file.h).
+    ("tnk.toml", "mode 0664 in the owner's private group", chmod(0o664), OK, None),
     ("tnk.toml", UNREADABLE, chmod(0), PERMISSION, "Permission denied"),
     pytest.param("tnk.toml", "owned by another user", chown_other, PERMISSION, "owned by uid 4242", marks=ROOT),
     ("tnk.toml", "a FIFO", fifo, PERMISSION, "it is not a regular file"),

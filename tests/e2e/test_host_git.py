@@ -79,8 +79,6 @@ echo "$G/e" > "$G/commondir" && echo PLANTED
 
 @pytest.mark.parametrize("review", [False, True], ids=["direct", "review"])
 def test_issue32_a_linked_worktree_keeps_its_commondir(any_tnk, review):
-    if review and any_tnk.backend == "vm":
-        pytest.skip("the review variant runs on ns: the guard and the binds are the same host code on vm")
     main = any_tnk.project("wtmain")
     make_repo(main)
     git("worktree", "add", "-q", "-b", "feature", str(main.parent / "wtlinked"), cwd=main)

@@ -87,14 +87,34 @@ TEST(GitGuard, HoldRenamesInsideTheRootsOnlyAndNeverReplaces) {
 TEST(GitGuard, RecordRoundTrips) {
   TempDir dir;
   GitSnapshot start = {{"/p/.git/config", {"", ""}}};
-  ASSERT_TRUE(write_git_record(dir.path(), start, {{"/p/a", "/p/a.tnk-held", "w", ""}}).ok());
+  ASSERT_TRUE(write_git_record(dir.path(), start, {{"/p/a", "/p/a.tnk-held", "w", ""}}, "1:2:3.4;").ok());
   auto record = read_git_record(dir.path());
   ASSERT_TRUE(record.ok());
   EXPECT_TRUE(record->present);
   EXPECT_EQ(record->start.size(), 1u);
   ASSERT_EQ(record->held.size(), 1u);
   EXPECT_EQ(record->held[0].held_as, "/p/a.tnk-held");
+  EXPECT_EQ(record->stamp, "1:2:3.4;");
   EXPECT_FALSE(read_git_record(dir.path() / "none")->present);
+}
+
+// The stamp that decides whether a session's end walks the git dirs again: a new index, a submodule's git
+// dir or a worktree changes it; a file of the worktree does not.
+TEST(GitGuard, TheStampChangesWithTheIndexModulesAndWorktreesOnly) {
+  TempDir dir;
+  const fs::path p = dir.path();
+  fs::create_directories(p / ".git");
+  const std::string empty = git_stamp(p);
+  std::ofstream(p / "README") << "text\n";
+  EXPECT_EQ(git_stamp(p), empty);
+  std::ofstream(p / ".git" / "index") << "DIRC";
+  const std::string indexed = git_stamp(p);
+  EXPECT_NE(indexed, empty);
+  fs::create_directories(p / ".git" / "modules" / "sub");
+  EXPECT_NE(git_stamp(p), indexed);
+  const std::string with_module = git_stamp(p);
+  fs::create_directories(p / ".git" / "worktrees" / "w");
+  EXPECT_NE(git_stamp(p), with_module);
 }
 
 }  // namespace
