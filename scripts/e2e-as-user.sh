@@ -29,11 +29,16 @@ chmod 755 "$stage"
 
 cache="$home/.cache"
 kernels="${TNK_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}}/tnk/kernels"
-if [ -d "$kernels" ] && [ ! -d "$cache/tnk/kernels" ]; then
-  "${sudo[@]}" mkdir -p "$cache/tnk"
-  "${sudo[@]}" cp -a "$kernels" "$cache/tnk/"
+# Each kernel root has finished (its vmlinux is there) and the user lacks: a copy made while root's build
+# still ran (its .build-* directory) is not one, and must not keep the user's from being seeded later.
+for built in "$kernels"/*/vmlinux; do
+  [ -e "$built" ] || continue
+  name=$(basename "$(dirname "$built")")
+  [ -e "$cache/tnk/kernels/$name/vmlinux" ] && continue
+  "${sudo[@]}" mkdir -p "$cache/tnk/kernels"
+  "${sudo[@]}" cp -a "$(dirname "$built")" "$cache/tnk/kernels/"
   "${sudo[@]}" chown -R "$user:" "$cache"
-fi
+done
 
 cd "$stage"
 exec "${sudo[@]}" runuser -u "$user" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 TNK_BIN="$stage/tnk" \
