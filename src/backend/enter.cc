@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "audit/events.h"
-#include "backend/backend.h"
+#include "backend/registry.h"
 #include "backend/protection.h"
 #include "sandbox/audit_target.h"
 

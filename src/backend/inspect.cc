@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "backend/backend.h"
+#include "backend/registry.h"
 #include "backend/protection.h"
 #include "session/control_client.h"
 #include "state/layout.h"

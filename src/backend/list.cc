@@ -3,7 +3,7 @@
 #include <map>
 #include <memory>
 
-#include "backend/backend.h"
+#include "backend/registry.h"
 #include "output/output.h"
 #include "state/store.h"
 

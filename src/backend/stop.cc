@@ -3,7 +3,7 @@
 #include <thread>
 
 #include "audit/events.h"
-#include "backend/backend.h"
+#include "backend/registry.h"
 #include "backend/protection.h"
 #include "core/file_lock.h"
 #include "sandbox/audit_target.h"

@@ -16,19 +16,19 @@ std::string seconds(double s) { return std::to_string(static_cast<long>(s + 0.5)
 
 // The kernel id of this tnk on this host; "" when it cannot be told (no source package, ...).
 std::string current_kernel_id(Context& ctx) {
-  auto recipe = image::shipped_kernel_recipe(ctx.paths, ctx.self_exe);
+  auto recipe = vm::boot::shipped_kernel_recipe(ctx.paths, ctx.self_exe);
   if (!recipe) {
     ctx.log.verbose("cannot tell the current guest kernel: " + recipe.error().message);
     return "";
   }
-  return image::kernel_id(*recipe);
+  return vm::boot::kernel_id(*recipe);
 }
 
 // The disk id of `image_id` with the agent shipped with this tnk; "" without an agent.
 std::string current_disk_id(Context& ctx, const std::string& image_id) {
-  auto sha = image::agent_sha256(ctx.paths, image::agent_binary(ctx.self_exe));
+  auto sha = vm::boot::agent_sha256(ctx.paths, vm::boot::agent_binary(ctx.self_exe));
   if (!sha || image_id.empty()) return "";
-  return image::disk_id(image_id, *sha);
+  return vm::boot::disk_id(image_id, *sha);
 }
 
 template <class T>
@@ -36,7 +36,7 @@ nlohmann::json or_null(bool ok, T value) {
   return ok ? nlohmann::json(value) : nlohmann::json(nullptr);
 }
 
-nlohmann::json kernel_item(const image::KernelInfo& k, bool current) {
+nlohmann::json kernel_item(const vm::boot::KernelInfo& k, bool current) {
   bool ok = k.problem.empty();
   return {{"kind", "kernel"},
           {"id", k.id},
@@ -52,7 +52,7 @@ nlohmann::json kernel_item(const image::KernelInfo& k, bool current) {
           {"problem", ok ? nlohmann::json(nullptr) : nlohmann::json(k.problem)}};
 }
 
-nlohmann::json disk_item(const image::DiskInfo& d, bool current, const std::vector<std::string>& used_by) {
+nlohmann::json disk_item(const vm::boot::DiskInfo& d, bool current, const std::vector<std::string>& used_by) {
   bool ok = d.problem.empty();
   return {{"kind", "disk"},
           {"id", d.id},
@@ -72,10 +72,10 @@ nlohmann::json disk_item(const image::DiskInfo& d, bool current, const std::vect
 }  // namespace
 
 Result<nlohmann::json> build_vm_files(Context& ctx, const image::ImageInfo& image, bool force, std::string& text) {
-  image::VmBootFilesOptions options;
+  vm::boot::VmBootFilesOptions options;
   options.force_kernel = force;
-  TNK_ASSIGN_OR_RETURN(image::VmBootFiles files,
-                       image::ensure_vm_boot_files(ctx.paths, image, ctx.self_exe, ctx.log, options));
+  TNK_ASSIGN_OR_RETURN(vm::boot::VmBootFiles files,
+                       vm::boot::ensure_vm_boot_files(ctx.paths, image, ctx.self_exe, ctx.log, options));
   if (!files.kernel_built) ctx.log.info("guest kernel " + files.kernel.id + " is already built");
   if (!files.disk_built) ctx.log.info("base disk " + files.disk.id + " is already built");
   text += files.kernel.id + "\n" + files.disk.id + "\n";
@@ -98,22 +98,23 @@ Result<nlohmann::json> build_vm_files(Context& ctx, const image::ImageInfo& imag
 nlohmann::json plan_vm_files(Context& ctx, const std::string& image_id) {
   std::string kernel = current_kernel_id(ctx);
   std::string disk = current_disk_id(ctx, image_id);
-  auto dir_of = [&](const image::ArtifactKind& kind, const std::string& id) {
-    return id.empty() ? nlohmann::json(nullptr) : nlohmann::json((image::artifact_root(ctx.paths, kind) / id).string());
+  auto dir_of = [&](const vm::boot::ArtifactKind& kind, const std::string& id) {
+    return id.empty() ? nlohmann::json(nullptr)
+                      : nlohmann::json((vm::boot::artifact_root(ctx.paths, kind) / id).string());
   };
   return {{"kernel",
            {{"id", kernel.empty() ? nlohmann::json(nullptr) : nlohmann::json(kernel)},
-            {"exists", !kernel.empty() && image::find_kernel(ctx.paths, kernel).ok()},
-            {"path", dir_of(image::kKernelKind, kernel)}}},
+            {"exists", !kernel.empty() && vm::boot::find_kernel(ctx.paths, kernel).ok()},
+            {"path", dir_of(vm::boot::kKernelKind, kernel)}}},
           {"disk",
            {{"id", disk.empty() ? nlohmann::json(nullptr) : nlohmann::json(disk)},
-            {"exists", !disk.empty() && image::find_disk(ctx.paths, disk).ok()},
-            {"path", dir_of(image::kDiskKind, disk)}}}};
+            {"exists", !disk.empty() && vm::boot::find_disk(ctx.paths, disk).ok()},
+            {"path", dir_of(vm::boot::kDiskKind, disk)}}}};
 }
 
 std::vector<std::string> disk_users(Context& ctx, const image::ImageUsers& users, const std::string& id) {
   std::vector<std::string> out = users.users_of(id);
-  if (auto disk = image::find_disk(ctx.paths, id); disk && !disk->image_id.empty()) {
+  if (auto disk = vm::boot::find_disk(ctx.paths, id); disk && !disk->image_id.empty()) {
     for (const auto& s : users.users_of(disk->image_id)) {
       if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
     }
@@ -123,8 +124,8 @@ std::vector<std::string> disk_users(Context& ctx, const image::ImageUsers& users
 
 Result<VmListing> list_vm_files(Context& ctx, const image::ImageUsers& users, const std::string& current_image) {
   VmListing listing;
-  TNK_ASSIGN_OR_RETURN(std::vector<image::KernelInfo> kernels, image::list_kernels(ctx.paths));
-  TNK_ASSIGN_OR_RETURN(std::vector<image::DiskInfo> disks, image::list_disks(ctx.paths));
+  TNK_ASSIGN_OR_RETURN(std::vector<vm::boot::KernelInfo> kernels, vm::boot::list_kernels(ctx.paths));
+  TNK_ASSIGN_OR_RETURN(std::vector<vm::boot::DiskInfo> disks, vm::boot::list_disks(ctx.paths));
   const int64_t now = ::time(nullptr);
   std::vector<std::vector<std::string>> kernel_rows, disk_rows;
   std::string kernel_now = kernels.empty() ? "" : current_kernel_id(ctx);
@@ -160,13 +161,14 @@ Result<VmListing> list_vm_files(Context& ctx, const image::ImageUsers& users, co
 std::string vm_file_kind(Context& ctx, const std::string& id) {
   if (!image::check_image_id(id)) return "";
   std::error_code ec;
-  if (std::filesystem::is_directory(image::artifact_root(ctx.paths, image::kKernelKind) / id, ec)) return "kernel";
-  if (std::filesystem::is_directory(image::artifact_root(ctx.paths, image::kDiskKind) / id, ec)) return "disk";
+  if (std::filesystem::is_directory(vm::boot::artifact_root(ctx.paths, vm::boot::kKernelKind) / id, ec))
+    return "kernel";
+  if (std::filesystem::is_directory(vm::boot::artifact_root(ctx.paths, vm::boot::kDiskKind) / id, ec)) return "disk";
   return "";
 }
 
 Status remove_vm_file(Context& ctx, const std::string& kind, const std::string& id) {
-  return image::remove_artifact(ctx.paths, kind == "kernel" ? image::kKernelKind : image::kDiskKind, id);
+  return vm::boot::remove_artifact(ctx.paths, kind == "kernel" ? vm::boot::kKernelKind : vm::boot::kDiskKind, id);
 }
 
 }  // namespace tnk::cli

@@ -93,7 +93,7 @@ std::vector<Variable> host_variables() {
       {"PATH", "where tnk finds qemu-system-x86_64, virtiofsd, limactl, mmdebstrap and the kernel build tools"},
       {host::kPvmGuestKernelEnv, "a guest kernel for hosts whose /dev/kvm is a PVM hypervisor (docs/vm-backend.md)"},
   };
-  for (const auto& key : config_detail::kConfigKeys) {
+  for (const auto& key : config::kConfigKeys) {
     if (key.env.empty()) continue;
     v.push_back(
         {std::string(key.env), "overrides " + std::string(key.key) + " of tnk.toml: " + std::string(key.expect)});

@@ -41,14 +41,14 @@ Result<Config> load_config(const Paths& paths, const Env& env, Log& log) {
   auto text = read_trusted_file(config.file, "configuration");
   if (text.ok()) {
     config.file_exists = true;
-    TNK_RETURN_IF_ERROR(config_detail::apply_config_file(*text, config, paths, log));
+    TNK_RETURN_IF_ERROR(config::apply_config_file(*text, config, paths, log));
   } else if (text.error().sys_errno == ENOENT) {
     log.info("using default settings (run `tnk config init` to create " + config.file.string() + ")");
   } else {
     if (!text.error().hint.empty()) return text.error();
     return text.error().with_hint("make " + config.file.string() + " a readable file, or move it away");
   }
-  config_detail::apply_config_env(config, env, paths, log);
+  config::apply_config_env(config, env, paths, log);
   resolve_paths(config, paths);
   return config;
 }
@@ -58,13 +58,13 @@ std::string host_inference_url(const Config& config) {
   std::string host = config.default_engine_bind_host.value;
   // A wildcard bind address is not a destination: connect through loopback.
   if (host.empty() || host == "0.0.0.0" || host == "::") host = "127.0.0.1";
-  return "http://" + config_detail::url_host(host) + ":" + std::to_string(config.server_port.value) + "/v1";
+  return "http://" + config::url_host(host) + ":" + std::to_string(config.server_port.value) + "/v1";
 }
 
 std::string guest_inference_url(const Config& config, std::string_view host_alias) {
-  std::string alias = config_detail::url_host(host_alias);
+  std::string alias = config::url_host(host_alias);
   if (config.inference_url.value) {
-    if (auto url = config_detail::split_url(*config.inference_url.value)) {
+    if (auto url = config::split_url(*config.inference_url.value)) {
       std::string port = !url->port.empty() ? url->port : (url->scheme == "https" ? "443" : "80");
       std::string userinfo = url->userinfo.empty() ? "" : url->userinfo + "@";
       return url->scheme + "://" + userinfo + alias + ":" + port + url->rest;

@@ -8,7 +8,7 @@
 #include "config/config_keys.h"
 #include "config/config_values.h"
 
-namespace tnk::config_detail {
+namespace tnk::config {
 namespace {
 namespace fs = std::filesystem;
 
@@ -80,4 +80,4 @@ void apply_config_env(Config& config, const Env& env, const Paths& paths, Log& l
   }
 }
 
-}  // namespace tnk::config_detail
+}  // namespace tnk::config

@@ -17,7 +17,7 @@
 #include "config/config_values.h"
 #include "config/routes_toml.h"
 
-namespace tnk::config_detail {
+namespace tnk::config {
 namespace {
 namespace fs = std::filesystem;
 
@@ -223,4 +223,4 @@ Status apply_config_file(std::string_view text, Config& config, const Paths& pat
   return check_one_api_key(config);
 }
 
-}  // namespace tnk::config_detail
+}  // namespace tnk::config

@@ -5,9 +5,9 @@
 
 #include "config/config.h"
 
-namespace tnk::config_detail {
+namespace tnk::config {
 
 // Errors carry <file>:<line>:<col>; unknown keys are warned about with <file>:<line> and skipped.
 Status apply_config_file(std::string_view text, Config& config, const Paths& paths, Log& log);
 
-}  // namespace tnk::config_detail
+}  // namespace tnk::config

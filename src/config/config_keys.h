@@ -5,7 +5,7 @@
 #include <array>
 #include <string_view>
 
-namespace tnk::config_detail {
+namespace tnk::config {
 
 struct ConfigKeyInfo {
   std::string_view key;     // as written in tnk.toml; "sandbox.cpus" is `cpus` in `[sandbox]`
@@ -49,4 +49,4 @@ constexpr const ConfigKeyInfo* find_config_key(std::string_view key) {
   return nullptr;
 }
 
-}  // namespace tnk::config_detail
+}  // namespace tnk::config

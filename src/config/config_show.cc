@@ -88,7 +88,7 @@ std::vector<ShowRow> show_rows(const Config& c) {
 }
 
 std::string env_var(std::string_view key) {
-  const auto* info = config_detail::find_config_key(key);
+  const auto* info = config::find_config_key(key);
   return info != nullptr ? std::string(info->env) : std::string();
 }
 

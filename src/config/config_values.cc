@@ -8,7 +8,7 @@
 #include "naming/backend_kind.h"
 #include "workspace/workspace.h"
 
-namespace tnk::config_detail {
+namespace tnk::config {
 namespace {
 
 bool is_printable(std::string_view text) {
@@ -161,4 +161,4 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-}  // namespace tnk::config_detail
+}  // namespace tnk::config

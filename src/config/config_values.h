@@ -10,7 +10,7 @@
 
 #include "net/policy.h"
 
-namespace tnk::config_detail {
+namespace tnk::config {
 
 std::optional<uint16_t> parse_port(std::string_view text);  // 1..65535
 std::optional<uint64_t> parse_uint(std::string_view text, uint64_t min, uint64_t max);
@@ -46,4 +46,4 @@ std::string url_host(std::string_view host);
 // A value quoted in a warning, with control characters replaced so it cannot rewrite the terminal.
 std::string printable(std::string_view text);
 
-}  // namespace tnk::config_detail
+}  // namespace tnk::config

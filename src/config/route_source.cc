@@ -31,7 +31,7 @@ class SourceReader {
   // "<tnk.toml>:<line>: route 'NAME': source SOURCE: <what>", with `hint`.
   Error error(const std::string& what, std::string hint) const {
     return failed(config_.file.string() + ":" + std::to_string(route_.line) + ": route '" + route_.name + "': source " +
-                      config_detail::printable(route_.source) + ": " + what,
+                      config::printable(route_.source) + ": " + what,
                   std::move(hint));
   }
 
@@ -83,7 +83,7 @@ class SourceReader {
     if (!ran) return error(ran.error().message, "check that the command runs in your shell, as the same user");
     if (ran->exit_code != 0) {
       std::string said = trimmed(ran->err.substr(0, 200));
-      said = config_detail::printable(said.substr(0, said.find('\n')));
+      said = config::printable(said.substr(0, said.find('\n')));
       return error(
           "the command exited with status " + std::to_string(ran->exit_code) + (said.empty() ? "" : ": " + said),
           "run it yourself to see why (for gh: `gh auth login`)");

@@ -18,13 +18,13 @@ bool variable_name(std::string_view name) {
 }  // namespace
 
 Result<std::pair<std::string, uint16_t>> parse_route_upstream(std::string_view text) {
-  auto url = config_detail::split_url(text);
+  auto url = config::split_url(text);
   if (!url || url->scheme != "https") return failed("an https:// URL with a host, such as \"https://api.github.com\"");
   if (!url->userinfo.empty()) return failed("an https:// URL without user info (the credential comes from `source`)");
   if (!url->rest.empty() && url->rest != "/") return failed("an https:// URL without a path (\"https://host[:port]\")");
   uint16_t port = 443;
   if (!url->port.empty()) {
-    auto parsed = config_detail::parse_port(url->port);
+    auto parsed = config::parse_port(url->port);
     if (!parsed) return failed("an https:// URL whose port is from 1 to 65535");
     port = *parsed;
   }

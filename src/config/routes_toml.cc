@@ -4,7 +4,7 @@
 
 #include "workspace/workspace.h"
 
-namespace tnk::config_detail {
+namespace tnk::config {
 namespace {
 
 // One [[routes]] table read into a RouteSetting; the first wrong key is the error.
@@ -109,4 +109,4 @@ Status apply_routes(const toml::node& node, Config& config, const std::filesyste
   return ok_status();
 }
 
-}  // namespace tnk::config_detail
+}  // namespace tnk::config

@@ -12,7 +12,7 @@
 
 #include "config/config.h"
 
-namespace tnk::config_detail {
+namespace tnk::config {
 
 // The error for `node`, "<file>:<line>:<col>: " + `what`, with config_file.cc's hint.
 using TomlNodeError = std::function<Error(const toml::node& node, const std::string& what)>;
@@ -22,4 +22,4 @@ using TomlNodeError = std::function<Error(const toml::node& node, const std::str
 Status apply_routes(const toml::node& node, Config& config, const std::filesystem::path& home,
                     const TomlNodeError& error);
 
-}  // namespace tnk::config_detail
+}  // namespace tnk::config

@@ -11,7 +11,7 @@
 
 #include "core/files.h"
 
-namespace tnk::agent {
+namespace tnk::guest {
 namespace {
 
 // mkdir -p for the parents of `path`; new directories are 0755 and owned by uid:gid.
@@ -34,7 +34,7 @@ Status make_parents(const std::string& path, uint32_t uid, uint32_t gid) {
 
 }  // namespace
 
-FileTransfer::FileTransfer(FilePut put, UniqueFd fd, std::string tmp)
+FileTransfer::FileTransfer(agent::FilePut put, UniqueFd fd, std::string tmp)
     : put_(std::move(put)), fd_(std::move(fd)), tmp_(std::move(tmp)) {}
 
 FileTransfer::FileTransfer(FileTransfer&& other) noexcept
@@ -44,7 +44,7 @@ FileTransfer::~FileTransfer() {
   if (!tmp_.empty()) ::unlink(tmp_.c_str());
 }
 
-Result<FileTransfer> FileTransfer::open(const FilePut& put) {
+Result<FileTransfer> FileTransfer::open(const agent::FilePut& put) {
   if (put.parents) TNK_RETURN_IF_ERROR(make_parents(put.path, put.uid, put.gid));
   std::string tmp = put.path + ".tnk-XXXXXX";
   UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
@@ -72,4 +72,4 @@ Status FileTransfer::commit() {
   return ok_status();
 }
 
-}  // namespace tnk::agent
+}  // namespace tnk::guest

@@ -10,11 +10,11 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 
-namespace tnk::agent {
+namespace tnk::guest {
 
 class FileTransfer {
  public:
-  static Result<FileTransfer> open(const FilePut& put);
+  static Result<FileTransfer> open(const agent::FilePut& put);
   FileTransfer(FileTransfer&&) noexcept;
   FileTransfer& operator=(FileTransfer&&) = delete;
   FileTransfer(const FileTransfer&) = delete;
@@ -24,11 +24,11 @@ class FileTransfer {
   Status commit();
 
  private:
-  FileTransfer(FilePut put, UniqueFd fd, std::string tmp);
+  FileTransfer(agent::FilePut put, UniqueFd fd, std::string tmp);
 
-  FilePut put_;
+  agent::FilePut put_;
   UniqueFd fd_;
   std::string tmp_;  // empty once renamed
 };
 
-}  // namespace tnk::agent
+}  // namespace tnk::guest

@@ -165,7 +165,7 @@ int open_port(const std::string& name) {
 }
 
 // While no host is connected, the port polls as POLLHUP: reap children, drop stale bytes, and look again.
-void wait_for_host(agent::AgentServer& server, int port) {
+void wait_for_host(guest::AgentServer& server, int port) {
   char scratch[4096];
   for (;;) {
     pollfd p{port, POLLIN, 0};
@@ -208,7 +208,7 @@ void run_as_init() {
   }
   boot(*params);
   int port = open_port(params->port);
-  auto server = agent::AgentServer::create({params->token, std::string("tnk-agent ") + TNK_VERSION});
+  auto server = guest::AgentServer::create({params->token, std::string("tnk-agent ") + TNK_VERSION});
   if (port < 0 || !server) {
     say(port < 0 ? "no virtio-serial port named " + params->port : server.error().message);
     power_off();
@@ -218,8 +218,8 @@ void run_as_init() {
     wait_for_host(**server, port);
     auto end = (*server)->serve(port);
     if (!end) say(end.error().message);
-    if (end && *end == agent::ConnectionEnd::kRefused) say("refused a host connection that broke the protocol");
-    if (end && *end == agent::ConnectionEnd::kPoweroff) break;
+    if (end && *end == guest::ConnectionEnd::kRefused) say("refused a host connection that broke the protocol");
+    if (end && *end == guest::ConnectionEnd::kPoweroff) break;
   }
   power_off();
 }

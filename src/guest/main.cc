@@ -61,7 +61,7 @@ tnk::Result<tnk::UniqueFd> listen_at(const std::string& path) {
 }
 
 int serve(const std::string& mode, const std::string& where, const std::string& token) {
-  auto server = tnk::agent::AgentServer::create({token, std::string("tnk-agent ") + TNK_VERSION});
+  auto server = tnk::guest::AgentServer::create({token, std::string("tnk-agent ") + TNK_VERSION});
   if (!server) return fail(server.error());
   if (mode == "--serve-fd") {
     char* end = nullptr;

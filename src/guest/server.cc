@@ -14,22 +14,22 @@
 
 #include "agent/frame_queue.h"
 
-namespace tnk::agent {
+namespace tnk::guest {
 
 // One host connection: its bytes in (decoder) and out (a queue written as the fd allows).
 class AgentServer::Connection {
  public:
   explicit Connection(int fd) : fd_(fd) {}
   int fd() const { return fd_; }
-  FrameQueue& out() { return out_; }
-  FrameDecoder& decoder() { return decoder_; }
+  agent::FrameQueue& out() { return out_; }
+  agent::FrameDecoder& decoder() { return decoder_; }
   bool greeted = false;
 
-  void send(FrameType type, uint32_t session, std::string_view payload = {}) {
+  void send(agent::FrameType type, uint32_t session, std::string_view payload = {}) {
     (void)out_.push(type, session, payload);  // payloads built here are always small
   }
   void send_error(uint32_t session, const std::string& message, bool fatal) {
-    send(FrameType::kError, session, encode_error({message, fatal}));
+    send(agent::FrameType::kError, session, agent::encode_error({message, fatal}));
   }
   // Writes what the fd takes now; false when the connection is broken.
   bool flush() { return out_.flush(fd_); }
@@ -44,8 +44,8 @@ class AgentServer::Connection {
 
  private:
   int fd_;
-  FrameQueue out_{kMaxQueuedToHost};
-  FrameDecoder decoder_;
+  agent::FrameQueue out_{kMaxQueuedToHost};
+  agent::FrameDecoder decoder_;
 };
 
 namespace {
@@ -104,8 +104,8 @@ Result<ConnectionEnd> AgentServer::serve(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return sys_error(errno, "agent connection");
   Connection c(fd);
-  std::vector<Frame> frames;
-  std::string buf(kMaxPayload, '\0');
+  std::vector<agent::Frame> frames;
+  std::string buf(agent::kMaxPayload, '\0');
   ConnectionEnd end = ConnectionEnd::kClosed;
   for (bool done = false; !done;) {
     bool room = c.out().has_room();
@@ -165,46 +165,46 @@ Status AgentServer::serve_listener(int listen_fd) {
   }
 }
 
-AgentServer::Next AgentServer::dispatch(Connection& c, Frame& frame) {
+AgentServer::Next AgentServer::dispatch(Connection& c, agent::Frame& frame) {
   if (!c.greeted) return greet(c, frame);
   switch (frame.kind()) {
-    case FrameType::kHello:
+    case agent::FrameType::kHello:
       // A virtio-serial port cannot always show the agent that the host side reconnected (a quick
       // reconnect hides the hang-up): a new hello starts a new connection, without the old sessions.
       end_connection();
       c.greeted = false;
       return greet(c, frame);
-    case FrameType::kPing: c.send(FrameType::kPong, frame.session, frame.payload); return Next::kContinue;
-    case FrameType::kPoweroff: c.send(FrameType::kPoweroffOk, frame.session); return Next::kPoweroff;
-    case FrameType::kExec: return exec(c, frame);
-    case FrameType::kStdin:
-    case FrameType::kStdinEof:
-    case FrameType::kResize:
-    case FrameType::kSignal:
-    case FrameType::kOutputAck: return to_session(c, frame);
-    case FrameType::kFilePut:
-    case FrameType::kFileData:
-    case FrameType::kFileDone: return file(c, frame);
+    case agent::FrameType::kPing: c.send(agent::FrameType::kPong, frame.session, frame.payload); return Next::kContinue;
+    case agent::FrameType::kPoweroff: c.send(agent::FrameType::kPoweroffOk, frame.session); return Next::kPoweroff;
+    case agent::FrameType::kExec: return exec(c, frame);
+    case agent::FrameType::kStdin:
+    case agent::FrameType::kStdinEof:
+    case agent::FrameType::kResize:
+    case agent::FrameType::kSignal:
+    case agent::FrameType::kOutputAck: return to_session(c, frame);
+    case agent::FrameType::kFilePut:
+    case agent::FrameType::kFileData:
+    case agent::FrameType::kFileDone: return file(c, frame);
     default:
-      c.send_error(0, "agent: unexpected message " + frame_type_name(frame.type) + " (ignored)", false);
+      c.send_error(0, "agent: unexpected message " + agent::frame_type_name(frame.type) + " (ignored)", false);
       return Next::kContinue;
   }
 }
 
-AgentServer::Next AgentServer::greet(Connection& c, const Frame& frame) {
-  if (frame.kind() != FrameType::kHello) {
-    c.send_error(0, "agent: the first message must be hello, not " + frame_type_name(frame.type), true);
+AgentServer::Next AgentServer::greet(Connection& c, const agent::Frame& frame) {
+  if (frame.kind() != agent::FrameType::kHello) {
+    c.send_error(0, "agent: the first message must be hello, not " + agent::frame_type_name(frame.type), true);
     return Next::kRefuse;
   }
-  auto hello = parse_hello(frame.payload);
+  auto hello = agent::parse_hello(frame.payload);
   if (!hello) {
     c.send_error(0, hello.error().message, true);
     return Next::kRefuse;
   }
-  if (hello->version != kProtocolVersion) {
+  if (hello->version != agent::kProtocolVersion) {
     c.send_error(0,
                  "agent: hello for protocol version " + std::to_string(hello->version) + ", this agent speaks " +
-                     std::to_string(kProtocolVersion),
+                     std::to_string(agent::kProtocolVersion),
                  true);
     return Next::kRefuse;
   }
@@ -213,11 +213,11 @@ AgentServer::Next AgentServer::greet(Connection& c, const Frame& frame) {
     return Next::kRefuse;
   }
   c.greeted = true;
-  c.send(FrameType::kHelloOk, 0, encode_hello_ok({kProtocolVersion, options_.agent_name}));
+  c.send(agent::FrameType::kHelloOk, 0, agent::encode_hello_ok({agent::kProtocolVersion, options_.agent_name}));
   return Next::kContinue;
 }
 
-AgentServer::Next AgentServer::exec(Connection& c, const Frame& frame) {
+AgentServer::Next AgentServer::exec(Connection& c, const agent::Frame& frame) {
   uint32_t id = frame.session;
   if (id == 0 || sessions_.count(id) || files_.count(id)) {
     c.send_error(id, "agent: exec on session " + std::to_string(id) + ", which is 0 or in use", false);
@@ -227,41 +227,41 @@ AgentServer::Next AgentServer::exec(Connection& c, const Frame& frame) {
     c.send_error(id, "agent: too many sessions (" + std::to_string(kMaxSessions) + ")", false);
     return Next::kContinue;
   }
-  auto request = parse_exec(frame.payload);
+  auto request = agent::parse_exec(frame.payload);
   if (!request) {
     c.send_error(id, request.error().message, false);
     return Next::kContinue;
   }
   auto spawned = spawn_session(*request);
   if (!spawned) {
-    ExitInfo exit{spawn_failure_code(spawned.error()), 0, spawned.error().message};
-    c.send(FrameType::kExit, id, encode_exit(exit));
+    agent::ExitInfo exit{spawn_failure_code(spawned.error()), 0, spawned.error().message};
+    c.send(agent::FrameType::kExit, id, agent::encode_exit(exit));
     return Next::kContinue;
   }
-  c.send(FrameType::kStarted, id, encode_started({spawned->pid}));
+  c.send(agent::FrameType::kStarted, id, agent::encode_started({spawned->pid}));
   sessions_.emplace(id, std::make_unique<GuestSession>(id, std::move(*spawned)));
   return Next::kContinue;
 }
 
 // Frames for a session that already ended are ignored: they crossed its exit frame on the way.
-AgentServer::Next AgentServer::to_session(Connection& c, const Frame& frame) {
+AgentServer::Next AgentServer::to_session(Connection& c, const agent::Frame& frame) {
   auto it = sessions_.find(frame.session);
   if (it == sessions_.end()) return Next::kContinue;
   GuestSession& s = *it->second;
   Status status = ok_status();
   switch (frame.kind()) {
-    case FrameType::kStdin: status = s.queue_input(frame.payload); break;
-    case FrameType::kStdinEof: s.input_eof(); break;
-    case FrameType::kResize: {
-      auto size = parse_resize(frame.payload);
+    case agent::FrameType::kStdin: status = s.queue_input(frame.payload); break;
+    case agent::FrameType::kStdinEof: s.input_eof(); break;
+    case agent::FrameType::kResize: {
+      auto size = agent::parse_resize(frame.payload);
       if (size)
         s.resize(*size);
       else
         status = size.error();
       break;
     }
-    case FrameType::kSignal: {
-      auto sig = parse_signal(frame.payload);
+    case agent::FrameType::kSignal: {
+      auto sig = agent::parse_signal(frame.payload);
       if (sig)
         s.signal(*sig);
       else
@@ -269,7 +269,7 @@ AgentServer::Next AgentServer::to_session(Connection& c, const Frame& frame) {
       break;
     }
     default: {
-      auto bytes = parse_ack(frame.payload);
+      auto bytes = agent::parse_ack(frame.payload);
       if (bytes)
         s.output_acked(*bytes);
       else
@@ -281,11 +281,11 @@ AgentServer::Next AgentServer::to_session(Connection& c, const Frame& frame) {
   return Next::kRefuse;
 }
 
-AgentServer::Next AgentServer::file(Connection& c, const Frame& frame) {
+AgentServer::Next AgentServer::file(Connection& c, const agent::Frame& frame) {
   uint32_t id = frame.session;
-  if (frame.kind() == FrameType::kFilePut) {
+  if (frame.kind() == agent::FrameType::kFilePut) {
     Status opened = ok_status();
-    auto put = parse_file_put(frame.payload);
+    auto put = agent::parse_file_put(frame.payload);
     if (id == 0 || sessions_.count(id) || files_.count(id) || sessions_.size() + files_.size() >= kMaxSessions) {
       opened = failed("agent: file-put on session " + std::to_string(id) + ", which is 0, in use or one too many");
     } else if (!put) {
@@ -300,13 +300,13 @@ AgentServer::Next AgentServer::file(Connection& c, const Frame& frame) {
   }
   auto it = files_.find(id);
   if (it == files_.end()) return Next::kContinue;  // it failed already, and the host was told
-  Status status = frame.kind() == FrameType::kFileData ? it->second.append(frame.payload) : it->second.commit();
+  Status status = frame.kind() == agent::FrameType::kFileData ? it->second.append(frame.payload) : it->second.commit();
   if (!status.ok())
     c.send_error(id, status.error().message, false);
-  else if (frame.kind() == FrameType::kFileDone)
-    c.send(FrameType::kFileResult, id, "{}");
-  if (!status.ok() || frame.kind() == FrameType::kFileDone) files_.erase(it);
+  else if (frame.kind() == agent::FrameType::kFileDone)
+    c.send(agent::FrameType::kFileResult, id, "{}");
+  if (!status.ok() || frame.kind() == agent::FrameType::kFileDone) files_.erase(it);
   return Next::kContinue;
 }
 
-}  // namespace tnk::agent
+}  // namespace tnk::guest

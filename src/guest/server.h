@@ -17,7 +17,7 @@
 #include "guest/files.h"
 #include "guest/session.h"
 
-namespace tnk::agent {
+namespace tnk::guest {
 
 inline constexpr std::size_t kMaxSessions = 256;          // running sessions plus open file transfers
 inline constexpr std::size_t kMaxQueuedToHost = 1 << 20;  // past this, the agent stops reading anything
@@ -55,11 +55,11 @@ class AgentServer {
 
   AgentServer(ServerOptions options, UniqueFd child_fd)
       : options_(std::move(options)), child_fd_(std::move(child_fd)) {}
-  Next dispatch(Connection& c, Frame& frame);
-  Next greet(Connection& c, const Frame& frame);
-  Next exec(Connection& c, const Frame& frame);
-  Next to_session(Connection& c, const Frame& frame);
-  Next file(Connection& c, const Frame& frame);
+  Next dispatch(Connection& c, agent::Frame& frame);
+  Next greet(Connection& c, const agent::Frame& frame);
+  Next exec(Connection& c, const agent::Frame& frame);
+  Next to_session(Connection& c, const agent::Frame& frame);
+  Next file(Connection& c, const agent::Frame& frame);
   void end_connection();
 
   ServerOptions options_;
@@ -68,4 +68,4 @@ class AgentServer {
   std::map<uint32_t, FileTransfer> files_;
 };
 
-}  // namespace tnk::agent
+}  // namespace tnk::guest

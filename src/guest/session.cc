@@ -14,7 +14,7 @@
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
 
-namespace tnk::agent {
+namespace tnk::guest {
 
 GuestSession::GuestSession(uint32_t id, SpawnedProcess p)
     : id_(id),
@@ -29,9 +29,9 @@ GuestSession::GuestSession(uint32_t id, SpawnedProcess p)
 GuestSession::~GuestSession() = default;
 
 Status GuestSession::queue_input(std::string_view bytes) {
-  if (input_.size() + bytes.size() > kStreamWindow) {
+  if (input_.size() + bytes.size() > agent::kStreamWindow) {
     return failed("session " + std::to_string(id_) + ": the host sent more stdin than the window of " +
-                  std::to_string(kStreamWindow) + " bytes");
+                  std::to_string(agent::kStreamWindow) + " bytes");
   }
   if (input_closed_ || input_eof_) return ok_status();  // the program stopped reading: dropped (and acked)
   input_.append(bytes);
@@ -43,7 +43,7 @@ void GuestSession::input_eof() {
   if (input_.empty() && !tty_) stdin_w_.reset();
 }
 
-void GuestSession::resize(const WindowSize& size) {
+void GuestSession::resize(const agent::WindowSize& size) {
   if (!tty_) return;
   winsize ws{};
   ws.ws_row = size.rows;
@@ -78,7 +78,7 @@ void GuestSession::close_output(int stream) {
 }
 
 void GuestSession::add_poll(std::vector<pollfd>& fds, bool read_output) const {
-  bool credit = read_output && unacked_ < kStreamWindow;
+  bool credit = read_output && unacked_ < agent::kStreamWindow;
   short in_events = input_.empty() ? 0 : POLLOUT;
   if (tty_) {
     short events = static_cast<short>((credit && pty_output_open_ ? POLLIN : 0) | in_events);
@@ -91,7 +91,7 @@ void GuestSession::add_poll(std::vector<pollfd>& fds, bool read_output) const {
   if (in_events != 0 && stdin_w_.valid()) fds.push_back({stdin_w_.get(), in_events, 0});
 }
 
-void GuestSession::handle(const pollfd& p, FrameQueue& out) {
+void GuestSession::handle(const pollfd& p, agent::FrameQueue& out) {
   if (p.revents == 0) return;
   if (tty_ && !pty_output_open_ && (p.revents & (POLLHUP | POLLERR))) return drop_input(out);  // no reader left
   bool is_input = tty_ ? (p.revents & (POLLOUT | POLLERR)) != 0 && !input_.empty() : p.fd == stdin_w_.get();
@@ -101,9 +101,9 @@ void GuestSession::handle(const pollfd& p, FrameQueue& out) {
   }
 }
 
-bool GuestSession::read_output(int stream, FrameQueue& out) {
+bool GuestSession::read_output(int stream, agent::FrameQueue& out) {
   int fd = output_fd(stream);
-  std::size_t room = std::min(kMaxPayload, kStreamWindow - std::min(unacked_, kStreamWindow));
+  std::size_t room = std::min(agent::kMaxPayload, agent::kStreamWindow - std::min(unacked_, agent::kStreamWindow));
   if (fd < 0 || room == 0) return false;
   std::string buf(room, '\0');
   ssize_t n = ::read(fd, buf.data(), room);
@@ -114,25 +114,25 @@ bool GuestSession::read_output(int stream, FrameQueue& out) {
   }
   buf.resize(static_cast<std::size_t>(n));
   unacked_ += buf.size();
-  (void)out.push(stream == 0 ? FrameType::kStdout : FrameType::kStderr, id_, buf);
+  (void)out.push(stream == 0 ? agent::FrameType::kStdout : agent::FrameType::kStderr, id_, buf);
   return true;
 }
 
-void GuestSession::write_input(FrameQueue& out) {
+void GuestSession::write_input(agent::FrameQueue& out) {
   int fd = tty_ ? pty_.get() : stdin_w_.get();
   if (fd < 0) return drop_input(out);
   ssize_t n = ::write(fd, input_.data(), input_.size());
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
   if (n < 0) return drop_input(out);  // EPIPE: the program closed its stdin
   input_.erase(0, static_cast<std::size_t>(n));
-  if (n > 0) (void)out.push(FrameType::kInputAck, id_, encode_ack(static_cast<uint32_t>(n)));
+  if (n > 0) (void)out.push(agent::FrameType::kInputAck, id_, agent::encode_ack(static_cast<uint32_t>(n)));
   if (input_.empty() && input_eof_ && !tty_) stdin_w_.reset();
 }
 
 // Bytes nobody will read are acked anyway, so the host's credit does not stall.
-void GuestSession::drop_input(FrameQueue& out) {
+void GuestSession::drop_input(agent::FrameQueue& out) {
   if (!input_.empty()) {
-    (void)out.push(FrameType::kInputAck, id_, encode_ack(static_cast<uint32_t>(input_.size())));
+    (void)out.push(agent::FrameType::kInputAck, id_, agent::encode_ack(static_cast<uint32_t>(input_.size())));
   }
   input_.clear();
   input_closed_ = true;
@@ -154,21 +154,21 @@ void GuestSession::set_exited(int status) {
   status_ = status;
 }
 
-bool GuestSession::finish(FrameQueue& out) {
+bool GuestSession::finish(agent::FrameQueue& out) {
   if (!exited_) return false;
   for (int s = 0; s < 2; ++s) {
     while (read_output(s, out)) {
     }
     // Nothing more readable now: what a background process writes later is not this session's.
-    if (output_fd(s) >= 0 && unacked_ < kStreamWindow) close_output(s);
+    if (output_fd(s) >= 0 && unacked_ < agent::kStreamWindow) close_output(s);
   }
   if (output_fd(0) >= 0 || output_fd(1) >= 0) return false;  // waiting for the host's ack
   persist_root_disk();
-  ExitInfo exit;
+  agent::ExitInfo exit;
   exit.code = exit_code_from_wait_status(status_);
   if (WIFSIGNALED(status_)) exit.signal = WTERMSIG(status_);
-  (void)out.push(FrameType::kExit, id_, encode_exit(exit));
+  (void)out.push(agent::FrameType::kExit, id_, agent::encode_exit(exit));
   return true;
 }
 
-}  // namespace tnk::agent
+}  // namespace tnk::guest

@@ -17,7 +17,7 @@
 #include "core/result.h"
 #include "guest/spawn.h"
 
-namespace tnk::agent {
+namespace tnk::guest {
 
 class GuestSession {
  public:
@@ -33,19 +33,19 @@ class GuestSession {
   // Host -> program. More stdin than the window allows is an error (the host broke the protocol).
   Status queue_input(std::string_view bytes);
   void input_eof();
-  void resize(const WindowSize& size);
+  void resize(const agent::WindowSize& size);
   void signal(int sig);
   void output_acked(uint32_t bytes);
 
   // Appends the fds to watch; `read_output` is false while the agent's queue to the host is full.
   void add_poll(std::vector<pollfd>& fds, bool read_output) const;
   // Handles one pollfd that add_poll added; frames for the host are appended to `out`.
-  void handle(const pollfd& p, FrameQueue& out);
+  void handle(const pollfd& p, agent::FrameQueue& out);
   // The program was reaped with wait `status`.
   void set_exited(int status);
   // Once exited: reads what is left in its pipes (within the credit). True when the session is over and
   // its exit frame is in `out`.
-  bool finish(FrameQueue& out);
+  bool finish(agent::FrameQueue& out);
   // SIGKILL to its process group, unless it has been reaped (its id may belong to someone else then).
   void kill();
 
@@ -53,9 +53,9 @@ class GuestSession {
   int output_fd(int stream) const;  // stream 0 = stdout (or the PTY), 1 = stderr; -1 when closed
   void close_output(int stream);
   // Reads once; false when nothing more comes now (EAGAIN, EOF or error).
-  bool read_output(int stream, FrameQueue& out);
-  void write_input(FrameQueue& out);
-  void drop_input(FrameQueue& out);
+  bool read_output(int stream, agent::FrameQueue& out);
+  void write_input(agent::FrameQueue& out);
+  void drop_input(agent::FrameQueue& out);
 
   uint32_t id_;
   pid_t pid_;
@@ -69,4 +69,4 @@ class GuestSession {
   int status_ = 0;
 };
 
-}  // namespace tnk::agent
+}  // namespace tnk::guest

@@ -25,7 +25,7 @@
 
 extern char** environ;
 
-namespace tnk::agent {
+namespace tnk::guest {
 namespace {
 
 // The child's steps, reported with errno through a close-on-exec pipe when one fails.
@@ -57,7 +57,7 @@ struct ChildPlan {
   const std::vector<sock_filter>* setid_filter = nullptr;  // confined agent sessions
   std::vector<char*> argv, envp;
   std::vector<gid_t> groups;
-  const ExecRequest* request = nullptr;
+  const agent::ExecRequest* request = nullptr;
   std::string pty_slave;            // tty mode
   int in = -1, out = -1, err = -1;  // pipe mode: the child's ends
 };
@@ -90,7 +90,7 @@ bool place(int fd, int target) {
   } else if (!place(plan.in, 0) || !place(plan.out, 1) || !place(plan.err, 2)) {
     fail(report_fd, kStdio);
   }
-  const ExecRequest& r = *plan.request;
+  const agent::ExecRequest& r = *plan.request;
   if (plan.root_userns >= 0 && ::setns(plan.root_userns, CLONE_NEWUSER) != 0) fail(report_fd, kConfine);
   // Guest root could remount the view read-write, or mount the project again: from a user namespace
   // of its own, in a mount namespace copied there, it can do neither (the kernel locks the copied
@@ -123,7 +123,7 @@ Status set_nonblocking(int fd) {
   return ok_status();
 }
 
-Result<UniqueFd> open_pty(const ExecRequest& r, std::string& slave) {
+Result<UniqueFd> open_pty(const agent::ExecRequest& r, std::string& slave) {
   UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!master.valid()) return sys_error(errno, "cannot open a pseudo-terminal (/dev/ptmx)");
   char name[128];
@@ -142,7 +142,7 @@ Result<UniqueFd> open_pty(const ExecRequest& r, std::string& slave) {
 }
 
 // The child's failure, or nullopt when its exec succeeded (the pipe closed without a report).
-std::optional<Error> wait_report(int report_fd, pid_t pid, const ExecRequest& r) {
+std::optional<Error> wait_report(int report_fd, pid_t pid, const agent::ExecRequest& r) {
   Report report;
   ssize_t got;
   do {
@@ -210,7 +210,7 @@ Result<int> session_userns(UsernsKind kind) {
 
 int spawn_failure_code(const Error& error) { return error.kind == ErrorKind::kNotFound ? 127 : 126; }
 
-Result<SpawnedProcess> spawn_session(const ExecRequest& r) {
+Result<SpawnedProcess> spawn_session(const agent::ExecRequest& r) {
   ChildPlan plan;
   plan.request = &r;
   if (r.confined && r.uid == 0) {
@@ -256,4 +256,4 @@ Result<SpawnedProcess> spawn_session(const ExecRequest& r) {
   return p;
 }
 
-}  // namespace tnk::agent
+}  // namespace tnk::guest

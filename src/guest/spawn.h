@@ -9,7 +9,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 
-namespace tnk::agent {
+namespace tnk::guest {
 
 struct SpawnedProcess {
   pid_t pid = 0;  // also its process group and session id
@@ -22,9 +22,9 @@ struct SpawnedProcess {
 // A program that cannot start is an error whose kind tells the exit code: kNotFound (127) when exec
 // found no such program, kFailed (126) for every other step (the message names the step and errno).
 // The failed child has been reaped when this returns.
-Result<SpawnedProcess> spawn_session(const ExecRequest& request);
+Result<SpawnedProcess> spawn_session(const agent::ExecRequest& request);
 
 // The shell's exit code for a failure of spawn_session: 127 or 126.
 int spawn_failure_code(const Error& error);
 
-}  // namespace tnk::agent
+}  // namespace tnk::guest

@@ -1,6 +1,6 @@
 // The seam between the commands and the sandbox engines (docs/architecture.md, "Backends"). Two
 // implementations: supervised (ns and vm: each running sandbox has its own supervisor process,
-// backend/supervised/) and lima (limactl drives a Lima VM, backend/lima/). backend/backend.h opens
+// backend/supervised/) and lima (limactl drives a Lima VM, backend/lima/). backend/registry.h opens
 // the one a sandbox needs. Callers ask a backend what it can do, never which one it is.
 #pragma once
 

@@ -1,5 +1,5 @@
 // What starting a sandbox gives back (StartOutcome), and what `tnk sandbox start -n` shows without
-// starting anything (StartPlan). Shared by every backend (backend/backend.h).
+// starting anything (StartPlan). Shared by every backend (backend/registry.h).
 #pragma once
 
 #include <filesystem>

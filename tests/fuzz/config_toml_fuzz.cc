@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::ostringstream err;
   tnk::Log log(err);
   tnk::Config config = tnk::default_config(paths);
-  auto applied = tnk::config_detail::apply_config_file(input, config, paths, log);
+  auto applied = tnk::config::apply_config_file(input, config, paths, log);
   if (!applied.ok()) {
     // Every file error names the file and where in it.
     if (applied.error().message.find(config.file.string() + ":") == std::string::npos) std::abort();
@@ -38,13 +38,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Invariants the commands rely on.
   if (config.server_port.value == 0) std::abort();
-  if (config.sandbox_cpus.value < 1 || config.sandbox_cpus.value > tnk::config_detail::kMaxCpus) std::abort();
+  if (config.sandbox_cpus.value < 1 || config.sandbox_cpus.value > tnk::config::kMaxCpus) std::abort();
   if (config.sandbox_memory_bytes.value == 0 || config.sandbox_disk_bytes.value == 0) std::abort();
   if (config.workspace_root.value.empty() || config.model_dir.value.empty()) std::abort();
   std::string host_url = tnk::host_inference_url(config);
   std::string guest_url = tnk::guest_inference_url(config);
   // A URL accepted from the file keeps its shape when its host is replaced for the sandbox.
-  if (config.inference_url.value && !tnk::config_detail::split_url(guest_url)) std::abort();
-  if (!config.inference_url.value && !tnk::config_detail::split_url(host_url)) std::abort();
+  if (config.inference_url.value && !tnk::config::split_url(guest_url)) std::abort();
+  if (!config.inference_url.value && !tnk::config::split_url(host_url)) std::abort();
   return 0;
 }

@@ -58,15 +58,15 @@ fs::path find_vmlinux(const Env& env, std::string& why) {
     paths = *resolved;
   }
   // The fragment of this source tree: the test binary has no share/tnk/ beside it, as tnk has.
-  auto recipe =
-      image::current_kernel_recipe(fs::path(TNK_SOURCE_DIR) / "kernel" / image::kKernelFragmentName, paths.memo_dir());
+  auto recipe = vm::boot::current_kernel_recipe(fs::path(TNK_SOURCE_DIR) / "kernel" / vm::boot::kKernelFragmentName,
+                                                paths.memo_dir());
   if (!recipe) {
     why = "cannot tell the guest kernel: " + recipe.error().message;
     return "";
   }
-  auto kernel = image::find_kernel(paths, image::kernel_id(*recipe));
+  auto kernel = vm::boot::find_kernel(paths, vm::boot::kernel_id(*recipe));
   if (!kernel) {
-    why = "no guest kernel " + image::kernel_id(*recipe) + " in " + paths.cache_dir.string() +
+    why = "no guest kernel " + vm::boot::kernel_id(*recipe) + " in " + paths.cache_dir.string() +
           " (run `tnk image build --vm`, or set TNK_TEST_VM_KERNEL)";
     return "";
   }
@@ -124,12 +124,12 @@ TEST(VmBootSmoke, TcgBootMountsTheRootRunsInitAndQemuExits) {
   paths.home = dir.path();
   paths.cache_dir = dir.path() / "cache";
   Log log(std::cerr);
-  auto disk = image::ensure_disk(paths, image, "/usr/bin/true", log);  // "/sbin/tnk-agent" is true(1)
+  auto disk = vm::boot::ensure_disk(paths, image, "/usr/bin/true", log);  // "/sbin/tnk-agent" is true(1)
   ASSERT_TRUE(disk.ok()) << disk.error().message;
   struct stat base_before {};
   ASSERT_EQ(::stat(disk->base.c_str(), &base_before), 0);
   const fs::path overlay = dir.path() / "disk.qcow2";
-  ASSERT_TRUE(image::create_overlay(disk->base, dir.path() / "base.img", overlay, 1ull << 30).ok());
+  ASSERT_TRUE(vm::boot::create_overlay(disk->base, dir.path() / "base.img", overlay, 1ull << 30).ok());
 
   QemuConfig config;
   config.kvm = false;  // TCG on every host: the same path as this machine's
@@ -141,7 +141,7 @@ TEST(VmBootSmoke, TcgBootMountsTheRootRunsInitAndQemuExits) {
   config.agent_socket = dir.path() / "agent.sock";
   config.serial_socket = dir.path() / "serial.sock";  // the console, drained as the supervisor does
   const fs::path serial_log = dir.path() / "serial.log";
-  auto serial_listener = supervisor::listen_unix(config.serial_socket);
+  auto serial_listener = vm::listen_unix(config.serial_socket);
   ASSERT_TRUE(serial_listener.ok()) << serial_listener.error().message;
   auto console_log = CappedLog::open(serial_log, kLogCapBytes, true);
   ASSERT_TRUE(console_log.ok()) << console_log.error().message;

@@ -38,7 +38,7 @@ class ForkedAgent {
     if (pid_ < 0) std::abort();
     if (pid_ == 0) {
       host_.reset();
-      auto server = AgentServer::create({kToken, "tnk-agent test"});
+      auto server = guest::AgentServer::create({kToken, "tnk-agent test"});
       if (!server) ::_exit(3);
       auto end = (*server)->serve(agent_end.get());
       ::_exit(end ? 0 : 1);
@@ -55,7 +55,7 @@ class ForkedAgent {
     pid_ = ::fork();
     if (pid_ < 0) std::abort();
     if (pid_ == 0) {
-      auto server = AgentServer::create({kToken, "tnk-agent test"});
+      auto server = guest::AgentServer::create({kToken, "tnk-agent test"});
       if (!server) ::_exit(3);
       ::_exit((*server)->serve_listener(listener.get()).ok() ? 0 : 1);
     }

@@ -4,11 +4,11 @@
 #include "sandbox/provision.h"
 #include "state/store.h"
 
-namespace tnk::sandbox {
+namespace tnk::lima {
 namespace {
 
 // The limactl commands a start of a sandbox in state `now` runs, in order.
-void add_start_commands(StartPlan& plan, const Resolved& r, const std::filesystem::path& yaml_file) {
+void add_start_commands(sandbox::StartPlan& plan, const sandbox::Resolved& r, const std::filesystem::path& yaml_file) {
   plan.commands.push_back(lima::list_argv());
   if (r.state == state::SandboxState::kRunning) return;
   if (r.state == state::SandboxState::kAbsent) plan.commands.push_back(lima::create_argv(r.id, yaml_file));
@@ -16,8 +16,8 @@ void add_start_commands(StartPlan& plan, const Resolved& r, const std::filesyste
   plan.commands.push_back(lima::list_argv());
 }
 
-Status add_provision_commands(Context& ctx, StartPlan& plan, const Resolved& r) {
-  TNK_ASSIGN_OR_RETURN(ProvisionFingerprint fingerprint, provision_fingerprint(ctx, r));
+Status add_provision_commands(Context& ctx, sandbox::StartPlan& plan, const sandbox::Resolved& r) {
+  TNK_ASSIGN_OR_RETURN(sandbox::ProvisionFingerprint fingerprint, sandbox::provision_fingerprint(ctx, r));
   if (fingerprint.full.empty() || (r.record && r.record->provision_fingerprint == fingerprint.full)) return ok_status();
   // The same commands provision_lima_if_needed runs (lima_session.cc), for showing.
   plan.commands.push_back(lima::shell_argv(
@@ -25,15 +25,15 @@ Status add_provision_commands(Context& ctx, StartPlan& plan, const Resolved& r) 
       false));
   std::string script = std::string(lima::kGuestProvisionDir) + "/" + r.provision_script->filename().string();
   plan.commands.push_back(lima::copy_argv(*r.provision_script, r.id, script));
-  plan.commands.push_back(lima::shell_argv(r.id, r.guest_workdir, session_environment(ctx.env, r, {}),
+  plan.commands.push_back(lima::shell_argv(r.id, r.guest_workdir, sandbox::session_environment(ctx.env, r, {}),
                                            {"bash", "-c", "<the provisioning runner>", script}, false));
   return ok_status();
 }
 
 }  // namespace
 
-Result<StartPlan> lima_start_plan(Context& ctx, const Resolved& r) {
-  StartPlan plan;
+Result<sandbox::StartPlan> lima_start_plan(Context& ctx, const sandbox::Resolved& r) {
+  sandbox::StartPlan plan;
   plan.id = r.id;
   plan.backend = to_string(r.backend);
   plan.profile = r.profile;
@@ -48,4 +48,4 @@ Result<StartPlan> lima_start_plan(Context& ctx, const Resolved& r) {
   return plan;
 }
 
-}  // namespace tnk::sandbox
+}  // namespace tnk::lima

@@ -8,7 +8,7 @@
 #include "core/strings.h"
 #include "state/store.h"
 
-namespace tnk::sandbox {
+namespace tnk::lima {
 namespace {
 
 constexpr std::chrono::minutes kCreateTimeout{2};
@@ -41,7 +41,7 @@ Result<state::SandboxState> instance_state(lima::Limactl& limactl, const std::st
   return lima::sandbox_state(lima::find_instance(instances, id));
 }
 
-state::SandboxRecord new_record(const Resolved& r, const lima::InstanceSpec& spec) {
+state::SandboxRecord new_record(const sandbox::Resolved& r, const lima::InstanceSpec& spec) {
   state::SandboxRecord record;
   record.id = r.id;
   record.backend = BackendKind::kLima;
@@ -54,7 +54,7 @@ state::SandboxRecord new_record(const Resolved& r, const lima::InstanceSpec& spe
 }
 
 // Writes the YAML and runs `limactl create`. On failure nothing of it is left.
-Status create_instance(Context& ctx, lima::Limactl& limactl, const Resolved& r, const state::Store& store) {
+Status create_instance(Context& ctx, lima::Limactl& limactl, const sandbox::Resolved& r, const state::Store& store) {
   TNK_ASSIGN_OR_RETURN(auto spec, lima_instance_spec(ctx, r));
   TNK_ASSIGN_OR_RETURN(std::string yaml, lima::instance_yaml(spec));
   auto yaml_path = store.file(r.id, lima::kInstanceYamlFile);
@@ -78,7 +78,7 @@ void roll_back_creation(Context& ctx, lima::Limactl& limactl, const state::Store
   (void)store.remove(id);
 }
 
-Status boot(Context& ctx, lima::Limactl& limactl, const Resolved& r) {
+Status boot(Context& ctx, lima::Limactl& limactl, const sandbox::Resolved& r) {
   ctx.log.info("starting Lima instance " + r.id + " (the first start downloads the guest image)");
   TNK_RETURN_IF_ERROR(check_step(run_step(limactl, lima::start_argv(r.id), kStartTimeout, ctx.log), "start", r.id));
   TNK_ASSIGN_OR_RETURN(auto now, instance_state(limactl, r.id));
@@ -106,7 +106,7 @@ LimaStates lima_states() {
   return states;
 }
 
-Result<lima::InstanceSpec> lima_instance_spec(Context& ctx, const Resolved& r) {
+Result<lima::InstanceSpec> lima_instance_spec(Context& ctx, const sandbox::Resolved& r) {
   TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
   TNK_ASSIGN_OR_RETURN(auto options, lima::load_lima_options(r.manifest_file));
   lima::InstanceSpec spec;
@@ -123,7 +123,7 @@ Result<lima::InstanceSpec> lima_instance_spec(Context& ctx, const Resolved& r) {
   return spec;
 }
 
-Result<StartOutcome> ensure_running_lima(Context& ctx, const Resolved& r) {
+Result<sandbox::StartOutcome> ensure_running_lima(Context& ctx, const sandbox::Resolved& r) {
   if (r.review) {
     return usage_error("review mode (" + r.review_source +
                            ") is not available on lima: its guest's root could "
@@ -141,13 +141,13 @@ Result<StartOutcome> ensure_running_lima(Context& ctx, const Resolved& r) {
                   "tnk will not take over an instance it has no record of; remove it with `limactl delete " + r.id +
                       "` (or rename it) and start again");
   }
-  StartOutcome outcome;
+  sandbox::StartOutcome outcome;
   if (existing && lima::sandbox_state(instance) == state::SandboxState::kRunning) {
     outcome.already_running = true;
     outcome.record = *existing;
     return outcome;
   }
-  Resolved target = r;
+  sandbox::Resolved target = r;
   target.record = existing;
   if (instance == nullptr) {
     if (existing) ctx.log.note("Lima has no instance " + r.id + " any more; creating it again");
@@ -200,4 +200,4 @@ Status delete_lima_instance(const std::string& id, Log& log) {
   return check_step(limactl->capture(lima::delete_argv(id, true), kDeleteTimeout), "delete", id);
 }
 
-}  // namespace tnk::sandbox
+}  // namespace tnk::lima

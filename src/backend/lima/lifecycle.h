@@ -19,7 +19,7 @@
 #include "sandbox/session_spec.h"
 #include "sandbox/start.h"
 
-namespace tnk::sandbox {
+namespace tnk::lima {
 
 // Lima's instances, from one `limactl list`; `problem` says why limactl could not be asked.
 struct LimaStates {
@@ -31,12 +31,12 @@ LimaStates lima_states();
 
 // The instance a resolved sandbox gets: its manifest, the manifest's `lima:` keys, the config's
 // [sandbox] defaults for what the manifest leaves out.
-Result<lima::InstanceSpec> lima_instance_spec(Context& ctx, const Resolved& resolved);
+Result<lima::InstanceSpec> lima_instance_spec(Context& ctx, const sandbox::Resolved& resolved);
 
 // Creates the Lima instance on first use (from the YAML written into the state directory), starts
 // it, and checks that Lima reports it Running. A failed first start removes what it created; a
 // failed start of an existing sandbox changes nothing.
-Result<StartOutcome> ensure_running_lima(Context& ctx, const Resolved& resolved);
+Result<sandbox::StartOutcome> ensure_running_lima(Context& ctx, const sandbox::Resolved& resolved);
 
 // `limactl stop`, then `stop --force` when that fails. Thread-safe: it logs only through `log`.
 Status stop_lima(const Paths& paths, const std::string& id, std::chrono::milliseconds grace, Log& log);
@@ -47,18 +47,18 @@ Status delete_lima_instance(const std::string& id, Log& log);
 
 // One session through `limactl shell`, with the contract's environment and audit records; returns
 // the guest command's own exit status.
-Result<int> run_lima_session(Context& ctx, const Resolved& resolved, const SessionSpec& spec,
+Result<int> run_lima_session(Context& ctx, const sandbox::Resolved& resolved, const sandbox::SessionSpec& spec,
                              std::optional<audit::AuditWriter>& audit);
 
 // Provisioning through `limactl copy` and `limactl shell`, skipped when the fingerprint (the same
 // as the ns backend's) matches the record's.
-Status provision_lima_if_needed(Context& ctx, const Resolved& resolved, const ProvisionRequest& request,
-                                std::optional<audit::AuditWriter>& audit);
+Status provision_lima_if_needed(Context& ctx, const sandbox::Resolved& resolved,
+                                const sandbox::ProvisionRequest& request, std::optional<audit::AuditWriter>& audit);
 
 // `tnk sandbox start -n`: the instance YAML and every limactl command a start would run.
-Result<StartPlan> lima_start_plan(Context& ctx, const Resolved& resolved);
+Result<sandbox::StartPlan> lima_start_plan(Context& ctx, const sandbox::Resolved& resolved);
 
 // The lima backend behind the interface every backend implements (sandbox/backend.h).
-std::unique_ptr<Backend> make_lima_backend();
+std::unique_ptr<sandbox::Backend> make_lima_backend();
 
-}  // namespace tnk::sandbox
+}  // namespace tnk::lima

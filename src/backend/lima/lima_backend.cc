@@ -3,28 +3,29 @@
 // command asks about.
 #include "backend/lima/lifecycle.h"
 
-namespace tnk::sandbox {
+namespace tnk::lima {
 namespace {
 
-class LimaBackend final : public Backend {
+class LimaBackend final : public sandbox::Backend {
  public:
   BackendKind kind() const override { return BackendKind::kLima; }
   // Lima forwards the manifest's `ports:` itself, at start; there is no supervisor to ask.
-  Capabilities capabilities() const override { return {}; }
+  sandbox::Capabilities capabilities() const override { return {}; }
 
-  Observed observe(const Paths&, const std::string& id) override {
+  sandbox::Observed observe(const Paths&, const std::string& id) override {
     if (!states_) states_ = lima_states();
     return {states_->state_of(id), states_->problem};
   }
-  Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path&) override {
+  Result<sandbox::StartOutcome> ensure_running(Context& ctx, const sandbox::Resolved& r,
+                                               const std::filesystem::path&) override {
     states_.reset();
     return ensure_running_lima(ctx, r);
   }
-  Status provision_if_needed(Context& ctx, const Resolved& r, const ProvisionRequest& request,
+  Status provision_if_needed(Context& ctx, const sandbox::Resolved& r, const sandbox::ProvisionRequest& request,
                              std::optional<audit::AuditWriter>& audit) override {
     return provision_lima_if_needed(ctx, r, request, audit);
   }
-  Result<int> run_session(Context& ctx, const Resolved& r, const SessionSpec& spec,
+  Result<int> run_session(Context& ctx, const sandbox::Resolved& r, const sandbox::SessionSpec& spec,
                           std::optional<audit::AuditWriter>& audit) override {
     return run_lima_session(ctx, r, spec, audit);
   }
@@ -32,8 +33,12 @@ class LimaBackend final : public Backend {
     return stop_lima(paths, id, grace, log);
   }
   Status remove_outside_state(const std::string& id, Log& log) override { return delete_lima_instance(id, log); }
-  Result<StartPlan> start_plan(Context& ctx, const Resolved& r) override { return lima_start_plan(ctx, r); }
-  std::vector<std::string> network_limits(const Resolved& r) const override { return lima::network_limits(r.network); }
+  Result<sandbox::StartPlan> start_plan(Context& ctx, const sandbox::Resolved& r) override {
+    return lima_start_plan(ctx, r);
+  }
+  std::vector<std::string> network_limits(const sandbox::Resolved& r) const override {
+    return lima::network_limits(r.network);
+  }
 
  private:
   std::optional<LimaStates> states_;
@@ -41,6 +46,6 @@ class LimaBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_lima_backend() { return std::make_unique<LimaBackend>(); }
+std::unique_ptr<sandbox::Backend> make_lima_backend() { return std::make_unique<LimaBackend>(); }
 
-}  // namespace tnk::sandbox
+}  // namespace tnk::lima

@@ -8,7 +8,7 @@
 #include "sandbox/provision_output.h"
 #include "specs/profiles.h"
 
-namespace tnk::sandbox {
+namespace tnk::lima {
 namespace {
 
 constexpr std::chrono::minutes kCopyTimeout{2};
@@ -25,12 +25,13 @@ std::string guest_path(const std::string& relative) {
 }
 
 // The host file each provisioning file is copied from: the script, or lib/<name> of the specs.
-std::filesystem::path host_file(Context& ctx, const Resolved& r, const std::string& relative) {
+std::filesystem::path host_file(Context& ctx, const sandbox::Resolved& r, const std::string& relative) {
   if (relative.rfind("lib/", 0) == 0) return specs::provision_lib_dir(ctx.paths.config_dir) / relative.substr(4);
   return *r.provision_script;
 }
 
-Status copy_files(Context& ctx, lima::Limactl& limactl, const Resolved& r, const ProvisionFiles& files) {
+Status copy_files(Context& ctx, lima::Limactl& limactl, const sandbox::Resolved& r,
+                  const sandbox::ProvisionFiles& files) {
   auto prepare = lima::shell_argv(r.id, "/", {}, {"sh", "-c", kPrepareDir, "sh", lima::kGuestProvisionDir}, false);
   auto prepared = limactl.capture(prepare, kCopyTimeout);
   if (!prepared || prepared->exit_code != 0) {
@@ -48,46 +49,45 @@ Status copy_files(Context& ctx, lima::Limactl& limactl, const Resolved& r, const
   return ok_status();
 }
 
-Status run_provisioning(Context& ctx, const Resolved& r, const ProvisionFiles& files,
-                        const ProvisionFingerprint& fingerprint, std::optional<audit::AuditWriter>& audit) {
+Status run_provisioning(Context& ctx, const sandbox::Resolved& r, const sandbox::ProvisionFiles& files,
+                        const sandbox::ProvisionFingerprint& fingerprint, std::optional<audit::AuditWriter>& audit) {
   auto limactl = lima::system_limactl();
   TNK_RETURN_IF_ERROR(copy_files(ctx, *limactl, r, files));
   ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
-  audit_append(audit, audit::provision_start(r.id, r.profile, fingerprint.full));
-  auto env = session_environment(ctx.env, r, {});
+  sandbox::audit_append(audit, audit::provision_start(r.id, r.profile, fingerprint.full));
+  auto env = sandbox::session_environment(ctx.env, r, {});
   std::string script = guest_path(r.provision_script->filename().string());
-  auto argv = lima::shell_argv(r.id, r.guest_workdir, env, {"bash", "-c", kProvisionRunner, script}, false);
-  ProvisionOutput output(ctx, audit, r);
+  auto argv = lima::shell_argv(r.id, r.guest_workdir, env, {"bash", "-c", sandbox::kProvisionRunner, script}, false);
+  sandbox::ProvisionOutput output(ctx, audit, r);
   auto code = limactl->stream(argv, [&](int stream, std::string_view bytes) { output.add(stream, bytes); });
   return output.finish(code, fingerprint);
 }
 
 }  // namespace
 
-Result<int> run_lima_session(Context& ctx, const Resolved& r, const SessionSpec& spec,
+Result<int> run_lima_session(Context& ctx, const sandbox::Resolved& r, const sandbox::SessionSpec& spec,
                              std::optional<audit::AuditWriter>& audit) {
-  auto env = session_environment(ctx.env, r, spec.user_env);
+  auto env = sandbox::session_environment(ctx.env, r, spec.user_env);
   bool as_root = spec.identity == session::Identity::kRoot;
   auto argv = lima::shell_argv(r.id, r.guest_workdir, env, spec.argv, spec.tty, as_root);
   // The argv run inside the sandbox, as on the other backends; never limactl's, which holds -e values.
-  TNK_RETURN_IF_ERROR(audit_session_start(audit, r, r.guest_workdir, spec));
+  TNK_RETURN_IF_ERROR(sandbox::audit_session_start(audit, r, r.guest_workdir, spec));
   if (audit) (void)audit->sync();
   auto limactl = lima::system_limactl();
   TNK_ASSIGN_OR_RETURN(int code, limactl->interactive(argv));
-  audit_session_exit(audit, r, code);
+  sandbox::audit_session_exit(audit, r, code);
   if (audit) (void)audit->sync();
   return code;
 }
 
 // Lima's default user has passwordless sudo in every session (Lima's own default), so ending its
 // processes before a run would protect nothing; the token check is left to the script, as in the original.
-Status provision_lima_if_needed(Context& ctx, const Resolved& r, const ProvisionRequest& request,
+Status provision_lima_if_needed(Context& ctx, const sandbox::Resolved& r, const sandbox::ProvisionRequest& request,
                                 std::optional<audit::AuditWriter>& audit) {
-  Provisioner provisioner;
-  provisioner.run = [&](const ProvisionFiles& files, const ProvisionFingerprint& fingerprint, const ProvisionRun&) {
-    return run_provisioning(ctx, r, files, fingerprint, audit);
-  };
-  return provision_if_needed(ctx, r, request, provisioner);
+  sandbox::Provisioner provisioner;
+  provisioner.run = [&](const sandbox::ProvisionFiles& files, const sandbox::ProvisionFingerprint& fingerprint,
+                        const sandbox::ProvisionRun&) { return run_provisioning(ctx, r, files, fingerprint, audit); };
+  return sandbox::provision_if_needed(ctx, r, request, provisioner);
 }
 
-}  // namespace tnk::sandbox
+}  // namespace tnk::lima

@@ -18,7 +18,7 @@
 #include "supervisor/engine.h"
 #include "supervisor/protection.h"
 
-namespace tnk::supervisor {
+namespace tnk::ns {
 namespace {
 
 ns::Identity to_ns(session::Identity identity) {
@@ -39,9 +39,9 @@ std::string etc_hosts(const std::string& hostname) {
          "::1\tlocalhost ip6-localhost ip6-loopback\n";
 }
 
-class NsEngine : public Engine {
+class NsEngine : public supervisor::Engine {
  public:
-  explicit NsEngine(SupervisorConfig config) : config_(std::move(config)) {}
+  explicit NsEngine(supervisor::SupervisorConfig config) : config_(std::move(config)) {}
 
   Result<std::vector<std::string>> start() override {
     ns::SandboxSpec spec;
@@ -69,7 +69,7 @@ class NsEngine : public Engine {
       std::filesystem::create_directories(dir, ec);
       if (ec) return failed("creating " + dir.string() + ": " + ec.message());
     }
-    ProtectionPlan protection = plan_protection(config_);
+    supervisor::ProtectionPlan protection = supervisor::plan_protection(config_);
     spec.protected_paths = protection.project_binds;
     if (config_.review) {
       spec.review_upper = config_.state_dir / state::kReviewUpperDir;
@@ -95,12 +95,13 @@ class NsEngine : public Engine {
     }
     std::vector<std::string> notes = std::move(sandbox.notes);
     sandbox_ = std::move(sandbox);
-    TNK_ASSIGN_OR_RETURN(std::vector<std::string> protection_notes, record_protection(config_, protection));
+    TNK_ASSIGN_OR_RETURN(std::vector<std::string> protection_notes, supervisor::record_protection(config_, protection));
     notes.insert(notes.end(), protection_notes.begin(), protection_notes.end());
     return notes;
   }
 
-  Result<StartedSession> spawn(const session::ExecRequest& request, const std::vector<UniqueFd>& stdio) override {
+  Result<supervisor::StartedSession> spawn(const session::ExecRequest& request,
+                                           const std::vector<UniqueFd>& stdio) override {
     ns::SessionSpec spec;
     spec.argv = request.argv;
     spec.env = request.env;
@@ -118,11 +119,11 @@ class NsEngine : public Engine {
     }
     if (!joiner_) return failed("the sandbox is not running");
     TNK_ASSIGN_OR_RETURN(ns::Session session, joiner_->spawn(spec));
-    return StartedSession{session.pid, session.pid, std::move(session.pty_master)};
+    return supervisor::StartedSession{session.pid, session.pid, std::move(session.pty_master)};
   }
 
   // The session leads its own process group.
-  void signal_session(SessionKey key, int sig) override {
+  void signal_session(supervisor::SessionKey key, int sig) override {
     if (key <= 0) return;
     ::kill(-static_cast<pid_t>(key), sig);
     if (sig == SIGKILL) ::kill(static_cast<pid_t>(key), sig);  // before it made its group
@@ -179,7 +180,7 @@ class NsEngine : public Engine {
     return stopped;
   }
 
-  std::vector<EndedSession> ended_sessions() override { return std::exchange(reaped_, {}); }
+  std::vector<supervisor::EndedSession> ended_sessions() override { return std::exchange(reaped_, {}); }
 
   uint64_t oom_kills() const override {
     if (!sandbox_) return 0;
@@ -204,18 +205,18 @@ class NsEngine : public Engine {
     return dirs;
   }
 
-  SupervisorConfig config_;
+  supervisor::SupervisorConfig config_;
   std::optional<ns::Sandbox> sandbox_;  // while it runs: PID 1 and the namespaces' fds
   std::optional<ns::Joiner> joiner_;
-  std::vector<EndedSession> reaped_;         // sessions stop() reaped, until ended_sessions() hands them on
-  std::optional<ns::DiskWatch> disk_watch_;  // while it runs: the bound on the sandbox's disk
-  std::optional<Error> failure_;             // the disk watch's verdict, once it ended the sandbox
+  std::vector<supervisor::EndedSession> reaped_;  // sessions stop() reaped, until ended_sessions() hands them on
+  std::optional<ns::DiskWatch> disk_watch_;       // while it runs: the bound on the sandbox's disk
+  std::optional<Error> failure_;                  // the disk watch's verdict, once it ended the sandbox
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Engine>> make_ns_engine(const SupervisorConfig& config) {
-  return std::unique_ptr<Engine>(std::make_unique<NsEngine>(config));
+Result<std::unique_ptr<supervisor::Engine>> make_ns_engine(const supervisor::SupervisorConfig& config) {
+  return std::unique_ptr<supervisor::Engine>(std::make_unique<NsEngine>(config));
 }
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::ns

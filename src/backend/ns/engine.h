@@ -6,8 +6,8 @@
 #include "core/result.h"
 #include "supervisor/engine.h"
 
-namespace tnk::supervisor {
+namespace tnk::ns {
 
-Result<std::unique_ptr<Engine>> make_ns_engine(const SupervisorConfig& config);
+Result<std::unique_ptr<supervisor::Engine>> make_ns_engine(const supervisor::SupervisorConfig& config);
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::ns

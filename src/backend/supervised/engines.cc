@@ -7,8 +7,8 @@ namespace tnk::supervised {
 
 Result<std::unique_ptr<supervisor::Engine>> make_engine(const supervisor::SupervisorConfig& config) {
   switch (config.backend) {
-    case BackendKind::kNs: return supervisor::make_ns_engine(config);
-    case BackendKind::kVm: return supervisor::make_vm_engine(config);
+    case BackendKind::kNs: return ns::make_ns_engine(config);
+    case BackendKind::kVm: return vm::make_vm_engine(config);
     case BackendKind::kAuto:
     case BackendKind::kLima: break;
   }

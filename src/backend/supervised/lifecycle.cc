@@ -160,7 +160,7 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
 // disk. Minutes the first time, each under a lock of its own that waits as long as a build may take.
 struct BootImages {
   image::ImageInfo image;
-  std::optional<image::VmBootFiles> vm;
+  std::optional<vm::boot::VmBootFiles> vm;
 };
 
 // For `record`'s sandbox, or a new one on `backend` when there is no record.
@@ -168,7 +168,7 @@ Result<BootImages> boot_images(Context& ctx, const std::optional<state::SandboxR
   BootImages made;
   TNK_ASSIGN_OR_RETURN(made.image, record ? image_of(ctx, *record) : image_for_new_sandbox(ctx));
   if ((record ? record->backend : backend) == BackendKind::kVm) {
-    TNK_ASSIGN_OR_RETURN(made.vm, image::ensure_vm_boot_files(ctx.paths, made.image, ctx.self_exe, ctx.log));
+    TNK_ASSIGN_OR_RETURN(made.vm, vm::boot::ensure_vm_boot_files(ctx.paths, made.image, ctx.self_exe, ctx.log));
   }
   return made;
 }
@@ -179,7 +179,8 @@ bool boot_images_fit(const BootImages& made, const std::optional<state::SandboxR
   return made.vm.has_value() == ((record ? record->backend : backend) == BackendKind::kVm);
 }
 
-void add_vm_boot(const image::VmBootFiles& boot, const host::HostFacts& facts, supervisor::SupervisorConfig& config) {
+void add_vm_boot(const vm::boot::VmBootFiles& boot, const host::HostFacts& facts,
+                 supervisor::SupervisorConfig& config) {
   config.vm_kernel = boot.kernel.vmlinux;
   config.vm_base_disk = boot.disk.base;
   config.vm_kvm = host::choose_vm_accel(facts).accel == host::Accel::kKvm;

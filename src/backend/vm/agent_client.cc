@@ -13,7 +13,7 @@
 #include "backend/vm/agent_client_pump.h"
 #include "core/unix_address.h"
 
-namespace tnk::agent {
+namespace tnk::vm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -87,13 +87,13 @@ Result<std::unique_ptr<AgentClient>> AgentClient::attach(UniqueFd stream, const 
   Pump& p = *pump;
   std::unique_ptr<AgentClient> client(new AgentClient(std::move(pump)));
   std::unique_lock<std::mutex> lock(p.mu);
-  p.send(FrameType::kHello, 0, encode_hello({kProtocolVersion, token}));
+  p.send(agent::FrameType::kHello, 0, agent::encode_hello({agent::kProtocolVersion, token}));
   p.thread = std::thread([&p] { p.run(); });
   TNK_RETURN_IF_ERROR(
       wait_for(p, lock, Clock::now() + hello_timeout, "hello to the agent", [&] { return p.hello.has_value(); }));
-  if (p.hello->version != kProtocolVersion) {
+  if (p.hello->version != agent::kProtocolVersion) {
     return failed("the agent speaks protocol version " + std::to_string(p.hello->version) + ", tnk speaks " +
-                      std::to_string(kProtocolVersion),
+                      std::to_string(agent::kProtocolVersion),
                   "rebuild the sandbox image so that it carries this tnk's agent");
   }
   return client;
@@ -116,7 +116,7 @@ Result<std::chrono::microseconds> AgentClient::ping(std::chrono::milliseconds ti
   std::string payload(reinterpret_cast<const char*>(&seq), sizeof seq);
   p.pings[payload] = false;
   auto start = Clock::now();
-  p.send(FrameType::kPing, 0, payload);
+  p.send(agent::FrameType::kPing, 0, payload);
   Status answered = wait_for(p, lock, start + timeout, "ping", [&] { return p.pings[payload]; });
   auto rtt = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
   p.pings.erase(payload);
@@ -124,11 +124,11 @@ Result<std::chrono::microseconds> AgentClient::ping(std::chrono::milliseconds ti
   return rtt;
 }
 
-Result<SessionId> AgentClient::start(const ExecRequest& request, SessionIo io, ExitCallback on_exit) {
-  TNK_ASSIGN_OR_RETURN(std::string payload, encode_exec(request));
-  if (payload.size() > kMaxPayload) {
+Result<SessionId> AgentClient::start(const agent::ExecRequest& request, SessionIo io, ExitCallback on_exit) {
+  TNK_ASSIGN_OR_RETURN(std::string payload, agent::encode_exec(request));
+  if (payload.size() > agent::kMaxPayload) {
     return failed("exec request for " + request.argv.at(0) + " is " + std::to_string(payload.size()) +
-                      " bytes, over the agent protocol's limit of " + std::to_string(kMaxPayload),
+                      " bytes, over the agent protocol's limit of " + std::to_string(agent::kMaxPayload),
                   "pass fewer or shorter arguments and environment variables");
   }
   Pump::Session s;
@@ -152,10 +152,10 @@ Result<SessionId> AgentClient::start(const ExecRequest& request, SessionIo io, E
   std::lock_guard<std::mutex> lock(p.mu);
   if (p.failure) return p.failure->context("starting " + request.argv.at(0) + " in the guest");
   SessionId id = p.new_id();
-  p.send(FrameType::kExec, id, payload);
+  p.send(agent::FrameType::kExec, id, payload);
   if (!request.tty && !s.in.valid()) {
     s.input_open = false;
-    p.send(FrameType::kStdinEof, id);
+    p.send(agent::FrameType::kStdinEof, id);
   }
   p.sessions.emplace(id, std::move(s));
   return id;
@@ -163,31 +163,31 @@ Result<SessionId> AgentClient::start(const ExecRequest& request, SessionIo io, E
 
 Status AgentClient::resize(SessionId id, uint16_t rows, uint16_t cols) {
   std::lock_guard<std::mutex> lock(pump_->mu);
-  if (pump_->sessions.count(id)) pump_->send(FrameType::kResize, id, encode_resize({rows, cols}));
+  if (pump_->sessions.count(id)) pump_->send(agent::FrameType::kResize, id, agent::encode_resize({rows, cols}));
   return ok_status();
 }
 
 Status AgentClient::signal(SessionId id, int sig) {
   if (sig < 1 || sig > 64) return failed("signal " + std::to_string(sig) + " is not a signal number");
   std::lock_guard<std::mutex> lock(pump_->mu);
-  if (pump_->sessions.count(id)) pump_->send(FrameType::kSignal, id, encode_signal(sig));
+  if (pump_->sessions.count(id)) pump_->send(agent::FrameType::kSignal, id, agent::encode_signal(sig));
   return ok_status();
 }
 
-Status AgentClient::put_file(const FilePut& file, std::string_view content, std::chrono::milliseconds timeout) {
-  TNK_ASSIGN_OR_RETURN(std::string header, encode_file_put(file));
+Status AgentClient::put_file(const agent::FilePut& file, std::string_view content, std::chrono::milliseconds timeout) {
+  TNK_ASSIGN_OR_RETURN(std::string header, agent::encode_file_put(file));
   std::string what = "copying " + file.path + " into the guest";
-  if (header.size() > kMaxPayload) return failed(what + ": the path is too long");
+  if (header.size() > agent::kMaxPayload) return failed(what + ": the path is too long");
   Pump& p = *pump_;
   std::unique_lock<std::mutex> lock(p.mu);
   if (p.failure) return p.failure->context(what);
   SessionId id = p.new_id();
   p.files[id] = std::nullopt;
-  p.send(FrameType::kFilePut, id, header);
-  for (std::size_t at = 0; at < content.size(); at += kMaxPayload) {
-    p.send(FrameType::kFileData, id, content.substr(at, kMaxPayload));
+  p.send(agent::FrameType::kFilePut, id, header);
+  for (std::size_t at = 0; at < content.size(); at += agent::kMaxPayload) {
+    p.send(agent::FrameType::kFileData, id, content.substr(at, agent::kMaxPayload));
   }
-  p.send(FrameType::kFileDone, id);
+  p.send(agent::FrameType::kFileDone, id);
   Status done = wait_for(p, lock, Clock::now() + timeout, what, [&] { return p.files[id].has_value(); });
   std::optional<Status> result = p.files[id];
   p.files.erase(id);
@@ -200,8 +200,8 @@ Status AgentClient::poweroff(std::chrono::milliseconds timeout) {
   Pump& p = *pump_;
   std::unique_lock<std::mutex> lock(p.mu);
   if (p.failure) return p.failure->context("poweroff");
-  p.send(FrameType::kPoweroff, 0);
+  p.send(agent::FrameType::kPoweroff, 0);
   return wait_for(p, lock, Clock::now() + timeout, "poweroff", [&] { return p.poweroff_ok; });
 }
 
-}  // namespace tnk::agent
+}  // namespace tnk::vm

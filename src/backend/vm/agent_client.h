@@ -28,7 +28,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 
-namespace tnk::agent {
+namespace tnk::vm {
 
 using SessionId = uint32_t;
 
@@ -83,12 +83,12 @@ class AgentClient {
   // code 127 or 126 with the reason in `error`, which is also written to the session's stderr, or its
   // terminal, as "tnk: <reason>"). Fails when the request cannot be sent (too large for
   // one frame, not UTF-8, tty without a terminal fd, connection lost).
-  Result<SessionId> start(const ExecRequest& request, SessionIo io, ExitCallback on_exit);
+  Result<SessionId> start(const agent::ExecRequest& request, SessionIo io, ExitCallback on_exit);
   // Best effort: a session that has just ended is no error.
   Status resize(SessionId id, uint16_t rows, uint16_t cols);
   Status signal(SessionId id, int sig);  // to the session's process group
   // Writes `content` to a file in the guest (atomically: temporary file, then rename).
-  Status put_file(const FilePut& file, std::string_view content,
+  Status put_file(const agent::FilePut& file, std::string_view content,
                   std::chrono::milliseconds timeout = std::chrono::seconds(60));
   // Asks the agent to power the guest off; returns once it acknowledged (it then syncs and powers off).
   Status poweroff(std::chrono::milliseconds timeout = std::chrono::seconds(5));
@@ -100,4 +100,4 @@ class AgentClient {
   std::unique_ptr<Pump> pump_;
 };
 
-}  // namespace tnk::agent
+}  // namespace tnk::vm

@@ -9,7 +9,7 @@
 
 #include "core/terminal_text.h"
 
-namespace tnk::agent {
+namespace tnk::vm {
 namespace {
 
 constexpr std::size_t kMaxQueuedToAgent = 1 << 20;  // past this, stdin is not read until it drains
@@ -30,7 +30,7 @@ void AgentClient::Pump::wake() {
   (void)!::write(wake_.get(), &one, sizeof one);
 }
 
-void AgentClient::Pump::send(FrameType type, uint32_t session, std::string_view payload) {
+void AgentClient::Pump::send(agent::FrameType type, uint32_t session, std::string_view payload) {
   if (failure) return;                      // nothing reaches the agent any more
   (void)out_.push(type, session, payload);  // callers keep payloads within kMaxPayload
   if (out_.queued() > kQueueCapToAgent) {
@@ -115,7 +115,7 @@ void AgentClient::Pump::build_poll(std::vector<pollfd>& fds, std::vector<std::pa
   fds.push_back({failure ? -1 : sock_.get(), sock_events, 0});
   bool room = !failure && out_.has_room();
   for (auto& [id, s] : sessions) {
-    if (s.input_open && !s.exit && room && s.stdin_unacked < kStreamWindow && s.in.valid()) {
+    if (s.input_open && !s.exit && room && s.stdin_unacked < agent::kStreamWindow && s.in.valid()) {
       fds.push_back({s.in.get(), POLLIN, 0});
       owners.emplace_back(id, 0);
     }
@@ -131,14 +131,14 @@ void AgentClient::Pump::build_poll(std::vector<pollfd>& fds, std::vector<std::pa
 }
 
 void AgentClient::Pump::read_socket() {
-  char buf[kMaxPayload];
+  char buf[agent::kMaxPayload];
   ssize_t n = ::recv(sock_.get(), buf, sizeof buf, MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
   if (n <= 0) {
     fail(n == 0 ? failed("the agent closed the connection") : sys_error(errno, "reading from the agent"));
     return;
   }
-  std::vector<Frame> frames;
+  std::vector<agent::Frame> frames;
   Status fed = decoder_.feed(std::string_view(buf, static_cast<std::size_t>(n)), frames);
   for (const auto& frame : frames) {
     if (!failure) handle(frame);
@@ -146,36 +146,36 @@ void AgentClient::Pump::read_socket() {
   if (!fed.ok()) fail(fed.error());
 }
 
-void AgentClient::Pump::handle(const Frame& f) {
+void AgentClient::Pump::handle(const agent::Frame& f) {
   auto it = sessions.find(f.session);
   Session* s = (f.session != 0 && it != sessions.end()) ? &it->second : nullptr;
   switch (f.kind()) {
-    case FrameType::kHelloOk: {
-      auto ok = parse_hello_ok(f.payload);
+    case agent::FrameType::kHelloOk: {
+      auto ok = agent::parse_hello_ok(f.payload);
       if (ok)
         hello = *ok;
       else
         fail(ok.error());
       break;
     }
-    case FrameType::kPong:
+    case agent::FrameType::kPong:
       if (auto p = pings.find(f.payload); p != pings.end()) p->second = true;
       break;
-    case FrameType::kPoweroffOk: poweroff_ok = true; break;
-    case FrameType::kError: handle_error(f); break;
-    case FrameType::kFileResult:
+    case agent::FrameType::kPoweroffOk: poweroff_ok = true; break;
+    case agent::FrameType::kError: handle_error(f); break;
+    case agent::FrameType::kFileResult:
       if (auto w = files.find(f.session); w != files.end()) w->second = ok_status();
       break;
-    case FrameType::kStdout:
-    case FrameType::kStderr:
-      if (s) session_output(*s, f.session, f.payload, f.kind() == FrameType::kStderr);
+    case agent::FrameType::kStdout:
+    case agent::FrameType::kStderr:
+      if (s) session_output(*s, f.session, f.payload, f.kind() == agent::FrameType::kStderr);
       break;
-    case FrameType::kInputAck:
-      if (auto bytes = parse_ack(f.payload); bytes && s)
+    case agent::FrameType::kInputAck:
+      if (auto bytes = agent::parse_ack(f.payload); bytes && s)
         s->stdin_unacked -= std::min<std::size_t>(*bytes, s->stdin_unacked);
       break;
-    case FrameType::kExit:
-      if (auto exit = parse_exit(f.payload); exit && s)
+    case agent::FrameType::kExit:
+      if (auto exit = agent::parse_exit(f.payload); exit && s)
         s->exit = SessionExit{exit->code, exit->signal, exit->error};
       else if (!exit)
         fail(exit.error());
@@ -185,8 +185,8 @@ void AgentClient::Pump::handle(const Frame& f) {
   cv.notify_all();
 }
 
-void AgentClient::Pump::handle_error(const Frame& f) {
-  auto error = parse_error(f.payload);
+void AgentClient::Pump::handle_error(const agent::Frame& f) {
+  auto error = agent::parse_error(f.payload);
   if (!error) return fail(error.error());
   if (error->fatal) return fail(failed(error->message));
   if (auto w = files.find(f.session); w != files.end()) {
@@ -202,10 +202,11 @@ void AgentClient::Pump::session_output(Session& s, uint32_t id, std::string_view
   std::string& pending = is_stderr ? s.err_pending : s.out_pending;
   const UniqueFd& fd = is_stderr ? s.err : s.out;
   if (!fd.valid()) {
-    if (!bytes.empty()) send(FrameType::kOutputAck, id, encode_ack(static_cast<uint32_t>(bytes.size())));
+    if (!bytes.empty()) send(agent::FrameType::kOutputAck, id, agent::encode_ack(static_cast<uint32_t>(bytes.size())));
     return;
   }
-  if (pending.size() + bytes.size() > 2 * kStreamWindow) return fail(failed("the agent overran the output window"));
+  if (pending.size() + bytes.size() > 2 * agent::kStreamWindow)
+    return fail(failed("the agent overran the output window"));
   pending.append(bytes);
 }
 
@@ -217,20 +218,20 @@ void AgentClient::Pump::session_io(SessionId id, int which, short revents) {
 }
 
 void AgentClient::Pump::read_input(SessionId id, Session& s) {
-  char buf[kMaxPayload];
-  std::size_t room = std::min(sizeof buf, kStreamWindow - s.stdin_unacked);
+  char buf[agent::kMaxPayload];
+  std::size_t room = std::min(sizeof buf, agent::kStreamWindow - s.stdin_unacked);
   ssize_t n = ::read(s.in.get(), buf, room);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
   if (n <= 0) {  // EOF, or EIO from a terminal whose other side closed
     s.input_open = false;
     if (!s.tty) {
       s.in.reset();
-      send(FrameType::kStdinEof, id);
+      send(agent::FrameType::kStdinEof, id);
     }
     return;
   }
   s.stdin_unacked += static_cast<std::size_t>(n);
-  send(FrameType::kStdin, id, std::string_view(buf, static_cast<std::size_t>(n)));
+  send(agent::FrameType::kStdin, id, std::string_view(buf, static_cast<std::size_t>(n)));
 }
 
 void AgentClient::Pump::write_output(SessionId id, Session& s, int which) {
@@ -241,7 +242,7 @@ void AgentClient::Pump::write_output(SessionId id, Session& s, int which) {
   std::size_t done = n < 0 ? pending.size() : static_cast<std::size_t>(n);
   if (n < 0) fd.reset();  // the reader is gone: drop this stream from now on
   pending.erase(0, done);
-  if (done > 0) send(FrameType::kOutputAck, id, encode_ack(static_cast<uint32_t>(done)));
+  if (done > 0) send(agent::FrameType::kOutputAck, id, agent::encode_ack(static_cast<uint32_t>(done)));
 }
 
 // A session that did not start or was lost says why on its own stderr (the terminal, for a tty
@@ -271,4 +272,4 @@ AgentClient::Pump::Finished AgentClient::Pump::collect_finished() {
   return done;
 }
 
-}  // namespace tnk::agent
+}  // namespace tnk::vm

@@ -18,7 +18,7 @@
 #include "agent/frame_queue.h"
 #include "backend/vm/agent_client.h"
 
-namespace tnk::agent {
+namespace tnk::vm {
 
 class AgentClient::Pump {
  public:
@@ -39,7 +39,7 @@ class AgentClient::Pump {
   void stop();  // ends the pump thread and reports the sessions left as lost
 
   // Everything below is guarded by `mu`.
-  void send(FrameType type, uint32_t session, std::string_view payload = {});
+  void send(agent::FrameType type, uint32_t session, std::string_view payload = {});
   void wake();
   SessionId new_id();
   bool on_pump_thread() const { return std::this_thread::get_id() == thread.get_id(); }
@@ -47,7 +47,7 @@ class AgentClient::Pump {
   std::mutex mu;
   std::condition_variable cv;  // notified on every answer and on failure
   std::thread thread;
-  std::optional<HelloOk> hello;
+  std::optional<agent::HelloOk> hello;
   std::optional<Error> failure;
   std::map<std::string, bool> pings;  // payload -> answered
   std::map<SessionId, std::optional<Status>> files;
@@ -59,8 +59,8 @@ class AgentClient::Pump {
   static void tell_why(const Session& s);
   void build_poll(std::vector<pollfd>& fds, std::vector<std::pair<SessionId, int>>& owners);
   void read_socket();
-  void handle(const Frame& frame);
-  void handle_error(const Frame& frame);
+  void handle(const agent::Frame& frame);
+  void handle_error(const agent::Frame& frame);
   void session_output(Session& s, uint32_t id, std::string_view bytes, bool is_stderr);
   void session_io(SessionId id, int which, short revents);
   void read_input(SessionId id, Session& s);
@@ -68,10 +68,10 @@ class AgentClient::Pump {
   Finished collect_finished();
 
   UniqueFd sock_, wake_;
-  FrameDecoder decoder_;
-  FrameQueue out_;  // frames to the agent
+  agent::FrameDecoder decoder_;
+  agent::FrameQueue out_;  // frames to the agent
   bool stopping_ = false;
   SessionId next_id_ = 1;
 };
 
-}  // namespace tnk::agent
+}  // namespace tnk::vm

@@ -8,7 +8,7 @@
 #include "net/dial.h"
 #include "net/socket_io.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 
 Result<UniqueFd> bridge_connect(const std::string& bridge_host, uint16_t bridge_port, const agent::BridgeTarget& target,
                                 net::Clock::time_point deadline, int stop_fd) {
@@ -37,4 +37,4 @@ Result<UniqueFd> bridge_connect(const std::string& bridge_host, uint16_t bridge_
   return failed("the guest agent's connect bridge answered too long a line");
 }
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

@@ -10,7 +10,7 @@
 #include "core/unique_fd.h"
 #include "net/socket_io.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 
 // Connects to the bridge at `bridge_host`:`bridge_port` (in the caller's network namespace) and has it
 // connect to `target` inside the guest. Returns the nonblocking socket, positioned after the bridge's
@@ -20,4 +20,4 @@ namespace tnk::supervisor {
 Result<UniqueFd> bridge_connect(const std::string& bridge_host, uint16_t bridge_port, const agent::BridgeTarget& target,
                                 net::Clock::time_point deadline, int stop_fd);
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

@@ -80,11 +80,11 @@ Outcome virtiofsd_outcome(const host::HostFacts& facts) {
 }
 
 Outcome kernel_outcome(const Paths& paths, const std::filesystem::path& self_exe) {
-  auto recipe = image::shipped_kernel_recipe(paths, self_exe);
+  auto recipe = vm::boot::shipped_kernel_recipe(paths, self_exe);
   if (!recipe)
     return {doctor::Status::kInfo, "cannot build a guest kernel here: " + recipe.error().message, recipe.error().hint};
-  std::string id = image::kernel_id(*recipe);
-  if (auto found = image::find_kernel(paths, id)) {
+  std::string id = vm::boot::kernel_id(*recipe);
+  if (auto found = vm::boot::find_kernel(paths, id)) {
     return {doctor::Status::kOk, id + " is built (" + std::to_string(found->size_bytes / 1'000'000) + " MB vmlinux)",
             ""};
   }
@@ -96,14 +96,14 @@ Outcome disk_outcome(const Paths& paths, const std::filesystem::path& self_exe) 
   auto recipe = sources ? image::default_recipe(*sources) : Result<image::Recipe>(sources.error());
   if (!recipe) return {doctor::Status::kInfo, "no current image: " + recipe.error().message, recipe.error().hint};
   std::string image_id = image::image_id(*recipe);
-  auto agent = image::agent_binary(self_exe);
-  auto sha = image::agent_sha256(paths, agent);
+  auto agent = vm::boot::agent_binary(self_exe);
+  auto sha = vm::boot::agent_sha256(paths, agent);
   if (!sha) {
     return {doctor::Status::kInfo, "tnk-agent is not installed at " + agent.string() + ", so no base disk can be built",
             "cmake --build build --target tnk-agent"};
   }
-  std::string id = image::disk_id(image_id, *sha);
-  if (auto found = image::find_disk(paths, id)) {
+  std::string id = vm::boot::disk_id(image_id, *sha);
+  if (auto found = vm::boot::find_disk(paths, id)) {
     return {doctor::Status::kOk,
             id + " is built (" + std::to_string(found->allocated_bytes / 1'000'000) + " MB allocated of " +
                 std::to_string(found->size_bytes / 1'000'000) + " MB)",

@@ -46,11 +46,12 @@
 #include "supervisor/protection.h"
 #include "supervisor/relays.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 namespace {
 
 constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;  // the image's `agent` and `sudo`
-constexpr SessionKey kFirstKey = SessionKey(1) << 32;  // above any pid: keys never collide with a reaped pid
+constexpr supervisor::SessionKey kFirstKey = supervisor::SessionKey(1)
+                                             << 32;  // above any pid: keys never collide with a reaped pid
 
 void set_identity(agent::ExecRequest& out, session::Identity identity) {
   out.confined = identity != session::Identity::kProvision;  // only provisioning may sudo
@@ -68,9 +69,10 @@ Result<UniqueFd> dup_fd(const UniqueFd& fd) {
   return copy;
 }
 
-class VmEngine : public Engine {
+class VmEngine : public supervisor::Engine {
  public:
-  explicit VmEngine(SupervisorConfig config) : config_(std::move(config)), files_(vm::vm_files(config_.state_dir)) {}
+  explicit VmEngine(supervisor::SupervisorConfig config)
+      : config_(std::move(config)), files_(vm::vm_files(config_.state_dir)) {}
   ~VmEngine() override { (void)stop(std::chrono::milliseconds(0)); }
 
   Result<std::vector<std::string>> start() override {
@@ -78,7 +80,7 @@ class VmEngine : public Engine {
     if (!events_.valid()) return sys_error(errno, "eventfd");
     std::vector<std::string> notes;
     TNK_ASSIGN_OR_RETURN(std::string token, random_token());
-    ProtectionPlan protection = plan_protection(config_);
+    supervisor::ProtectionPlan protection = supervisor::plan_protection(config_);
     TNK_ASSIGN_OR_RETURN(vm::VmHostFacts facts, vm_host_facts(config_));
     facts.git_common_dir = protection.git_common_dir;
     TNK_ASSIGN_OR_RETURN(vm::VmPlan plan, vm::vm_plan(config_, facts, token));
@@ -111,10 +113,10 @@ class VmEngine : public Engine {
       return why;
     }
     qmp_events_ = std::move(*events);
-    agent::ClientOptions options;
+    vm::ClientOptions options;
     options.connect_timeout = std::chrono::seconds(30);
     options.hello_timeout = std::chrono::seconds(120);
-    auto client = agent::AgentClient::connect(files_.agent_socket, token, options);
+    auto client = vm::AgentClient::connect(files_.agent_socket, token, options);
     if (!client) {
       std::optional<Error> exited = qemu_exit_error();
       (void)stop(std::chrono::milliseconds(0));
@@ -125,12 +127,13 @@ class VmEngine : public Engine {
     client_ = std::move(*client);
     if (!config_.vm_kvm)
       notes.push_back("the vm runs under TCG emulation (no hardware KVM): expect a slower guest CPU");
-    TNK_ASSIGN_OR_RETURN(std::vector<std::string> protection_notes, record_protection(config_, protection));
+    TNK_ASSIGN_OR_RETURN(std::vector<std::string> protection_notes, supervisor::record_protection(config_, protection));
     notes.insert(notes.end(), protection_notes.begin(), protection_notes.end());
     return notes;
   }
 
-  Result<StartedSession> spawn(const session::ExecRequest& request, const std::vector<UniqueFd>& stdio) override {
+  Result<supervisor::StartedSession> spawn(const session::ExecRequest& request,
+                                           const std::vector<UniqueFd>& stdio) override {
     if (!client_) return failed("the sandbox is not running");
     agent::ExecRequest exec;
     exec.argv = request.argv;
@@ -142,8 +145,8 @@ class VmEngine : public Engine {
     exec.tty = request.tty;
     exec.rows = request.rows;
     exec.cols = request.cols;
-    agent::SessionIo io;
-    StartedSession started;
+    vm::SessionIo io;
+    supervisor::StartedSession started;
     if (request.tty) {
       TNK_ASSIGN_OR_RETURN(HostPty pty, open_host_pty(request.rows, request.cols));
       io.terminal = std::move(pty.slave);
@@ -153,9 +156,9 @@ class VmEngine : public Engine {
       TNK_ASSIGN_OR_RETURN(io.output, dup_fd(stdio.at(1)));
       TNK_ASSIGN_OR_RETURN(io.errors, dup_fd(stdio.at(2)));
     }
-    SessionKey key = next_key_++;
-    auto on_exit = [this, key](agent::SessionId, const agent::SessionExit& exit) { session_exited(key, exit.code); };
-    TNK_ASSIGN_OR_RETURN(agent::SessionId id, client_->start(exec, std::move(io), on_exit));
+    supervisor::SessionKey key = next_key_++;
+    auto on_exit = [this, key](vm::SessionId, const vm::SessionExit& exit) { session_exited(key, exit.code); };
+    TNK_ASSIGN_OR_RETURN(vm::SessionId id, client_->start(exec, std::move(io), on_exit));
     sessions_[key] = id;
     started.key = key;
     return started;
@@ -163,10 +166,10 @@ class VmEngine : public Engine {
 
   int session_events_fd() const override { return events_.get(); }
 
-  std::vector<EndedSession> ended_sessions() override {
+  std::vector<supervisor::EndedSession> ended_sessions() override {
     uint64_t count = 0;
     (void)!::read(events_.get(), &count, sizeof count);
-    std::vector<EndedSession> ended;
+    std::vector<supervisor::EndedSession> ended;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ended.swap(ended_);
@@ -175,12 +178,12 @@ class VmEngine : public Engine {
     return ended;
   }
 
-  void signal_session(SessionKey key, int sig) override {
+  void signal_session(supervisor::SessionKey key, int sig) override {
     auto it = sessions_.find(key);
     if (client_ && it != sessions_.end()) (void)client_->signal(it->second, sig);
   }
 
-  void resize_session(SessionKey key, unsigned short rows, unsigned short cols) override {
+  void resize_session(supervisor::SessionKey key, unsigned short rows, unsigned short cols) override {
     auto it = sessions_.find(key);
     if (client_ && it != sessions_.end()) (void)client_->resize(it->second, rows, cols);
   }
@@ -315,7 +318,7 @@ class VmEngine : public Engine {
         std::lock_guard<std::mutex> lock(mutex_);
         bool all_ended = std::all_of(sessions_.begin(), sessions_.end(), [this](const auto& session) {
           return std::any_of(ended_.begin(), ended_.end(),
-                             [&session](const EndedSession& e) { return e.key == session.first; });
+                             [&session](const supervisor::EndedSession& e) { return e.key == session.first; });
         });
         if (all_ended) return;
       }
@@ -360,7 +363,7 @@ class VmEngine : public Engine {
                   "its output is in " + files_.qemu_log.string());
   }
 
-  void session_exited(SessionKey key, int code) {  // on the client's pump thread
+  void session_exited(supervisor::SessionKey key, int code) {  // on the client's pump thread
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ended_.push_back({key, code});
@@ -369,7 +372,7 @@ class VmEngine : public Engine {
     (void)!::write(events_.get(), &one, sizeof one);
   }
 
-  SupervisorConfig config_;
+  supervisor::SupervisorConfig config_;
   vm::VmFiles files_;  // in config_.state_dir
   pid_t qemu_ = 0, virtiofsd_ = 0, git_virtiofsd_ = 0;
   std::vector<std::filesystem::path> cgroup_dirs_;  // the sandbox's cgroups, removed at stop
@@ -378,19 +381,19 @@ class VmEngine : public Engine {
   UniqueFd qemu_userns_;  // and the user namespace it belongs to (rootless: QEMU's own; as root: the host's)
   std::unique_ptr<LogDrain> console_;      // while QEMU runs
   std::unique_ptr<QmpEvents> qmp_events_;  // while QEMU runs
-  std::unique_ptr<agent::AgentClient> client_;
+  std::unique_ptr<vm::AgentClient> client_;
   UniqueFd events_;
   mutable std::mutex mutex_;        // guards ended_ (written on the client's pump thread) and disk_full_
   std::optional<Error> disk_full_;  // written on the QMP watcher's thread
-  std::vector<EndedSession> ended_;
-  std::map<SessionKey, agent::SessionId> sessions_;  // running, by key (the supervisor's thread only)
-  SessionKey next_key_ = kFirstKey;
+  std::vector<supervisor::EndedSession> ended_;
+  std::map<supervisor::SessionKey, vm::SessionId> sessions_;  // running, by key (the supervisor's thread only)
+  supervisor::SessionKey next_key_ = kFirstKey;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Engine>> make_vm_engine(const SupervisorConfig& config) {
-  return std::unique_ptr<Engine>(std::make_unique<VmEngine>(config));
+Result<std::unique_ptr<supervisor::Engine>> make_vm_engine(const supervisor::SupervisorConfig& config) {
+  return std::unique_ptr<supervisor::Engine>(std::make_unique<VmEngine>(config));
 }
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

@@ -6,8 +6,8 @@
 #include "core/result.h"
 #include "supervisor/engine.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 
-Result<std::unique_ptr<Engine>> make_vm_engine(const SupervisorConfig& config);
+Result<std::unique_ptr<supervisor::Engine>> make_vm_engine(const supervisor::SupervisorConfig& config);
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

@@ -7,7 +7,7 @@
 
 #include "backend/vm/processes.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 namespace {
 
 Result<UniqueFd> open_file(const std::filesystem::path& path, int flags) {
@@ -47,4 +47,4 @@ std::optional<gid_t> kvm_group(bool kvm) {
   return st.st_gid;
 }
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 
 // The descriptors plan.qemu (handed_files set) names, each with its number in QEMU appended to
 // `numbers`: the monitors' and the agent's listening sockets, made at their usual paths (the supervisor
@@ -27,4 +27,4 @@ Result<std::vector<UniqueFd>> open_handed_files(const vm::VmPlan& plan, std::vec
 // /dev/kvm is missing or root's group (which QEMU is never given).
 std::optional<gid_t> kvm_group(bool kvm);
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

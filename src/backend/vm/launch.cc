@@ -22,7 +22,7 @@
 #include "state/layout.h"
 #include "supervisor/launch.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 
 Result<UniqueFd> open_log(const std::filesystem::path& path) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
@@ -48,7 +48,7 @@ Result<HostPty> open_host_pty(unsigned short rows, unsigned short cols) {
 }
 
 // What the plan needs from the host: the project owner's ids and, under TCG, the TSC frequency.
-Result<vm::VmHostFacts> vm_host_facts(const SupervisorConfig& config) {
+Result<vm::VmHostFacts> vm_host_facts(const supervisor::SupervisorConfig& config) {
   struct stat st {};
   if (::stat(config.project_dir.c_str(), &st) != 0) return sys_error(errno, "stat " + config.project_dir.string());
   vm::VmHostFacts facts;
@@ -69,15 +69,15 @@ Result<vm::VmHostFacts> vm_host_facts(const SupervisorConfig& config) {
 }
 
 // The overlay is made once and kept across restarts: it holds what the sandbox installed.
-Status ensure_overlay(const SupervisorConfig& config, const vm::VmPlan& plan) {
+Status ensure_overlay(const supervisor::SupervisorConfig& config, const vm::VmPlan& plan) {
   std::error_code ec;
   if (std::filesystem::exists(plan.files.disk, ec)) return ok_status();
-  return image::create_overlay(config.vm_base_disk, plan.files.base_disk_link, plan.files.disk, plan.disk_bytes);
+  return vm::boot::create_overlay(config.vm_base_disk, plan.files.base_disk_link, plan.files.disk, plan.disk_bytes);
 }
 
 // Review mode: virtiofsd's map shows the project's owner as `agent`, so the layer's top is the owner's
 // (review/layer.h); overlayfs is mounted by host root, or rootless by the user, who own the work dir.
-Result<std::optional<ReviewDirs>> review_dirs(const SupervisorConfig& config) {
+Result<std::optional<ReviewDirs>> review_dirs(const supervisor::SupervisorConfig& config) {
   if (!config.review) return std::optional<ReviewDirs>();
   ReviewDirs dirs{config.state_dir / state::kReviewUpperDir, config.state_dir / state::kReviewWorkDir};
   struct stat project {};
@@ -133,4 +133,4 @@ Result<pid_t> launch_virtiofsd(const vm::VirtiofsdPlan& plan, const vm::Virtiofs
   return start_virtiofsd(plan, dir, config.source, protected_paths, review, listener.get(), log.get(), cgroup_procs);
 }
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

@@ -17,7 +17,7 @@
 #include "core/unique_fd.h"
 #include "supervisor/config.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 
 // A log file of the sandbox's, truncated, O_NOFOLLOW.
 Result<UniqueFd> open_log(const std::filesystem::path& path);
@@ -30,13 +30,13 @@ struct HostPty {
 Result<HostPty> open_host_pty(unsigned short rows, unsigned short cols);
 
 // What the plan needs from the host: the project owner's ids, the ranges and, under TCG, the TSC frequency.
-Result<vm::VmHostFacts> vm_host_facts(const SupervisorConfig& config);
+Result<vm::VmHostFacts> vm_host_facts(const supervisor::SupervisorConfig& config);
 
 // The overlay is made once and kept across restarts: it holds what the sandbox installed.
-Status ensure_overlay(const SupervisorConfig& config, const vm::VmPlan& plan);
+Status ensure_overlay(const supervisor::SupervisorConfig& config, const vm::VmPlan& plan);
 
 // Review mode's layer (none without review mode), its top prepared for virtiofsd's map.
-Result<std::optional<ReviewDirs>> review_dirs(const SupervisorConfig& config);
+Result<std::optional<ReviewDirs>> review_dirs(const supervisor::SupervisorConfig& config);
 
 // The guest's console: QEMU connects to the socket as it starts, and a thread copies what it writes into
 // serial.log, capped and rotated (security review M5: guest root could write /dev/ttyS0 without end).
@@ -61,4 +61,4 @@ struct LaunchedQemu {
 // stops what started even when a later step fails.
 Status launch_qemu(const vm::VmPlan& plan, const std::vector<int>& cgroup_procs, LaunchedQemu& out);
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

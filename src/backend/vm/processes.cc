@@ -31,7 +31,7 @@
 #include "linux/protect_paths.h"
 #include "linux/syscalls.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 namespace {
 
 // The maps of QEMU's own user namespace (rootless): the user as itself, prepared before fork.
@@ -306,4 +306,4 @@ Status qmp_quit(const std::filesystem::path& socket, std::chrono::milliseconds t
   return ok_status();
 }
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

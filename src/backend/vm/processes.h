@@ -16,7 +16,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 
 // A listening unix stream socket at `path` (an old one is replaced), 0600.
 Result<UniqueFd> listen_unix(const std::filesystem::path& path);
@@ -65,4 +65,4 @@ bool wait_child(pid_t pid, std::chrono::milliseconds timeout);
 // QMP: capabilities, then `quit`. Best effort within `timeout`.
 Status qmp_quit(const std::filesystem::path& socket, std::chrono::milliseconds timeout);
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

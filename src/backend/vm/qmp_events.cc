@@ -10,7 +10,7 @@
 
 #include "core/unix_address.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 namespace {
 
 constexpr const char* kCapabilities = "{\"execute\":\"qmp_capabilities\"}\n";
@@ -90,4 +90,4 @@ void QmpEvents::run() {
   }
 }
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

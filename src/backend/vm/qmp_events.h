@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 
 class QmpEvents {
  public:
@@ -45,4 +45,4 @@ class QmpEvents {
   std::thread thread_;
 };
 
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

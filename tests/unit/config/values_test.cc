@@ -124,8 +124,8 @@ TEST_F(ConfigTest, JsonHasEveryKeyValueAndSource) {
   EXPECT_EQ(s["sandbox.memory"]["value"], 2 * kGiB);
   EXPECT_EQ(s["workspace_root"]["value"], "~/code");
   EXPECT_EQ(s["workspace_root"]["path"], home() + "/code");
-  EXPECT_EQ(s.size(), config_detail::kConfigKeys.size());
-  for (const auto& info : config_detail::kConfigKeys) EXPECT_TRUE(s.contains(std::string(info.key))) << info.key;
+  EXPECT_EQ(s.size(), config::kConfigKeys.size());
+  for (const auto& info : config::kConfigKeys) EXPECT_TRUE(s.contains(std::string(info.key))) << info.key;
 }
 
 }  // namespace

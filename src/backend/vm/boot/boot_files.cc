@@ -1,6 +1,6 @@
 #include "backend/vm/boot/boot_files.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 
 namespace fs = std::filesystem;
 
@@ -18,8 +18,8 @@ Result<KernelRecipe> shipped_kernel_recipe(const Paths& paths, const fs::path& s
   return current_kernel_recipe(fragment, paths.memo_dir());
 }
 
-Result<VmBootFiles> ensure_vm_boot_files(const Paths& paths, const ImageInfo& image, const fs::path& self_exe, Log& log,
-                                         const VmBootFilesOptions& options) {
+Result<VmBootFiles> ensure_vm_boot_files(const Paths& paths, const image::ImageInfo& image, const fs::path& self_exe,
+                                         Log& log, const VmBootFilesOptions& options) {
   VmBootFiles files;
   TNK_ASSIGN_OR_RETURN(KernelRecipe recipe, shipped_kernel_recipe(paths, self_exe));
   files.kernel_built = options.force_kernel || !find_kernel(paths, kernel_id(recipe)).ok();
@@ -34,4 +34,4 @@ Result<VmBootFiles> ensure_vm_boot_files(const Paths& paths, const ImageInfo& im
   return files;
 }
 
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

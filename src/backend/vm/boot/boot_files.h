@@ -13,7 +13,7 @@
 #include "core/result.h"
 #include "image/store.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 
 // tnk-agent as installed with tnk: <exe dir>/tnk-agent (the build tree and bin/), else
 // <exe dir>/../libexec/tnk/tnk-agent. The first candidate when neither exists (errors name it).
@@ -34,8 +34,8 @@ struct VmBootFilesOptions {
 };
 
 // Kernel first (minutes, once per machine), then the disk (a second). Progress on `log`.
-Result<VmBootFiles> ensure_vm_boot_files(const Paths& paths, const ImageInfo& image,
+Result<VmBootFiles> ensure_vm_boot_files(const Paths& paths, const image::ImageInfo& image,
                                          const std::filesystem::path& self_exe, Log& log,
                                          const VmBootFilesOptions& options = {});
 
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

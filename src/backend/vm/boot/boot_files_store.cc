@@ -16,7 +16,7 @@
 #include "image/store.h"
 #include "image/tree.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 namespace {
 
 namespace fs = std::filesystem;
@@ -26,7 +26,7 @@ std::string pid_suffix() { return std::to_string(::getpid()).insert(0, 1, '-'); 
 
 // A work directory of `id` (".build-<id>-<digits>", ".rm-<id>-<digits>").
 bool is_work_dir_of(const std::string& name, const std::string& id) {
-  for (const char* prefix : {kBuildPrefix, kRemovePrefix}) {
+  for (const char* prefix : {image::kBuildPrefix, image::kRemovePrefix}) {
     std::string start = std::string(prefix) + id + "-";
     if (!name.starts_with(start) || name.size() == start.size()) continue;
     std::string rest = name.substr(start.size());
@@ -52,11 +52,11 @@ Error unusable(const ArtifactKind& kind, const std::string& id, const std::strin
 fs::path artifact_root(const Paths& paths, const ArtifactKind& kind) { return paths.cache_dir / kind.dir_name; }
 
 fs::path artifact_lock_path(const Paths& paths, const ArtifactKind& kind, const std::string& id) {
-  return artifact_root(paths, kind) / (id + kLockSuffix);
+  return artifact_root(paths, kind) / (id + image::kLockSuffix);
 }
 
 fs::path artifact_log_path(const Paths& paths, const ArtifactKind& kind, const std::string& id) {
-  return artifact_root(paths, kind) / (id + kBuildLogSuffix);
+  return artifact_root(paths, kind) / (id + image::kBuildLogSuffix);
 }
 
 Result<nlohmann::json> read_artifact(const fs::path& dir, const ArtifactKind& kind) {
@@ -80,7 +80,7 @@ Result<nlohmann::json> read_artifact(const fs::path& dir, const ArtifactKind& ki
 
 Result<ArtifactEntry> find_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id,
                                     const char* main_file) {
-  TNK_RETURN_IF_ERROR(check_image_id(id));
+  TNK_RETURN_IF_ERROR(image::check_image_id(id));
   auto dir = artifact_root(paths, kind) / id;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
@@ -116,7 +116,7 @@ Result<std::vector<ArtifactEntry>> list_artifacts(const Paths& paths, const Arti
 }
 
 Status remove_artifact(const Paths& paths, const ArtifactKind& kind, const std::string& id) {
-  TNK_RETURN_IF_ERROR(check_image_id(id));
+  TNK_RETURN_IF_ERROR(image::check_image_id(id));
   auto root = artifact_root(paths, kind);
   auto dir = root / id;
   std::error_code ec;
@@ -125,10 +125,10 @@ Status remove_artifact(const Paths& paths, const ArtifactKind& kind, const std::
                      "`tnk image ls` lists the images, kernels and disks");
   }
   TNK_ASSIGN_OR_RETURN(FileLock lock, FileLock::acquire(artifact_lock_path(paths, kind, id), std::chrono::seconds(5),
-                                                        {}, kBuildLockBusyHint));
-  auto doomed = root / (std::string(kRemovePrefix) + id + pid_suffix());
+                                                        {}, image::kBuildLockBusyHint));
+  auto doomed = root / (std::string(image::kRemovePrefix) + id + pid_suffix());
   if (::rename(dir.c_str(), doomed.c_str()) != 0) return sys_error(errno, "cannot remove " + dir.string());
-  TNK_RETURN_IF_ERROR(remove_tree(doomed));
+  TNK_RETURN_IF_ERROR(image::remove_tree(doomed));
   fs::remove(artifact_log_path(paths, kind, id), ec);
   fs::remove(artifact_lock_path(paths, kind, id), ec);  // waiters notice the unlinked file and start over
   return ok_status();
@@ -140,7 +140,7 @@ Result<FileLock> lock_artifact(const Paths& paths, const ArtifactKind& kind, con
   return FileLock::acquire(
       artifact_lock_path(paths, kind, id), timeout,
       [&] { log.info("waiting for another tnk process that is building " + std::string(kind.noun) + " " + id); },
-      kBuildLockBusyHint);
+      image::kBuildLockBusyHint);
 }
 
 Result<fs::path> fresh_work_dir(const Paths& paths, const ArtifactKind& kind, const std::string& id) {
@@ -150,8 +150,8 @@ Result<fs::path> fresh_work_dir(const Paths& paths, const ArtifactKind& kind, co
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     if (is_work_dir_of(entry.path().filename().string(), id)) stale.push_back(entry.path());
   }
-  for (const auto& dir : stale) TNK_RETURN_IF_ERROR(remove_tree(dir));
-  auto work = root / (std::string(kBuildPrefix) + id + pid_suffix());
+  for (const auto& dir : stale) TNK_RETURN_IF_ERROR(image::remove_tree(dir));
+  auto work = root / (std::string(image::kBuildPrefix) + id + pid_suffix());
   TNK_RETURN_IF_ERROR(make_dirs(work, 0755));
   return work;
 }
@@ -166,9 +166,9 @@ Status install_artifact(const Paths& paths, const ArtifactKind& kind, const std:
   auto dir = root / id;
   std::error_code ec;
   if (fs::exists(dir, ec)) {  // a forced rebuild: the old one goes first
-    auto old = root / (std::string(kRemovePrefix) + id + pid_suffix());
+    auto old = root / (std::string(image::kRemovePrefix) + id + pid_suffix());
     if (::rename(dir.c_str(), old.c_str()) != 0) return sys_error(errno, "cannot move " + dir.string() + " aside");
-    TNK_RETURN_IF_ERROR(remove_tree(old));
+    TNK_RETURN_IF_ERROR(image::remove_tree(old));
   }
   if (::rename(work.c_str(), dir.c_str()) != 0) return sys_error(errno, "cannot move the new " + dir.string());
   return ok_status();
@@ -181,7 +181,7 @@ Result<double> build_artifact(const Paths& paths, const ArtifactKind& kind, cons
   auto started = std::chrono::steady_clock::now();
   auto facts = build(work);
   if (!facts) {
-    (void)remove_tree(work);
+    (void)image::remove_tree(work);
     return facts.error().context("building " + what);
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -204,4 +204,4 @@ Status check_free_space_for(const fs::path& dir, uint64_t need, const std::strin
   return ok_status();
 }
 
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

@@ -17,7 +17,7 @@
 #include "core/paths.h"
 #include "core/result.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 
 struct ArtifactKind {
   const char* noun;       // "kernel", "disk": in messages
@@ -91,4 +91,4 @@ Result<double> build_artifact(const Paths& paths, const ArtifactKind& kind, cons
 // Free space under `dir`: failed naming what needs it when below `need` bytes.
 Status check_free_space_for(const std::filesystem::path& dir, uint64_t need, const std::string& what);
 
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

@@ -16,7 +16,7 @@
 #include "idmap/userns.h"
 #include "image/tree.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 namespace {
 
 namespace fs = std::filesystem;
@@ -103,7 +103,7 @@ Status verify_agent(const fs::path& image, const std::string& path, uint64_t siz
   return ok_status();
 }
 
-Result<nlohmann::json> build_disk_file(const fs::path& work, const ImageInfo& image, const fs::path& agent,
+Result<nlohmann::json> build_disk_file(const fs::path& work, const image::ImageInfo& image, const fs::path& agent,
                                        const DiskBuildOptions& options) {
   auto base = work / kBaseDiskFile;
   uint64_t size = base_disk_size(image.size_bytes, image.inodes);
@@ -184,7 +184,7 @@ Result<std::vector<DiskInfo>> list_disks(const Paths& paths) {
   return list_artifacts_as(paths, kDiskKind, disk_info_from);
 }
 
-Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const fs::path& agent, Log& log,
+Result<DiskInfo> ensure_disk(const Paths& paths, const image::ImageInfo& image, const fs::path& agent, Log& log,
                              const DiskBuildOptions& options) {
   std::error_code ec;
   if (!fs::is_regular_file(agent, ec)) {
@@ -251,4 +251,4 @@ Status create_overlay(const fs::path& base, const fs::path& pinned, const fs::pa
   return ok_status();
 }
 
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

@@ -16,7 +16,7 @@
 #include "core/result.h"
 #include "image/store.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 
 // Inside a disk's directory (kernel_disk_store.h: <cache>/disks/<disk-id>/).
 inline constexpr const char* kBaseDiskFile = "base.img";
@@ -63,8 +63,8 @@ struct DiskBuildOptions {
 // The base disk of `image` with the agent at `agent`, built first when absent (a second or two):
 // under its lock, in a work directory renamed into place. not_found when the agent or the tools are
 // missing; failed with their output when a tool fails.
-Result<DiskInfo> ensure_disk(const Paths& paths, const ImageInfo& image, const std::filesystem::path& agent, Log& log,
-                             const DiskBuildOptions& options = {});
+Result<DiskInfo> ensure_disk(const Paths& paths, const image::ImageInfo& image, const std::filesystem::path& agent,
+                             Log& log, const DiskBuildOptions& options = {});
 Result<DiskInfo> find_disk(const Paths& paths, const std::string& id);
 Result<std::vector<DiskInfo>> list_disks(const Paths& paths);
 
@@ -80,4 +80,4 @@ Result<std::string> file_sha256(const std::filesystem::path& file);
 // file_sha256 of the tnk-agent binary, remembered in paths.memo_dir() (core/file_memo.h).
 Result<std::string> agent_sha256(const Paths& paths, const std::filesystem::path& agent);
 
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

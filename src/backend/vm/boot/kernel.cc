@@ -12,7 +12,7 @@
 #include "core/program_path.h"
 #include "core/subprocess.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 namespace {
 
 namespace fs = std::filesystem;
@@ -146,4 +146,4 @@ std::optional<std::string> KernelProgress::feed(std::string_view line) {
   return "compiling: " + std::to_string(files_) + " files (~" + std::to_string(percent) + "%)";
 }
 
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

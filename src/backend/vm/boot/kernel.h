@@ -19,7 +19,7 @@
 #include "core/paths.h"
 #include "core/result.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 
 // Bump when the build procedure (kernel_build_steps) changes in a way the recipe does not show.
 inline constexpr int kKernelFormat = 1;
@@ -108,4 +108,4 @@ Result<KernelInfo> ensure_kernel(const Paths& paths, const KernelRecipe& recipe,
 Result<KernelInfo> find_kernel(const Paths& paths, const std::string& id);
 Result<std::vector<KernelInfo>> list_kernels(const Paths& paths);
 
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

@@ -16,7 +16,7 @@
 #include "image/build_process.h"
 #include "image/tree.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 namespace {
 
 namespace fs = std::filesystem;
@@ -76,10 +76,10 @@ Status run_steps(const std::vector<KernelStep>& steps, const fs::path& src, cons
       tail.emplace_back(line);
       if (tail.size() > kTailLines) tail.pop_front();
     };
-    StreamOptions stream;
+    image::StreamOptions stream;
     stream.timeout = timeout;
     stream.inherit_fd = lock_fd;
-    TNK_ASSIGN_OR_RETURN(int status, run_streaming(step.argv, stream, on_line));
+    TNK_ASSIGN_OR_RETURN(int status, image::run_streaming(step.argv, stream, on_line));
     if (status != 0) {
       std::string lines;
       for (const auto& l : tail) lines += "\n  " + l;
@@ -110,7 +110,7 @@ Result<nlohmann::json> collect(const fs::path& work, const fs::path& src, const 
   auto release_file = read_file(src / "include/config/kernel.release");
   std::string release = release_file ? *release_file : "";
   while (!release.empty() && (release.back() == '\n' || release.back() == ' ')) release.pop_back();
-  TNK_RETURN_IF_ERROR(remove_tree(src));
+  TNK_RETURN_IF_ERROR(image::remove_tree(src));
   ::chmod((work / kVmlinuxFile).c_str(), 0444);
   struct stat st {};
   if (::stat((work / kVmlinuxFile).c_str(), &st) != 0) return sys_error(errno, "cannot stat the new vmlinux");
@@ -170,4 +170,4 @@ Result<KernelInfo> ensure_kernel(const Paths& paths, const KernelRecipe& recipe,
   return build_locked(paths, recipe, lock, log, options);
 }
 
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

@@ -21,12 +21,12 @@
 #include "core/files.h"
 #include "temp_dir.h"
 
-namespace tnk::agent {
+namespace tnk::vm {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::ForkedAgent;
-using testing::kToken;
+using agent::testing::ForkedAgent;
+using agent::testing::kToken;
 
 struct RunResult {
   std::string out, err;
@@ -39,8 +39,8 @@ std::unique_ptr<AgentClient> attach(ForkedAgent& agent) {
   return client ? std::move(*client) : nullptr;
 }
 
-ExecRequest request(std::vector<std::string> argv) {
-  ExecRequest r;
+agent::ExecRequest request(std::vector<std::string> argv) {
+  agent::ExecRequest r;
   r.argv = std::move(argv);
   r.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root"};
   r.cwd = "/";
@@ -68,7 +68,7 @@ void read_all(int out_fd, int err_fd, std::string& out, std::string& err) {
 }
 
 // Runs one pipe session to its end, feeding `input` from a thread.
-RunResult run(AgentClient& client, const ExecRequest& r, const std::string& input = {}) {
+RunResult run(AgentClient& client, const agent::ExecRequest& r, const std::string& input = {}) {
   auto in = make_pipe(), out = make_pipe(), err = make_pipe();
   if (!in || !out || !err) std::abort();
   std::promise<SessionExit> done;
@@ -124,7 +124,7 @@ TEST(AgentClientTest, StdinStreamsAMegabyteThroughTheWindow) {
   auto client = attach(agent);
   ASSERT_TRUE(client);
   std::string input;
-  for (int i = 0; input.size() < 3 * kStreamWindow; ++i) input += "line " + std::to_string(i) + " abcxyz\n";
+  for (int i = 0; input.size() < 3 * agent::kStreamWindow; ++i) input += "line " + std::to_string(i) + " abcxyz\n";
   std::string upper = input;
   for (char& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
   RunResult r = run(*client, request({"tr", "a-z", "A-Z"}), input);
@@ -150,10 +150,10 @@ TEST(AgentClientTest, MissingProgramIs127WithTheReason) {
   EXPECT_EQ(r.exit.code, 127);
   EXPECT_NE(r.exit.error.find("no-such-program-tnk"), std::string::npos) << r.exit.error;
   // The PATH searched is the request's, not the agent's.
-  ExecRequest no_path = request({"true"});
+  agent::ExecRequest no_path = request({"true"});
   no_path.env = {"PATH=/nonexistent"};
   EXPECT_EQ(run(*client, no_path).exit.code, 127);
-  ExecRequest bad_cwd = request({"true"});
+  agent::ExecRequest bad_cwd = request({"true"});
   bad_cwd.cwd = "/nonexistent-dir-tnk";
   RunResult c = run(*client, bad_cwd);
   EXPECT_EQ(c.exit.code, 126);
@@ -189,7 +189,7 @@ TEST(AgentClientTest, EnvironmentAndCwdAreExactlyTheRequested) {
   ForkedAgent agent;
   auto client = attach(agent);
   ASSERT_TRUE(client);
-  ExecRequest r = request({"env"});
+  agent::ExecRequest r = request({"env"});
   r.env = {"PATH=/usr/bin:/bin", "FOO=bar baz", "EMPTY="};
   r.cwd = "/tmp";
   RunResult e = run(*client, r);
@@ -206,7 +206,7 @@ TEST(AgentClientTest, TtySessionSeesATerminalOfTheRequestedSizeAndResizes) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
   UniqueFd mine(sv[0]);
-  ExecRequest r = request({"sh", "-c", "test -t 0 && test -t 1 && echo is-a-tty; stty size; read x; stty size"});
+  agent::ExecRequest r = request({"sh", "-c", "test -t 0 && test -t 1 && echo is-a-tty; stty size; read x; stty size"});
   r.tty = true;
   r.rows = 33;
   r.cols = 101;
@@ -264,7 +264,7 @@ TEST(AgentClientTest, PutFileWritesContentModeAndParents) {
   tnk::testing_support::TempDir dir("tnk-agent-put");
   std::string content;
   for (int i = 0; content.size() < 200000; ++i) content += std::to_string(i) + ",";
-  FilePut put;
+  agent::FilePut put;
   put.path = (dir.path() / "a" / "b" / "file.txt").string();
   put.mode = 0640;
   put.uid = ::getuid();
@@ -325,10 +325,10 @@ TEST(AgentClientTest, ClientThatDisappearsTakesItsSessionsAlongAndTheAgentKeepsS
 TEST(AgentClientTest, L2AnAgentThatStopsReadingIsCutOffAtTheQueueCap) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  testing::RawPeer agent{UniqueFd(sv[1])};
+  agent::testing::RawPeer agent{UniqueFd(sv[1])};
   std::thread handshake([&] {
-    if (auto hello = agent.next(); hello && hello->kind() == FrameType::kHello) {
-      agent.send(FrameType::kHelloOk, 0, encode_hello_ok({kProtocolVersion, "hostile"}));
+    if (auto hello = agent.next(); hello && hello->kind() == agent::FrameType::kHello) {
+      agent.send(agent::FrameType::kHelloOk, 0, agent::encode_hello_ok({agent::kProtocolVersion, "hostile"}));
     }
   });
   auto client = AgentClient::attach(UniqueFd(sv[0]), kToken, 5s);
@@ -339,10 +339,10 @@ TEST(AgentClientTest, L2AnAgentThatStopsReadingIsCutOffAtTheQueueCap) {
       (*client)->start(request({"true"}), SessionIo{}, [&](SessionId, const SessionExit& e) { done.set_value(e); });
   ASSERT_TRUE(id.ok());
   auto exec = agent.next();
-  ASSERT_TRUE(exec && exec->kind() == FrameType::kExec);
-  agent.send(FrameType::kStarted, exec->session, encode_started({42}));
+  ASSERT_TRUE(exec && exec->kind() == agent::FrameType::kExec);
+  agent.send(agent::FrameType::kStarted, exec->session, agent::encode_started({42}));
   std::string burst;
-  for (int i = 0; i < 4096; ++i) burst += encode_frame(FrameType::kStdout, exec->session, "x");
+  for (int i = 0; i < 4096; ++i) burst += agent::encode_frame(agent::FrameType::kStdout, exec->session, "x");
   auto ended = done.get_future();
   auto host_gave_up = [&] { return ended.wait_for(0s) == std::future_status::ready; };
   // Whole frames only: a partial send would be a malformed stream, which the host refuses for that.
@@ -386,4 +386,4 @@ TEST(AgentClientTest, ConnectGivesUpAfterItsTimeoutWhenNobodyListens) {
 }
 
 }  // namespace
-}  // namespace tnk::agent
+}  // namespace tnk::vm

@@ -11,7 +11,7 @@
 
 #include "net_test_util.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 namespace {
 
 using namespace std::chrono_literals;
@@ -77,4 +77,4 @@ TEST(VmBridge, NoBridgeAndNoAnswerAreErrors) {
 }
 
 }  // namespace
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

@@ -14,7 +14,7 @@
 
 #include "backend/vm/processes.h"
 
-namespace tnk::supervisor {
+namespace tnk::vm {
 namespace {
 
 using namespace std::chrono_literals;
@@ -91,4 +91,4 @@ TEST(QmpEvents, ConnectingGivesUpWhenQemuHasExited) {
 }
 
 }  // namespace
-}  // namespace tnk::supervisor
+}  // namespace tnk::vm

@@ -16,7 +16,7 @@
 #include "image/tree.h"
 #include "temp_dir.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 namespace {
 
 namespace fs = std::filesystem;
@@ -89,7 +89,7 @@ class DiskBuildTest : public ::testing::Test {
     fs::create_hard_link(tree_ / "usr/bin/sudo", tree_ / "usr/bin/sudoedit");
     agent_ = dir_.path() / "tnk-agent";
     write(agent_, std::string(100000, 'a'), 0700, 1234, 1234);
-    auto size = measure_tree(tree_);
+    auto size = image::measure_tree(tree_);
     ASSERT_TRUE(size.ok());
     image_.id = "debian-bookworm-0123456789ab";
     image_.rootfs = tree_;
@@ -99,12 +99,12 @@ class DiskBuildTest : public ::testing::Test {
   testing_support::TempDir dir_{"tnk-disk-test"};
   Paths paths_;
   fs::path tree_, agent_;
-  ImageInfo image_;
+  image::ImageInfo image_;
 };
 
 TEST_F(DiskBuildTest, BaseDiskKeepsOwnersModesAndLinksAndAddsTheAgent) {
   Log log(std::cerr);
-  auto tree_before = measure_tree(tree_);
+  auto tree_before = image::measure_tree(tree_);
   auto disk = ensure_disk(paths_, image_, agent_, log);
   ASSERT_TRUE(disk.ok()) << disk.error().message;
   auto sha = file_sha256(agent_);
@@ -134,7 +134,7 @@ TEST_F(DiskBuildTest, BaseDiskKeepsOwnersModesAndLinksAndAddsTheAgent) {
   EXPECT_NE(agent.find("Size: 100000"), std::string::npos) << agent;
 
   EXPECT_FALSE(fs::exists(tree_ / "usr/sbin/tnk-agent"));  // the shared tree is never changed
-  EXPECT_EQ(measure_tree(tree_)->bytes, tree_before->bytes);
+  EXPECT_EQ(image::measure_tree(tree_)->bytes, tree_before->bytes);
 
   // Present: returned as is, not rebuilt.
   auto again = ensure_disk(paths_, image_, agent_, log);
@@ -188,4 +188,4 @@ TEST_F(DiskBuildTest, MissingAgentIsNotFound) {
 }
 
 }  // namespace
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

@@ -11,7 +11,7 @@
 #include "core/files.h"
 #include "temp_dir.h"
 
-namespace tnk::image {
+namespace tnk::vm::boot {
 namespace {
 
 namespace fs = std::filesystem;
@@ -222,4 +222,4 @@ TEST_F(KernelStoreTest, BuildArtifactInstallsWithItsTimesAndCleansUpAFailure) {
 }
 
 }  // namespace
-}  // namespace tnk::image
+}  // namespace tnk::vm::boot

@@ -1,4 +1,4 @@
-#include "backend/backend.h"
+#include "backend/registry.h"
 
 #include "backend/lima/lifecycle.h"
 #include "host/linux_backends.h"
@@ -10,7 +10,7 @@ namespace tnk::backend {
 
 Result<std::unique_ptr<sandbox::Backend>> open_backend(BackendKind kind) {
   switch (kind) {
-    case BackendKind::kLima: return sandbox::make_lima_backend();
+    case BackendKind::kLima: return lima::make_lima_backend();
     case BackendKind::kNs:
     case BackendKind::kVm:
 #if TNK_LINUX_BACKENDS
