@@ -98,15 +98,21 @@ std::string lowered(std::string_view text) {
 
 }  // namespace
 
+std::vector<std::string> split_z(std::string_view text) {
+  std::vector<std::string> parts;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\0', pos);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > pos) parts.emplace_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return parts;
+}
+
 std::vector<std::string> runnable_entries(std::string_view list_z, const WorktreeCheck& worktree_inside) {
   std::vector<std::string> found;
-  size_t pos = 0;
-  while (pos < list_z.size()) {
-    size_t end = list_z.find('\0', pos);
-    if (end == std::string_view::npos) end = list_z.size();
-    std::string_view record = list_z.substr(pos, end - pos);
-    pos = end + 1;
-    if (record.empty()) continue;
+  for (const std::string& whole : split_z(list_z)) {
+    const std::string_view record = whole;
     const size_t nl = record.find('\n');
     const std::string_view key = record.substr(0, nl);
     const std::string value = nl == std::string_view::npos ? "" : std::string(record.substr(nl + 1));

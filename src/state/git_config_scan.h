@@ -12,6 +12,9 @@
 
 namespace tnk::state {
 
+// The records of git's -z output (NUL-terminated), without empty ones.
+std::vector<std::string> split_z(std::string_view text);
+
 // Whether a core.worktree value is harmless: where git would check files out (`git submodule update`)
 // must stay inside the project. Given the value as written.
 using WorktreeCheck = std::function<bool(const std::string& value)>;

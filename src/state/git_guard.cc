@@ -39,17 +39,6 @@ std::vector<std::string> git_guard_names(const fs::path& dir) {
   return names ? *names : std::vector<std::string>{};
 }
 
-std::vector<std::string> git_guard_split_z(const std::string& text) {
-  std::vector<std::string> parts;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = text.find('\0', pos);
-    if (end == std::string::npos) end = text.size();
-    if (end > pos) parts.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return parts;
-}
-
 bool guard_inside(const fs::path& path, const fs::path& root) {
   const fs::path rel = path.lexically_normal().lexically_relative(root);
   return !rel.empty() && *rel.begin() != "..";
@@ -174,7 +163,7 @@ void walk_nested(Walk& walk, const fs::path& dir, int depth) {
 void walk_repository(Walk& walk, const fs::path& worktree, int depth) {
   auto staged = git_in(worktree, {"ls-files", "--stage", "-z"});
   if (staged && staged->exit_code == 0) {
-    for (const auto& record : git_guard_split_z(staged->out)) {
+    for (const auto& record : split_z(staged->out)) {
       const size_t tab = record.find('\t');
       if (record.starts_with("160000 ") && tab != std::string::npos)
         walk_nested(walk, worktree / record.substr(tab + 1), depth);
@@ -182,7 +171,7 @@ void walk_repository(Walk& walk, const fs::path& worktree, int depth) {
   }
   auto untracked = git_in(worktree, {"ls-files", "--others", "--exclude-standard", "-z"});
   if (untracked && untracked->exit_code == 0) {
-    for (const auto& path : git_guard_split_z(untracked->out)) {
+    for (const auto& path : split_z(untracked->out)) {
       if (path.ends_with('/')) walk_nested(walk, worktree / path.substr(0, path.size() - 1), depth);
     }
   }

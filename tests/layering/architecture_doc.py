@@ -6,6 +6,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import report  # noqa: E402
+
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 from include_graph import include_graph  # noqa: E402
@@ -66,10 +69,7 @@ def main():
     for ref in sorted(set(re.findall(r"`(src/[A-Za-z0-9_/]+)/?`", text))):
         if os.path.normpath(ref) not in paths:
             problems.append(f"`{ref}`: no such folder")
-    for p in problems:
-        print(p)
-    print(f"docs/architecture.md: {len(problems)} statement(s) the tree does not match")
-    return 1 if problems else 0
+    return report(problems, "statement(s) of docs/architecture.md the tree does not match")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import report  # noqa: E402
+
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
 PLAIN_TNK = {"core", "context", "output", "config", "naming", "net"}
 
@@ -36,10 +39,7 @@ def main():
                 if ns == "tnk" and folder.split("/")[0] in PLAIN_TNK:
                     continue
                 problems.append(f"src/{folder}/{name}: namespace {ns}, expected {want}")
-    for p in problems:
-        print(p)
-    print(f"namespaces: {len(problems)} file(s) whose namespace does not follow their folder")
-    return 1 if problems else 0
+    return report(problems, "file(s) whose namespace does not follow their folder")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import report  # noqa: E402
+
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -87,10 +90,7 @@ def main():
                 problems.append(f"{rel}: {lines} lines (at most {MAX_FILE_LINES})")
             for fn, start, length in long_functions(text):
                 problems.append(f"{rel}:{start}: {fn}() has {length} lines (at most {MAX_FUNCTION_LINES})")
-    for p in problems:
-        print(p)
-    print(f"sizes: {len(problems)} file(s) or function(s) over the bound")
-    return 1 if problems else 0
+    return report(problems, "file(s) or function(s) over the bound (sizes)")
 
 
 if __name__ == "__main__":
