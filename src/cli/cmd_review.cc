@@ -50,7 +50,7 @@ void print_changes(std::ostream& os, const backend::DiffReport& report, bool sta
     ++counts[static_cast<int>(c.kind)];
     if (!c.host_run.empty()) ++host_run;
     if (stat) continue;
-    os << letter(c.kind) << "  " << terminal_safe(c.path) << (c.type == review::EntryType::kDir ? "/" : "")
+    os << letter(c.kind) << "  " << quoted_path(c.path) << (c.type == review::EntryType::kDir ? "/" : "")
        << mode_note(c);
     if (!c.host_run.empty()) os << "  [runs on the host: " << c.host_run << "]";
     if (c.ignored) os << "  [ignored]";
@@ -83,7 +83,7 @@ Result<int> run_diff(Context& ctx, const ReviewFlags& flags) {
 
 void print_touched(Context& ctx, const char* verb, const std::vector<review::Touched>& touched) {
   ctx.out.list(backend::to_json(touched), [&](std::ostream& os) {
-    for (const auto& t : touched) os << letter(t.kind) << "  " << terminal_safe(t.path) << '\n';
+    for (const auto& t : touched) os << letter(t.kind) << "  " << quoted_path(t.path) << '\n';
     os << verb << ' ' << touched.size() << " path(s)\n";
   });
 }

@@ -59,4 +59,36 @@ std::string terminal_safe(std::string_view text) {
   return out;
 }
 
+std::string quoted_path(std::string_view path) {
+  bool plain = terminal_safe(path) == path;
+  for (char c : path) plain = plain && c != '\n' && c != '\t' && c != '"' && c != '\\';
+  if (plain) return std::string(path);
+  std::string out = "\"";
+  for (size_t i = 0; i < path.size();) {
+    auto byte = static_cast<uint8_t>(path[i]);
+    size_t len = byte < 0x80 ? 1 : utf8_length(path.substr(i));
+    bool c1 = len == 2 && byte == 0xc2 && static_cast<uint8_t>(path[i + 1]) < 0xa0;
+    if (byte >= 0x80 && len > 0 && !c1) {  // printable UTF-8 stays readable
+      out.append(path.substr(i, len));
+      i += len;
+      continue;
+    }
+    if (byte == '\n') {
+      out += "\\n";
+    } else if (byte == '\t') {
+      out += "\\t";
+    } else if (byte == '"' || byte == '\\') {
+      out += '\\';
+      out.push_back(static_cast<char>(byte));
+    } else if (byte < 0x20 || byte >= 0x7f) {
+      out += '\\';
+      for (int shift = 6; shift >= 0; shift -= 3) out.push_back(static_cast<char>('0' + ((byte >> shift) & 7)));
+    } else {
+      out.push_back(static_cast<char>(byte));
+    }
+    ++i;
+  }
+  return out + "\"";
+}
+
 }  // namespace tnk

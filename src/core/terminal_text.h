@@ -15,4 +15,10 @@ namespace tnk {
 // Valid UTF-8 otherwise passes unchanged; the result passes unchanged through this again.
 std::string terminal_safe(std::string_view text);
 
+// A path from a sandbox as one line of a listing (`tnk sandbox diff`, `apply`), quoted as git's
+// core.quotePath quotes it: a path with a control byte (a newline could print a line of its choosing),
+// DEL, '"', '\\' or a byte that is not valid, printable UTF-8 is written in double quotes with C escapes
+// (\\n, \\t, \\", \\\\) and octal ones for the rest; any other path is printed as it is.
+std::string quoted_path(std::string_view path);
+
 }  // namespace tnk

@@ -55,8 +55,13 @@ Result<std::string> subtree_reason(int project_fd, const Baseline& baseline, con
 Result<std::string> read_in(int top, const std::string& rel, const std::string& what) {
   auto [parent, name] = split_rel(rel);
   TNK_ASSIGN_OR_RETURN(UniqueFd dir, open_dir_below(top, parent));
-  UniqueFd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  // O_NONBLOCK, then a regular file or nothing: a FIFO put there would hang the command.
+  UniqueFd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (!file.valid()) return sys_error(errno, "reading " + rel + " in " + what);
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return failed("reading " + rel + " in " + what + ": it is not a regular file", "run the command again");
+  }
   return read_all(file.get(), rel);
 }
 

@@ -36,9 +36,16 @@ bool is_opaque(int dir) {
 
 // Compares two regular files' bytes (same size already checked).
 Result<bool> same_content(int upper_dir, int lower_dir, const std::string& name, const std::string& rel) {
-  UniqueFd a(::openat(upper_dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  UniqueFd b(::openat(lower_dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  // O_NONBLOCK, then a regular file or nothing: a running sandbox may have put a FIFO there since the
+  // walk looked, and opening that would hang the command (security review 3).
+  UniqueFd a(::openat(upper_dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  UniqueFd b(::openat(lower_dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (!a.valid() || !b.valid()) return sys_error(errno, "reading " + rel);
+  struct stat sa {
+  }, sb{};
+  if (::fstat(a.get(), &sa) != 0 || ::fstat(b.get(), &sb) != 0 || !S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode)) {
+    return failed("reading " + rel + ": it is no longer a regular file", "run the command again");
+  }
   static thread_local char buf_a[65536], buf_b[65536];
   for (;;) {
     ssize_t n = ::read(a.get(), buf_a, sizeof buf_a);

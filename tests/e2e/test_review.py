@@ -175,6 +175,22 @@ def test_discard_leaves_the_project_as_it_was(ns_tnk):
     assert changes(diff(box)) == {}
 
 
+# Issue 32 (security review 3, low): a file name with a newline printed a line of its choosing in the
+# text of `diff`; quoted as git quotes it, every change is one line. The pair: a plain name is printed
+# as it is.
+def test_issue32_diff_quotes_a_path_that_could_forge_a_line(ns_tnk):
+    box = review_project(ns_tnk, "quote")
+    box.start("--review")
+    assert box.sh("cd /workspace && printf x > \"$(printf 'a\\nA  forged')\" && printf y > plain.txt").returncode == OK
+    assert box.run("sandbox", "stop").returncode == OK
+    listed = box.run("sandbox", "diff")
+    assert listed.returncode == OK, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert 'A  "a\\nA  forged"' in lines, listed.stdout
+    assert "A  forged" not in lines, listed.stdout
+    assert "A  plain.txt" in lines, listed.stdout
+
+
 # The pair: a file the sandbox made setuid (as root inside) arrives without the bit; the same chmod
 # without it keeps its mode.
 def test_apply_never_writes_setuid_and_keeps_other_modes(ns_tnk):

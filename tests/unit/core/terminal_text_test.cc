@@ -45,5 +45,17 @@ TEST(TerminalSafeTest, IsIdempotent) {
   EXPECT_EQ(terminal_safe(once), once);
 }
 
+// Issue 32 (security review 3, low): `tnk sandbox diff` printed a sandbox's file name raw, so a name
+// with a newline printed a line of its choosing. Quoted as git's core.quotePath does.
+TEST(QuotedPathTest, QuotesWhatCouldForgeALineAndLeavesPlainPathsAlone) {
+  EXPECT_EQ(quoted_path("src/main.cc"), "src/main.cc");
+  EXPECT_EQ(quoted_path("docs/r\xc3\xa9sum\xc3\xa9.md"), "docs/r\xc3\xa9sum\xc3\xa9.md");  // valid UTF-8 stays
+  EXPECT_EQ(quoted_path("a\nA  evil"), "\"a\\nA  evil\"");
+  EXPECT_EQ(quoted_path("tab\there"), "\"tab\\there\"");
+  EXPECT_EQ(quoted_path("say \"hi\" \\ bye"), "\"say \\\"hi\\\" \\\\ bye\"");
+  EXPECT_EQ(quoted_path("esc\x1b[31m"), "\"esc\\033[31m\"");
+  EXPECT_EQ(quoted_path("bad\xff"), "\"bad\\377\"");
+}
+
 }  // namespace
 }  // namespace tnk
