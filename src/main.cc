@@ -13,6 +13,7 @@
 int main(int argc, char** argv) {
 #if TNK_LINUX_BACKENDS  // the supervisor of an ns or vm sandbox is tnk itself, re-executed
   if (argc == 3 && std::strcmp(argv[1], tnk::supervisor::kSuperviseArg) == 0) {
+    if (std::strcmp(argv[0], "tnk") != 0) return tnk::supervisor::reexec_as_tnk(argv);  // from systemd-run
     return tnk::supervisor::supervisor_main(tnk::supervised::make_engine);
   }
   if (argc >= 2 && std::strcmp(argv[1], tnk::ns::kDiskWatchArg) == 0) {  // started by an ns sandbox's supervisor

@@ -20,8 +20,8 @@ inline constexpr const char* kSuperviseArg = "__supervise";
 inline constexpr int kConfigFd = 3;  // the supervisor reads its SupervisorConfig (JSON) here
 inline constexpr int kReadyFd = 4;   // and writes one JSON line here: {"ok":true,...} or the error
 // Started through systemd-run (config.cgroup_scope): tnk's own binary, opened O_PATH, which systemd-run
-// executes as /proc/self/fd/5, so that the supervisor's command line, which the sandbox's PID 1 shows,
-// still names no host path. The supervisor closes it.
+// executes as /proc/self/fd/5; the supervisor then executes itself again as "tnk" (reexec_as_tnk), so
+// that its command line, which the sandbox's PID 1 shows, names no path, and closes it.
 inline constexpr int kSelfFd = 5;
 
 struct Launched {

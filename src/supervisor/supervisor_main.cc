@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "core/capped_log.h"
@@ -127,7 +128,6 @@ int supervisor_main(const EngineFactory& make_engine) {
   // Started by systemd-run in a scope of its own: into the scope's leaf before it forks anything, so
   // that the sandbox's cgroups beside the leaf can have every controller.
   if (config->cgroup_scope) {
-    ::close(kSelfFd);
     if (Status settled = linux::settle_in_scope(); !settled.ok()) {
       report_error(settled.error());
       return 1;
@@ -146,6 +146,14 @@ int supervisor_main(const EngineFactory& make_engine) {
   }
   std::fprintf(stderr, "tnk-supervisor: sandbox %s stopped\n", config->id.c_str());
   return 0;
+}
+
+int reexec_as_tnk(char** argv) {
+  ::close(kSelfFd);
+  const char* short_argv[] = {"tnk", argv[1], argv[2], nullptr};
+  ::execv("/proc/self/exe", const_cast<char* const*>(short_argv));
+  std::fprintf(stderr, "tnk-supervisor: executing tnk again: %s\n", std::strerror(errno));
+  return 1;
 }
 
 }  // namespace tnk::supervisor
