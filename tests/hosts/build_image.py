@@ -29,10 +29,14 @@ DISK_SIZE = "6G"  # sparse; the handed-in sandbox images (two copies) land in th
 # meets on a real machine), the kernel to boot, and tnk's runtime needs (Depends of the Debian
 # package, cmake/Package.cmake: mmdebstrap, uidmap, e2fsprogs, ca-certificates; git, which tnk runs
 # for workspaces). apparmor: trixie boots with it enabled, bookworm gets it too so both are alike.
+# The last line is for the suite ns-e2e.sh, which runs end-to-end files of tests/e2e in the host:
+# pytest; gcc and libc6-dev for the probe the isolation tests compile on the host (compile_probe);
+# curl, which the network tests run on the host as the control of each denial.
 PACKAGES = [
     "systemd", "systemd-sysv", "udev", "dbus", "dbus-user-session", "libpam-systemd",
     "linux-image-amd64", "uidmap", "sudo", "iproute2", "procps", "kmod", "e2fsprogs",
     "ca-certificates", "libseccomp2", "python3", "apparmor", "mmdebstrap", "git",
+    "python3-pytest", "gcc", "libc6-dev", "curl",
 ]
 USER, UID, SUBID_START, SUBID_COUNT = "alice", 1000, 100000, 65536
 GUEST_FILES = ["guest/tnk-host-test.service", "guest/tnk-host-boot"]

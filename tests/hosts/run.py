@@ -75,10 +75,31 @@ def build_image(release):
     return out[-1], (time.monotonic() - t if built else None)
 
 
-def prepare_work(work, suite, image_dir):
+def suite_needs(suite):
+    """What a suite asks of the run, on a line `# test-host-needs: WORD...`: `e2e` (the end-to-end
+    tests, copied into the work share at repo/) and `network` (a NIC on QEMU's user network). Declared
+    by the suite so that the others (ns-smoke.sh) keep running offline and without the copy."""
+    needs = set()
+    for line in open(suite):
+        if line.startswith("# test-host-needs:"):
+            needs.update(line.split(":", 1)[1].split())
+    return needs
+
+
+def prepare_work(work, suite, image_dir, needs=()):
     """The read-write share: the entry script, the suite, run.env, the build host's apt sources and CA
     files (the sandbox image's id hashes them), and results/ for the guest to fill."""
     os.chmod(work, 0o755)  # alice reads the suite from it
+    if "e2e" in needs:
+        # What conftest.py and the harness modules read, laid out as in the repository (conftest's REPO is
+        # tests/e2e/../..): tests/e2e, tests/procs.py, docs/ (test_output.py reads json-output.md). Copied
+        # per run, like the suite, so a change to a test needs no disk rebuild. tnk's specs come with the
+        # install prefix (/opt/tnk/share/tnk).
+        repo = os.path.join(HERE, "..", "..")
+        skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+        shutil.copytree(os.path.join(repo, "tests", "e2e"), os.path.join(work, "repo", "tests", "e2e"), ignore=skip)
+        shutil.copy(os.path.join(repo, "tests", "procs.py"), os.path.join(work, "repo", "tests", "procs.py"))
+        shutil.copytree(os.path.join(repo, "docs"), os.path.join(work, "repo", "docs"), ignore=skip)
     shutil.copy(os.path.join(HERE, "guest", "entry.sh"), os.path.join(work, "entry.sh"))
     shutil.copy(os.path.join(HERE, "guest", "shift_ids.py"), os.path.join(work, "shift_ids.py"))
     shutil.copy(suite, os.path.join(work, "suite.sh"))
@@ -153,7 +174,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     if os.listdir(work):
         sys.exit(f"test-host: {work} is not empty")
-    prepare_work(work, suite, args.image_dir)
+    needs = suite_needs(suite)
+    prepare_work(work, suite, args.image_dir, needs)
     scratch = tempfile.mkdtemp(prefix="tnk-host-overlay-")
     overlay = os.path.join(scratch, "run.qcow2")
     # A throwaway overlay: the cached disk is never written, each run starts from the same state.
@@ -170,7 +192,10 @@ def main():
     argv = (["nice", "-n", "10", "qemu-system-x86_64"] + accel +
             ["-m", args.memory, "-smp", "2", "-kernel", os.path.join(disk_dir, "vmlinuz"),
              "-initrd", os.path.join(disk_dir, "initrd.img"), "-append", append,
-             "-drive", f"file={overlay},format=qcow2,if=virtio", "-nic", "none",
+             "-drive", f"file={overlay},format=qcow2,if=virtio",
+             # `network`: QEMU's user network (no privilege, connections made by QEMU on this machine),
+             # for the network tests that reach the Debian mirror; the suite configures the guest's side.
+             "-nic", "user,model=virtio-net-pci" if "network" in needs else "none",
              "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"]
             + virtfs(os.path.abspath(args.prefix), "tnk", True) + virtfs(work, "work", False)
             + (["-drive", f"file={image_disk(args.image_dir)},format=raw,if=virtio,readonly=on"]
