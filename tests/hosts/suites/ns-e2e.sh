@@ -27,8 +27,11 @@ if [ "$pass" = root ]; then
   nic=$(ip -o link show | awk -F': ' '$2 != "lo" { print $2; exit }')
   ip link set "$nic" up && ip addr add 10.0.2.15/24 dev "$nic" && ip route add default via 10.0.2.2
   rm -f /etc/resolv.conf; echo "nameserver 10.0.2.3" >/etc/resolv.conf
-  echo "network: $nic $(ip -br addr show "$nic" | awk '{ print $3 }'), mirror:" \
-    "$(curl -sS -o /dev/null -w '%{http_code}' --max-time 20 http://deb.debian.org/debian/dists/bookworm/Release)"
+  # The mirror the build machine's apt uses (entry.sh copied its sources in).
+  mirror=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+  [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+  echo "network: $nic $(ip -br addr show "$nic" | awk '{ print $3 }'), mirror $mirror:" \
+    "$(curl -sS -o /dev/null -w '%{http_code}' --max-time 20 "${mirror%/}/dists/bookworm/Release")"
   # As scripts/e2e-as-user.sh does before its run: the user's subordinate range and what else her
   # rootless sandboxes need (on this cgroup v2 host under systemd, nothing else: see ns-smoke.sh).
   /opt/tnk/bin/tnk setup --user alice
