@@ -108,10 +108,18 @@ bash scripts/fuzz.sh "${TNK_FUZZ_SECONDS:-10}" 2>&1 | tee "$logs/fuzz.log"
 passed=$((passed + $(grep -c '^fuzz: .* ok' "$logs/fuzz.log")))
 failed=$((failed + $(grep -c '^fuzz: .* FAILED' "$logs/fuzz.log")))
 
-step "the Debian 12 test host (tests/hosts: stock Debian with systemd, cgroup v2 and a logged-in user, booted under QEMU; the suite as root and as the user), beside the root pass"
+step "the Debian 12 test host (tests/hosts: stock Debian with systemd, cgroup v2 and a logged-in user, booted under QEMU; its suites as root and as the user), beside the root pass"
 # Started once the compiles are done: its guest runs under TCG here, and shares the two cores with the
 # root pass's waiting tests rather than with a compiler. Debian 13: `sudo bash scripts/test-host.sh trixie`.
-bash scripts/test-host.sh bookworm --timeout "${TNK_HOST_TIMEOUT:-1800}" >"$logs/host.log" 2>&1 &
+# Two suites, two boots: ns-smoke.sh (lifecycle and limits, offline) and ns-e2e.sh (tests/e2e's isolation
+# and network files by pytest, with a NIC for the mirror).
+(
+  status=0
+  for suite in ns-smoke.sh ns-e2e.sh; do
+    bash scripts/test-host.sh bookworm "$suite" --timeout "${TNK_HOST_TIMEOUT:-1800}" || status=1
+  done
+  exit $status
+) >"$logs/host.log" 2>&1 &
 host_run=$!
 
 step "(the end-to-end tests as root, started above)"
@@ -122,8 +130,8 @@ count_pytest "$logs/e2e.log"
 step "(the Debian 12 test host, started above)"
 wait "$host_run"; host_status=$?
 cat "$logs/host.log"
-# run.py's summary: "test-host:   root: N passed, N failed", one line per pass; none if the guest never
-# reported (exit 2), which counts as one failure.
+# run.py's summary: "test-host:   root: N passed, N failed", one line per pass and suite; none if no
+# guest reported (exit 2), which counts as one failure.
 host_lines=$(grep -E '^test-host: +(root|alice): [0-9]+ passed, [0-9]+ failed' "$logs/host.log" || true)
 if [ -z "$host_lines" ]; then
   failed=$((failed + 1))
