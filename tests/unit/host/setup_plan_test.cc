@@ -177,7 +177,8 @@ TEST(PlanSetup, OnCgroupV2EnablesTheControllersAroundTheUsersDirectory) {
   // systemd delegates on its own.
   f.owners.clear();
   f.systemd = true;
-  const SetupStep& scoped = step(*plan_setup(f), "cgroup");
+  const std::vector<SetupStep> steps_under_systemd = *plan_setup(f);
+  const SetupStep& scoped = step(steps_under_systemd, "cgroup");
   EXPECT_TRUE(scoped.ops.empty());
   EXPECT_NE(scoped.done.find("a scope that alice's systemd manager delegates"), std::string::npos) << scoped.done;
   EXPECT_NE(scoped.done.find("loginctl enable-linger alice"), std::string::npos) << scoped.done;
