@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "audit/events.h"
-#include "backend/registry.h"
 #include "backend/protection.h"
+#include "backend/registry.h"
 #include "sandbox/audit_target.h"
 
 namespace tnk::backend {

@@ -2,8 +2,8 @@
 
 #include <chrono>
 
-#include "backend/registry.h"
 #include "backend/protection.h"
+#include "backend/registry.h"
 #include "session/control_client.h"
 #include "state/layout.h"
 #include "state/store.h"

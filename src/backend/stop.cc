@@ -3,8 +3,8 @@
 #include <thread>
 
 #include "audit/events.h"
-#include "backend/registry.h"
 #include "backend/protection.h"
+#include "backend/registry.h"
 #include "core/file_lock.h"
 #include "sandbox/audit_target.h"
 #include "state/store.h"
