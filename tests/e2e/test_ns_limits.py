@@ -28,6 +28,9 @@ def test_memory_limit_kills_the_hog_not_the_sandbox(ns_tnk):
     assert host.returncode == 0 and host.stdout.strip() == str(300 * 1024 * 1024)  # fine without the limit
     inside = box.exec("bash", "-c", HOG)
     assert inside.returncode == 137, inside.stdout + inside.stderr  # the hog was OOM-killed
+    # ... and the command says why (the exit event's note, issue 31), naming the limit.
+    assert "OOM killer ended a process of this command" in inside.stderr, inside.stderr
+    assert "(64 MiB, resources.memory" in inside.stderr, inside.stderr
     assert box.exec("echo", "alive").stdout == "alive\n"  # and the sandbox lives on
 
 

@@ -161,6 +161,7 @@ class NsEngine : public supervisor::Engine {
     joiner_.reset();
     if (reaped != init_pid()) return;  // the joiner: stop() still ends PID 1
     sandbox_.reset();
+    cgroup_dirs_.clear();
     (void)ns::remove_cgroups(config_.id);  // best effort: the processes are gone already
   }
 
@@ -177,15 +178,21 @@ class NsEngine : public supervisor::Engine {
       reaped_.push_back({session.pid, exit_code_from_wait_status(session.wait_status)});
     }
     sandbox_.reset();
+    cgroup_dirs_.clear();
     return stopped;
   }
 
   std::vector<supervisor::EndedSession> ended_sessions() override { return std::exchange(reaped_, {}); }
 
+  // The sandbox's cgroups are found once (PID 1 never leaves them): every exec reads only their counters.
   uint64_t oom_kills() const override {
     if (!sandbox_) return 0;
-    auto dirs = linux::process_cgroup_dirs(sandbox_->init_pid);
-    return dirs.ok() ? linux::oom_kills(*dirs) : 0;
+    if (cgroup_dirs_.empty()) {
+      auto dirs = linux::process_cgroup_dirs(sandbox_->init_pid);
+      if (!dirs.ok()) return 0;
+      cgroup_dirs_ = std::move(*dirs);
+    }
+    return linux::oom_kills(cgroup_dirs_);
   }
 
   // The disk watch may have said why before the supervisor reaps it: PID 1, which it killed, may come first.
@@ -206,7 +213,8 @@ class NsEngine : public supervisor::Engine {
   }
 
   supervisor::SupervisorConfig config_;
-  std::optional<ns::Sandbox> sandbox_;  // while it runs: PID 1 and the namespaces' fds
+  std::optional<ns::Sandbox> sandbox_;                      // while it runs: PID 1 and the namespaces' fds
+  mutable std::vector<std::filesystem::path> cgroup_dirs_;  // the sandbox's, once oom_kills() found them
   std::optional<ns::Joiner> joiner_;
   std::vector<supervisor::EndedSession> reaped_;  // sessions stop() reaped, until ended_sessions() hands them on
   std::optional<ns::DiskWatch> disk_watch_;       // while it runs: the bound on the sandbox's disk
