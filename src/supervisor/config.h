@@ -44,7 +44,8 @@ struct SupervisorConfig {
   std::optional<uint64_t> memory_bytes;
   std::optional<double> cpus;
   bool allow_unlimited = false;  // start without the pids or memory limit when they cannot apply (tnk.toml)
-  // Started in a delegated systemd scope of its own (linux/systemd_scope.h), where it settles first.
+  // Started in a delegated systemd scope of its own (linux/systemd_scope.h), where it settles first. Set by
+  // launch_supervisor, which decides it.
   bool cgroup_scope = false;
   std::string inference_host;                         // where the supervisor reaches the endpoint on the host
   uint16_t inference_port = 0;                        // 0: no endpoint forwarder

@@ -28,26 +28,27 @@ Result<UniqueFd> config_memfd(const SupervisorConfig& config) {
   return fd;
 }
 
-// What the launcher's grandchild executes: tnk in its supervisor mode, or systemd-run running it in a
-// delegated scope of its own (config.cgroup_scope). Built before fork.
+// What the launcher's grandchild executes: tnk in its supervisor mode, or, on a host whose cgroups systemd
+// manages, systemd-run running it in a delegated scope of its own (then `scoped`, which the supervisor is
+// told as config.cgroup_scope). Decided here, once per start. Built before fork.
 struct SupervisorExec {
   std::string path;
   std::vector<std::string> argv;
   std::vector<std::string> env = {"PATH=" + std::string(kSupervisorPath), "LC_ALL=C.UTF-8"};
   UniqueFd self;  // set with a scope: tnk's binary, handed on as kSelfFd
+  bool scoped = false;
 };
 
 Result<SupervisorExec> supervisor_exec(const SupervisorConfig& config) {
   SupervisorExec exec;
   exec.path = "/proc/self/exe";
   exec.argv = {"tnk", kSuperviseArg, config.id};
-  if (!config.cgroup_scope) return exec;
   TNK_ASSIGN_OR_RETURN(linux::CgroupHost host, linux::detect_cgroup_host());
   std::optional<linux::SystemdFacts> facts = linux::supervisor_scope(host);
+  if (!facts) return exec;
   std::string systemd_run = find_on_path("systemd-run", kSupervisorPath);
-  if (!facts || systemd_run.empty()) {
-    return failed("cannot start the supervisor in a systemd scope of its own: " +
-                      std::string(!facts ? "systemd's manager does not answer" : "systemd-run is not installed"),
+  if (systemd_run.empty()) {
+    return failed("cannot start the supervisor in a systemd scope of its own: systemd-run is not installed",
                   "run `tnk doctor`");
   }
   // Above the numbers the grandchild dup2()s onto, so that none of those overwrites it first.
@@ -59,6 +60,7 @@ Result<SupervisorExec> supervisor_exec(const SupervisorConfig& config) {
   exec.argv = linux::scope_command(*facts, systemd_run, config.id + "-" + token.substr(0, 8),
                                    {"/proc/self/fd/" + std::to_string(kSelfFd), kSuperviseArg, config.id});
   for (auto& e : linux::scope_environment(*facts)) exec.env.push_back(std::move(e));
+  exec.scoped = true;
   return exec;
 }
 
@@ -145,9 +147,11 @@ Result<Launched> launch_supervisor(const SupervisorConfig& config, std::chrono::
   auto log_path = config.state_dir / state::kSupervisorLog;
   UniqueFd log_fd(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!log_fd.valid()) return sys_error(errno, "opening " + log_path.string());
-  TNK_ASSIGN_OR_RETURN(UniqueFd config_fd, config_memfd(config));
-  TNK_ASSIGN_OR_RETURN(Pipe ready, make_pipe());
   TNK_ASSIGN_OR_RETURN(SupervisorExec exec, supervisor_exec(config));
+  SupervisorConfig told = config;
+  told.cgroup_scope = exec.scoped;
+  TNK_ASSIGN_OR_RETURN(UniqueFd config_fd, config_memfd(told));
+  TNK_ASSIGN_OR_RETURN(Pipe ready, make_pipe());
   std::vector<const char*> argv = c_strings(exec.argv);
   std::vector<const char*> envp = c_strings(exec.env);
   pid_t child = ::fork();

@@ -25,7 +25,6 @@
 #include "image/recipe.h"
 #include "image/store.h"
 #include "inference/url.h"
-#include "linux/cgroups.h"
 #include "review/layer.h"
 #include "sandbox/registries.h"
 #include "session/control_client.h"
@@ -132,8 +131,6 @@ Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resol
   if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
   TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
   config.allow_unlimited = loaded->allow_unlimited.value;
-  // On a host whose cgroups systemd manages, only a scope of its own gives the sandbox's cgroups a place.
-  if (auto host = linux::detect_cgroup_host(); host.ok() && linux::supervisor_scope(*host)) config.cgroup_scope = true;
   TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
   config.network = r.network;
   if (r.network != NetworkPolicy::kNone) {  // `none`: not even the endpoint
