@@ -1,5 +1,6 @@
 #include "linux/systemd_scope.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>

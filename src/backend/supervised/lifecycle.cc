@@ -41,7 +41,6 @@ using sandbox::StartOutcome;
 
 constexpr std::chrono::seconds kReadyTimeout{30};
 constexpr std::chrono::seconds kVmReadyTimeout{180};  // a TCG guest on a loaded machine boots slowly
-constexpr std::chrono::seconds kQueryTimeout{5};
 
 Result<image::ImageInfo> image_for_new_sandbox(Context& ctx) {
   TNK_ASSIGN_OR_RETURN(auto sources, image::read_apt_sources());

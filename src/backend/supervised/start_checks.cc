@@ -12,6 +12,8 @@
 #include "idmap/userns.h"
 #include "linux/cgroups.h"
 #include "linux/host_probes.h"
+#include "review/layer.h"
+#include "session/control_client.h"
 #include "state/layout.h"
 
 namespace tnk::supervised {

@@ -2,6 +2,7 @@
 // the object, why and the fix, before anything of the start is made (record, image, supervisor).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 
 #include "context/context.h"
@@ -12,6 +13,9 @@
 #include "state/store.h"
 
 namespace tnk::supervised {
+
+// How long a question to a running sandbox's supervisor (ping, its network policy) may take.
+inline constexpr std::chrono::seconds kQueryTimeout{5};
 
 // The project's owner, user namespaces and the maps' helpers for an ordinary user, QEMU and virtiofsd
 // for a vm.
