@@ -6,13 +6,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
 #include "cli/command.h"
 #include "core/files.h"
 #include "core/subprocess.h"
+#include "core/trusted_file.h"
 #include "core/user_name.h"
 #include "host/setup_plan.h"
 #include "idmap/subordinate_ids.h"
@@ -58,8 +61,24 @@ Status add_setup_cgroup_facts(host::SetupFacts& f, const std::string& leaf) {
       if (c == "memory" || c == "pids" || c == "cpu") f.v1_mounts[c] = m.mount_point;
     }
   }
+  // `sudo tnk setup --user alice` run by alice: sudo keeps her cgroups, which are this process's.
+  const char* sudo_uid = std::getenv("SUDO_UID");
+  const bool by_the_user = sudo_uid != nullptr && std::to_string(f.uid) == sudo_uid;
+  TNK_ASSIGN_OR_RETURN(std::string own, read_file("/proc/self/cgroup"));
   std::vector<fs::path> dirs;
-  for (const auto& [c, mount] : f.v1_mounts) dirs.push_back(mount / leaf);
+  for (const auto& [c, mount] : f.v1_mounts) {
+    std::string caller;
+    for (const auto& m : linux::parse_proc_cgroup(own)) {
+      if (by_the_user && std::find(m.controllers.begin(), m.controllers.end(), c) != m.controllers.end()) {
+        caller = m.path;
+      }
+    }
+    std::error_code ec;
+    bool user_slice =
+        f.systemd && fs::is_directory(mount / "user.slice" / ("user-" + std::to_string(f.uid) + ".slice"), ec);
+    f.v1_bases[c] = host::v1_user_base(caller, f.uid, user_slice);
+    dirs.push_back(host::v1_user_dir(f, c, leaf));
+  }
   if (f.v1_mounts.empty() && v2) {
     f.v2_mount = *v2;
     f.v2_available = setup_words(setup_file_text(*v2 / "cgroup.controllers"));
@@ -87,8 +106,12 @@ Result<host::SetupFacts> gather_setup_facts(const Context& ctx, const passwd& pw
   for (const auto& w : setup_words(setup_file_text("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))) {
     f.apparmor_restrict = w;
   }
+  // AppArmor 4's parser knows `userns,` (its abi/4.0); the module's switch says whether it is on.
+  f.apparmor_mediates_userns = setup_file_text("/sys/module/apparmor/parameters/enabled").rfind('Y', 0) == 0 &&
+                               fs::exists("/etc/apparmor.d/abi/4.0", ec);
   if (auto profile = read_file(host::kAppArmorProfile); profile.ok()) f.apparmor_profile = *profile;
   f.tnk_binary = ctx.self_exe;
+  f.tnk_binary_writer = non_root_writer(f.tnk_binary);
   f.systemd = fs::is_directory("/run/systemd/system", ec);
   TNK_ASSIGN_OR_RETURN(std::string leaf, naming::user_cgroup_name(f.user));
   TNK_RETURN_IF_ERROR(add_setup_cgroup_facts(f, leaf));

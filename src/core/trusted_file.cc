@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -101,6 +102,24 @@ Result<std::string> read_trusted_file(const fs::path& path, const std::string& w
   if (::fstat(fd.get(), &st) != 0) return sys_error(errno, "cannot stat " + path.string());
   TNK_RETURN_IF_ERROR(check_trusted(st, what, path));
   return read_all(fd.get(), path);
+}
+
+std::string non_root_writer(const fs::path& path) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(path, ec);  // what the kernel (and AppArmor) sees executed
+  if (ec) return path.string() + " cannot be resolved: " + ec.message();
+  fs::path at;
+  for (const auto& part : real) {
+    at /= part;
+    struct stat st {};
+    if (::lstat(at.c_str(), &st) != 0) return at.string() + " cannot be read: " + std::strerror(errno);
+    if (st.st_uid != 0) return at.string() + " is owned by uid " + std::to_string(st.st_uid);
+    bool shared = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    if (shared && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0)) {
+      return at.string() + " is writable by its group or others (mode " + octal_mode(st.st_mode) + ")";
+    }
+  }
+  return "";
 }
 
 }  // namespace tnk

@@ -44,6 +44,12 @@ struct GroupFacts {
 // Pure: the group is named after the owner, is the owner's primary group, and has no other member.
 bool private_group(const GroupFacts& group, gid_t gid);
 
+// Why someone other than root could change `path` or put another file in its place: the file or a
+// directory on the way to it (links resolved) is not root's, or its group or others may write it (a directory with the
+// sticky bit excepted: there only a file's owner renames it). "" when only root can. For a file root
+// hands power to, such as the binary an AppArmor profile lets create user namespaces.
+std::string non_root_writer(const std::filesystem::path& path);
+
 // "0644": the permission bits as chmod takes them.
 std::string octal_mode(mode_t mode);
 

@@ -67,24 +67,38 @@ SetupStep kvm_step(const SetupFacts& f) {
   return {"kvm", "added " + tail, "would add " + tail, {run({"usermod", "-aG", "kvm", f.user})}};
 }
 
-SetupStep apparmor_step(const SetupFacts& f) {
-  if (f.apparmor_restrict != "1") {
-    return {"apparmor", "AppArmor does not restrict unprivileged user namespaces: no profile needed", "", {}};
+// Where the kernel restricts unprivileged user namespaces the profile is what lets tnk work; where
+// AppArmor could (version 4, the switch off, as on Debian 13) it is written too, so that turning the switch
+// on breaks nothing. It confines nothing. It names only a binary that root alone can change.
+Result<SetupStep> apparmor_step(const SetupFacts& f) {
+  const bool needed = f.apparmor_restrict == "1";
+  if (!needed && !f.apparmor_mediates_userns) {
+    return SetupStep{"apparmor", "AppArmor does not restrict unprivileged user namespaces: no profile needed", "", {}};
+  }
+  if (!f.tnk_binary_writer.empty()) {
+    std::string why = "an AppArmor profile lets the binary it names create user namespaces, and " +
+                      f.tnk_binary.string() + " is not root's alone: " + f.tnk_binary_writer;
+    std::string hint =
+        "install tnk (the Debian package, or sudo cmake --install build) and run setup with the "
+        "installed binary";
+    if (needed) return permission_denied("refusing to write " + std::string(kAppArmorProfile) + ": " + why, hint);
+    return SetupStep{"apparmor", "no AppArmor profile written (" + why + "); " + hint, "", {}};
   }
   std::string text = apparmor_profile_text(f.tnk_binary);
   if (f.apparmor_profile == text) {
-    return {"apparmor",
-            std::string("the AppArmor profile ") + kAppArmorProfile + " already allows " + f.tnk_binary.string() +
-                " user namespaces",
-            "",
-            {}};
+    return SetupStep{"apparmor",
+                     std::string("the AppArmor profile ") + kAppArmorProfile + " already allows " +
+                         f.tnk_binary.string() + " user namespaces",
+                     "",
+                     {}};
   }
-  std::string tail =
-      std::string("the AppArmor profile ") + kAppArmorProfile + " (user namespaces for " + f.tnk_binary.string() + ")";
-  return {"apparmor",
-          "wrote and loaded " + tail,
-          "would write and load " + tail,
-          {op(SetupOp::Kind::kWriteFile, kAppArmorProfile, text), run({"apparmor_parser", "-r", kAppArmorProfile})}};
+  std::string tail = std::string("the AppArmor profile ") + kAppArmorProfile + " (user namespaces for " +
+                     f.tnk_binary.string() + (needed ? ")" : "; AppArmor may restrict them, its switch is off)");
+  return SetupStep{
+      "apparmor",
+      "wrote and loaded " + tail,
+      "would write and load " + tail,
+      {op(SetupOp::Kind::kWriteFile, kAppArmorProfile, text), run({"apparmor_parser", "-r", kAppArmorProfile})}};
 }
 
 bool owned_by(const SetupFacts& f, const fs::path& path) {
@@ -153,13 +167,41 @@ std::vector<SetupStep> cgroup_steps(const SetupFacts& f, const std::string& leaf
   for (const auto& c : kControllers) {
     auto mount = f.v1_mounts.find(c);
     if (mount == f.v1_mounts.end()) continue;
-    steps.push_back(cgroup_dir_step(f, "cgroup_" + c, mount->second / leaf, {"cgroup.procs", "tasks"}, {}));
+    SetupStep step = cgroup_dir_step(f, "cgroup_" + c, v1_user_dir(f, c, leaf), {"cgroup.procs", "tasks"}, {});
+    auto base = f.v1_bases.find(c);
+    if (base == f.v1_bases.end() || base->second.empty()) {
+      step.done += " (at the hierarchy's top: " + f.user +
+                   "'s processes may move there out of a cgroup an administrator put them in; `sudo tnk setup "
+                   "--user " +
+                   f.user + "` run by " + f.user + " puts it below " + f.user + "'s own cgroup)";
+    }
+    steps.push_back(std::move(step));
   }
   if (steps.empty()) steps.push_back({"cgroup", "no cgroup hierarchy with memory, pids or cpu is mounted", "", {}});
   return steps;
 }
 
 }  // namespace
+
+fs::path v1_user_dir(const SetupFacts& f, const std::string& controller, const std::string& leaf) {
+  auto base = f.v1_bases.find(controller);
+  fs::path dir = f.v1_mounts.at(controller);
+  if (base != f.v1_bases.end()) dir /= fs::path(base->second).relative_path();
+  return dir / leaf;
+}
+
+std::string v1_user_base(const std::string& caller, uid_t uid, bool user_slice) {
+  const std::string slice = "user-" + std::to_string(uid) + ".slice";
+  if (!caller.empty()) {
+    fs::path base = "/";
+    for (const auto& part : fs::path(caller).relative_path()) {
+      base /= part;
+      if (part == slice) break;
+    }
+    return base.string();
+  }
+  return user_slice ? "/user.slice/" + slice : "";
+}
 
 std::optional<uint32_t> free_subordinate_start(const std::string& subuid, const std::string& subgid) {
   std::vector<Span> taken;
@@ -210,7 +252,8 @@ std::string apparmor_profile_text(const fs::path& binary) {
 Result<std::vector<SetupStep>> plan_setup(const SetupFacts& facts) {
   TNK_ASSIGN_OR_RETURN(std::string leaf, naming::user_cgroup_name(facts.user));
   TNK_ASSIGN_OR_RETURN(SetupStep subids, subids_step(facts));
-  std::vector<SetupStep> steps{subids, kvm_step(facts), apparmor_step(facts)};
+  TNK_ASSIGN_OR_RETURN(SetupStep apparmor, apparmor_step(facts));
+  std::vector<SetupStep> steps{subids, kvm_step(facts), apparmor};
   for (auto& s : cgroup_steps(facts, leaf)) steps.push_back(std::move(s));
   return steps;
 }

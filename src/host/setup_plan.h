@@ -33,14 +33,17 @@ struct SetupFacts {
   bool kvm_group = false;                       // the group kvm exists
   bool kvm_member = false;                      // the user is in it (listed, or as the primary group)
   std::string apparmor_restrict;                // kernel.apparmor_restrict_unprivileged_userns ("" when absent)
+  bool apparmor_mediates_userns = false;        // AppArmor is on and its parser knows `userns,` (abi 4.0)
   std::optional<std::string> apparmor_profile;  // the current /etc/apparmor.d/tnk
   std::filesystem::path tnk_binary;             // the binary the AppArmor profile names
+  std::string tnk_binary_writer;                // why another user could change it (non_root_writer); "" if none
   bool systemd = false;                         // /run/systemd/system: systemd delegates v2 cgroups
   std::map<std::string, std::filesystem::path> v1_mounts;  // memory/pids/cpu -> its v1 hierarchy's mount
-  std::optional<std::filesystem::path> v2_mount;           // the cgroup2 mount, when it is the only one
-  std::set<std::string> v2_available;                      // its cgroup.controllers
-  std::set<std::string> v2_enabled;                        // its cgroup.subtree_control
-  std::map<std::filesystem::path, uid_t> owners;           // existing paths setup may create -> owner
+  std::map<std::string, std::string> v1_bases;    // the same -> v1_user_base in that hierarchy ("/" when absent)
+  std::optional<std::filesystem::path> v2_mount;  // the cgroup2 mount, when it is the only one
+  std::set<std::string> v2_available;             // its cgroup.controllers
+  std::set<std::string> v2_enabled;               // its cgroup.subtree_control
+  std::map<std::filesystem::path, uid_t> owners;  // existing paths setup may create -> owner
 };
 
 struct SetupOp {
@@ -62,8 +65,21 @@ struct SetupStep {
 // nullopt when none is left below 2^32.
 std::optional<uint32_t> free_subordinate_start(const std::string& subuid, const std::string& subgid);
 
-// Every step for the user; errors for a user name that cannot be a path component and when no range
-// is free.
+// Where in a v1 hierarchy setup puts the user's directory: below the user's own cgroup, since v1 lets a
+// process's owner move it into any cgroup whose cgroup.procs the owner may write, so a directory higher up
+// would let the user's processes leave the cgroup an administrator put them in (security review 3,
+// R3-L3). `caller`: the cgroup `sudo tnk setup` runs in when the user ran it (sudo keeps it), else "";
+// cut at systemd's user-UID.slice, which outlives the session. Else systemd's user slice when it exists
+// (`user_slice`), else "": not known, so the hierarchy's root, where the step says what that allows.
+std::string v1_user_base(const std::string& caller, uid_t uid, bool user_slice);
+
+// The user's directory in the v1 hierarchy of `controller` (one of f.v1_mounts): its mount, the base,
+// then `leaf` (naming::user_cgroup_name).
+std::filesystem::path v1_user_dir(const SetupFacts& f, const std::string& controller, const std::string& leaf);
+
+// Every step for the user; errors for a user name that cannot be a path component, when no range
+// is free, and when AppArmor restricts user namespaces but tnk's binary is not root's alone (a profile
+// for it would let whoever can change it create user namespaces: security review 3, R3-L3).
 Result<std::vector<SetupStep>> plan_setup(const SetupFacts& facts);
 
 // For root (`tnk setup --user root`): only subordinate ranges of root's own, which root's sandboxes map

@@ -47,14 +47,20 @@ bool writable_cgroup(const fs::path& dir) {
   return access(dir.c_str(), W_OK) == 0 && access((dir / "cgroup.procs").c_str(), W_OK) == 0;
 }
 
-// Not root: the directory `tnk setup` gave the user in the v1 hierarchy of `m`, when it is there and ours.
+// Not root: the directory `tnk setup` gave the user in the v1 hierarchy of `m`, when it is there and ours:
+// the nearest one in our own cgroup or above it (setup puts it below the user's cgroup; an older setup
+// put it at the top).
 std::optional<fs::path> user_v1_dir(const CgroupMembership& m, const std::vector<CgroupMount>& mounts,
                                     const std::string& user) {
   auto leaf = naming::user_cgroup_name(user);
   if (!leaf.ok()) return std::nullopt;
   std::optional<fs::path> top = cgroup_dir(CgroupMembership{m.hierarchy, m.controllers, "/"}, mounts);
-  if (!top || !writable_cgroup(*top / *leaf)) return std::nullopt;
-  return *top / *leaf;
+  if (!top) return std::nullopt;
+  for (fs::path at = fs::path(m.path).relative_path();; at = at.parent_path()) {
+    fs::path candidate = *top / at / *leaf;
+    if (writable_cgroup(candidate)) return candidate.lexically_normal();
+    if (at.empty()) return std::nullopt;
+  }
 }
 
 // Why a plan found no place for some controllers (cgroup_fix says what gives them one).

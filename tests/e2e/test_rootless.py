@@ -66,10 +66,12 @@ class UserTnk:
         subprocess.run(["runuser", "-u", self.account.pw_name, "--", "mkdir", "-p", str(path)], check=True)
         return path
 
-    def run(self, *args, cwd, timeout=600, wrapper=()):
+    def run(self, *args, cwd, timeout=600, wrapper=(), preexec_fn=None):
+        """preexec_fn runs as root before runuser (e.g. to put the command into a cgroup)."""
         env = [f"{k}={v}" for k, v in self.env.items()]
         return subprocess.run(["runuser", "-u", self.account.pw_name, "--", "env", "-i", *env, *wrapper,
-                               str(self.binary), *args], cwd=str(cwd), capture_output=True, text=True, timeout=timeout)
+                               str(self.binary), *args], cwd=str(cwd), capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=preexec_fn)
 
     def close(self):
         for project in (self.home / "code").glob("*"):

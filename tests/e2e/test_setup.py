@@ -219,6 +219,86 @@ def test_m5_a_users_start_without_limits_is_refused_until_setup_or_the_opt_in(st
         remove_user_dirs(USER)
 
 
+ADMIN = "tnk-e2e-admin"  # the cgroup an administrator (or a CI runner) put the user in
+LEAVE_PROBE = r"""for f in $(find /sys/fs/cgroup/memory /sys/fs/cgroup/pids -name cgroup.procs -writable 2>/dev/null); do
+  case $f in */%s/*) continue;; esac
+  sh -c "echo \$\$ > $f" 2>/dev/null && echo "ESCAPED to $f"
+done; echo probed""" % ADMIN
+
+
+def admin_dirs():
+    return [Path("/sys/fs/cgroup") / c / ADMIN for c in ("memory", "pids")]
+
+
+def enter_admin_cgroup():  # a preexec_fn: root puts the child into ADMIN before it drops to the user
+    for d in admin_dirs():
+        (d / "cgroup.procs").write_text(str(os.getpid()))
+
+
+def leave_probe(account):  # as the user, from the administrator's cgroup
+    return subprocess.run(["runuser", "-u", account.pw_name, "--", "sh", "-c", LEAVE_PROBE], cwd="/",
+                          capture_output=True, text=True, timeout=60, preexec_fn=enter_admin_cgroup)
+
+
+def remove_tree(path):
+    for child in sorted(path.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if child.is_dir():
+            child.rmdir()
+    if path.exists():
+        path.rmdir()
+
+
+def test_issue32_r3_l3_setup_puts_a_users_v1_cgroup_below_their_own(staged_bin):
+    """Security review 3, R3-L3: cgroup v1 lets a process's owner move it into any cgroup whose
+    cgroup.procs the owner may write, so the directory `tnk setup` gives a user at the top of a hierarchy
+    lets the user's processes leave the cgroup an administrator put them in (and its limits). Run by the
+    user through sudo, setup puts it below the user's own cgroup: the user's processes can go nowhere
+    outside it, and the sandboxes' cgroups nest there. The pair: run by root for another user (whose
+    cgroup it cannot know), it stays at the top, says what that allows, and the same probe leaves."""
+    if not Path("/sys/fs/cgroup/memory/cgroup.procs").exists():
+        pytest.skip("no cgroup v1 memory hierarchy (this is about v1; v2 forbids such moves itself)")
+    account = ensure_user(USER, with_range=True)
+    remove_user_dirs(USER)
+    for d in admin_dirs():
+        remove_tree(d)
+        d.mkdir()
+    user_tnk = UserTnk(account, staged_bin)
+    try:
+        by_user = subprocess.run([TNK_BIN, "setup", "--user", USER], capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, "SUDO_UID": str(account.pw_uid)}, preexec_fn=enter_admin_cgroup)
+        assert by_user.returncode == 0, by_user.stderr
+        assert "at the hierarchy's top" not in by_user.stdout, by_user.stdout
+        for d in admin_dirs():
+            assert (d / f"tnk-user-{USER}").stat().st_uid == account.pw_uid
+        # (cpu: the administrator's cgroup is the top there, so the user's directory is too)
+        assert not any(d.exists() for d in user_dirs(USER) if d.parent.name != "cpu"), "nothing at the top"
+        probe = leave_probe(account)
+        assert probe.stdout.endswith("probed\n") and "ESCAPED" not in probe.stdout, probe.stdout + probe.stderr
+
+        # The sandbox's cgroups nest below the user's directory, inside the administrator's cgroup.
+        project = user_tnk.project("below")
+        assert user_tnk.run("init", cwd=project).returncode == 0
+        user_file(account, user_tnk.home / ".config" / "tnk" / "sandbox.d" / "manifests" / "small.yaml", MANIFEST)
+        started = user_tnk.run("sandbox", "start", "--backend", "ns", "--profile", "small", cwd=project,
+                               preexec_fn=enter_admin_cgroup)
+        assert started.returncode == 0, started.stderr
+        memory = sandbox_cgroup(user_tnk, "memory")
+        assert memory is not None and memory.parent == admin_dirs()[0] / f"tnk-user-{USER}", memory
+        assert user_tnk.run("sandbox", "delete", "--yes", cwd=project).returncode == 0
+
+        # The pair: root for another user, from root's own cgroup.
+        by_root = run_setup("--user", USER)
+        assert by_root.returncode == 0, by_root.stderr
+        assert f"(at the hierarchy's top: {USER}'s processes may move there out of a cgroup" in by_root.stdout
+        left = leave_probe(account)
+        assert f"ESCAPED to /sys/fs/cgroup/memory/tnk-user-{USER}/cgroup.procs" in left.stdout, left.stdout
+    finally:
+        user_tnk.close()
+        remove_user_dirs(USER)
+        for d in admin_dirs():
+            remove_tree(d)
+
+
 @pytest.fixture
 def subid_files_restored():
     saved = {path: Path(path).read_text() for path in ("/etc/subuid", "/etc/subgid")}

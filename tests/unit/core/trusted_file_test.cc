@@ -105,5 +105,21 @@ TEST(TrustedFile, MissingFileAndDirectoryKeepTheirErrno) {
   EXPECT_NE(directory.error().message.find(dir.path().string()), std::string::npos);
 }
 
+TEST(NonRootWriter, OnlyRootsFilesInRootsDirectoriesAreRootsAlone) {
+  EXPECT_EQ(non_root_writer("/bin/sh"), "");  // Debian's, in directories of root's, through /bin -> usr/bin
+  TempDir dir;                                // in /tmp: sticky, so a directory root made there is still root's alone
+  fs::path file = write(dir.path() / "tnk", "#!/bin/sh\n", 0755);
+  if (::geteuid() == 0) {
+    EXPECT_EQ(non_root_writer(file), "");
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0775), 0);
+    EXPECT_NE(non_root_writer(file).find("writable by its group or others (mode 0775)"), std::string::npos);
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+    ASSERT_EQ(::chown(file.c_str(), 1000, static_cast<gid_t>(-1)), 0);
+  }
+  EXPECT_NE(non_root_writer(file).find("is owned by uid"), std::string::npos);
+  fs::create_symlink(file, dir.path() / "link");  // judged by the file it leads to
+  EXPECT_NE(non_root_writer(dir.path() / "link").find(" is owned by uid"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tnk

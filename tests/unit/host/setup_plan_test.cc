@@ -127,6 +127,32 @@ TEST(PlanSetup, WritesAndLoadsTheAppArmorProfileOnlyWhereUserNamespacesAreRestri
   EXPECT_EQ(step(*plan_setup(f), "apparmor").ops.size(), 2u);
 }
 
+TEST(PlanSetup, WritesTheProfileWhereAppArmorCouldRestrictUserNamespacesWithTheSwitchOff) {
+  SetupFacts f = v1_host();
+  f.apparmor_mediates_userns = true;  // Debian 13: AppArmor 4, kernel.apparmor_restrict_unprivileged_userns absent
+  const SetupStep s = step(*plan_setup(f), "apparmor");
+  ASSERT_EQ(s.ops.size(), 2u);
+  EXPECT_NE(s.done.find("its switch is off"), std::string::npos) << s.done;
+}
+
+// Security review 3, R3-L3: the profile hands the right to create user namespaces to whoever can change
+// the binary it names.
+TEST(PlanSetup, NamesOnlyABinaryRootAloneCanChangeInTheAppArmorProfile) {
+  SetupFacts f = v1_host();
+  f.tnk_binary = "/home/alice/tnk/build/tnk";
+  f.tnk_binary_writer = "/home/alice is owned by uid 1000";
+  f.apparmor_mediates_userns = true;
+  const SetupStep skipped = step(*plan_setup(f), "apparmor");
+  EXPECT_TRUE(skipped.ops.empty());
+  EXPECT_NE(skipped.done.find("no AppArmor profile written"), std::string::npos) << skipped.done;
+  EXPECT_NE(skipped.done.find("/home/alice is owned by uid 1000"), std::string::npos) << skipped.done;
+  f.apparmor_restrict = "1";  // tnk cannot work without it: the whole setup is refused, with the fix
+  auto refused = plan_setup(f);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kPermission);
+  EXPECT_NE(refused.error().hint.find("install tnk"), std::string::npos);
+}
+
 TEST(PlanSetup, GivesTheUserADirectoryInEachMountedV1Controller) {
   SetupFacts f = v1_host();
   f.v1_mounts.erase("cpu");
@@ -138,9 +164,33 @@ TEST(PlanSetup, GivesTheUserADirectoryInEachMountedV1Controller) {
   EXPECT_EQ(memory.ops[1].kind, Kind::kChown);
   EXPECT_EQ(memory.ops[2].path, "/sys/fs/cgroup/memory/tnk-user-alice/cgroup.procs");
   EXPECT_EQ(memory.ops[3].path, "/sys/fs/cgroup/memory/tnk-user-alice/tasks");
-  EXPECT_EQ(memory.done, "delegated the cgroup /sys/fs/cgroup/memory/tnk-user-alice for alice");
+  EXPECT_EQ(memory.done.rfind("delegated the cgroup /sys/fs/cgroup/memory/tnk-user-alice for alice (at the "
+                              "hierarchy's top: alice's processes may move there out of a cgroup an administrator",
+                              0),
+            0u)
+      << memory.done;
   step(steps, "cgroup_pids");
   for (const auto& s : steps) EXPECT_NE(s.id, "cgroup_cpu");
+}
+
+// Security review 3, R3-L3: v1 lets a process's owner move it into any cgroup whose cgroup.procs the owner
+// may write, so the user's directory goes below the user's own cgroup.
+TEST(PlanSetup, PutsTheUsersV1DirectoryBelowTheUsersOwnCgroup) {
+  EXPECT_EQ(v1_user_base("/user.slice/user-1001.slice/session-4.scope", 1001, true), "/user.slice/user-1001.slice");
+  EXPECT_EQ(v1_user_base("/ci/job-17", 1001, false), "/ci/job-17");  // where sudo ran: the caller's own cgroup
+  EXPECT_EQ(v1_user_base("/", 1001, false), "/");
+  EXPECT_EQ(v1_user_base("", 1001, true), "/user.slice/user-1001.slice");  // root ran it for alice: her slice
+  EXPECT_EQ(v1_user_base("", 1001, false), "");                            // not known: the top, with what that allows
+  SetupFacts f = v1_host();
+  f.v1_bases = {{"memory", "/ci/job-17"}, {"pids", "/ci/job-17"}, {"cpu", ""}};
+  auto steps = *plan_setup(f);
+  const SetupStep& memory = step(steps, "cgroup_memory");
+  EXPECT_EQ(memory.ops[0].path, "/sys/fs/cgroup/memory/ci/job-17/tnk-user-alice");
+  EXPECT_EQ(memory.done, "delegated the cgroup /sys/fs/cgroup/memory/ci/job-17/tnk-user-alice for alice");
+  EXPECT_NE(step(steps, "cgroup_cpu").done.find("at the hierarchy's top"), std::string::npos);
+  f.v1_bases["cpu"] = "/";  // the user's own cgroup is the top: nothing to leave
+  EXPECT_EQ(step(*plan_setup(f), "cgroup_cpu").done,
+            "delegated the cgroup /sys/fs/cgroup/cpu/tnk-user-alice for alice");
 }
 
 TEST(PlanSetup, AnExistingDirectoryIsChownedUnlessItIsTheUsersAlready) {
@@ -152,7 +202,9 @@ TEST(PlanSetup, AnExistingDirectoryIsChownedUnlessItIsTheUsersAlready) {
   ASSERT_EQ(pids.ops.size(), 3u);  // no mkdir
   EXPECT_EQ(pids.ops[0].kind, Kind::kChown);
   EXPECT_TRUE(step(steps, "cgroup_memory").ops.empty());
-  EXPECT_EQ(step(steps, "cgroup_memory").done, "the cgroup /sys/fs/cgroup/memory/tnk-user-alice is already alice's");
+  EXPECT_EQ(step(steps, "cgroup_memory")
+                .done.rfind("the cgroup /sys/fs/cgroup/memory/tnk-user-alice is already alice's (", 0),
+            0u);
 }
 
 TEST(PlanSetup, OnCgroupV2EnablesTheControllersAroundTheUsersDirectory) {
