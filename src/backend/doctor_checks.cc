@@ -36,8 +36,9 @@ void add_ns_probe(doctor::Registry& registry, const char* id, const char* title,
                 }});
 }
 
-// Root's sandboxes map onto root's own ranges; without them, onto 100000-165535, which /etc/subuid may
-// give a user too (security review L5).
+// Root's sandboxes map onto root's own ranges, which a start reserves when there are none; sandboxes an
+// older tnk made without them sit on 100000-165535, which /etc/subuid may give a user too (security
+// review L5).
 Outcome root_ids_outcome() {
   const idmap::RootRanges ranges = idmap::root_ranges();
   const std::string where = "uids " + idmap::range_text(ranges.uids) + ", gids " + idmap::range_text(ranges.gids);
@@ -53,13 +54,19 @@ Outcome root_ids_outcome() {
     }
   }
   const std::string shared = join(owners);
-  const std::string fix = "`" + idmap::add_range_command("root") + "` reserves a range of its own for root's sandboxes";
+  const std::string fix = "`" + idmap::add_range_command("root") +
+                          "` reserves a range of its own for root's sandboxes (the next start would too)";
   if (owners.empty()) {
-    return {doctor::Status::kInfo, "running as root: sandboxes map to " + where + ", reserved for no one" + rootless,
+    return {doctor::Status::kInfo,
+            "running as root: no range of root's own yet (the next start reserves one); sandboxes an older tnk made "
+            "map to " +
+                where + ", reserved for no one" + rootless,
             fix};
   }
   return {doctor::Status::kWarn,
-          "running as root: sandboxes map to " + where + ", which /etc/subuid or /etc/subgid also gives to " + shared +
+          "running as root: no range of root's own yet (the next start reserves one); sandboxes an older tnk made "
+          "map to " +
+              where + ", which /etc/subuid or /etc/subgid also gives to " + shared +
               ": their containers and sandboxes share those host ids",
           fix};
 }

@@ -8,15 +8,19 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "cli/command.h"
+#include "core/file_lock.h"
 #include "core/files.h"
-#include "core/subprocess.h"
 #include "core/trusted_file.h"
 #include "core/user_name.h"
+#include "host/root_reservation.h"
+#include "host/setup_command.h"
 #include "host/setup_plan.h"
 #include "idmap/subordinate_ids.h"
 #include "linux/cgroups.h"
@@ -121,17 +125,7 @@ Result<host::SetupFacts> gather_setup_facts(const Context& ctx, const passwd& pw
 Status apply_setup_op(const host::SetupOp& op, const host::SetupFacts& f) {
   using Kind = host::SetupOp::Kind;
   switch (op.kind) {
-    case Kind::kRun: {
-      ProcessOptions options;
-      options.capture_stdout = true;
-      options.capture_stderr = true;
-      options.timeout = std::chrono::seconds(60);
-      TNK_ASSIGN_OR_RETURN(ProcessResult result, run_process(op.argv, options));
-      if (result.exit_code == 0) return ok_status();
-      std::string why = result.err;
-      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-      return failed(op.argv.front() + " exited " + std::to_string(result.exit_code) + (why.empty() ? "" : ": " + why));
-    }
+    case Kind::kRun: return host::run_setup_command(op.argv);
     case Kind::kWriteFile: return write_file_atomic(op.path, op.content, 0644);
     case Kind::kMkdir:
       if (::mkdir(op.path.c_str(), 0755) != 0 && errno != EEXIST)
@@ -162,6 +156,11 @@ Result<int> run_setup(Context& ctx, const std::string& user, bool dry_run) {
   if (found == nullptr) return not_found("no user " + user, "create the user first (useradd " + user + ")");
   const passwd pw = *found;
   const bool for_root = pw.pw_uid == 0;
+  // Root's ranges are also reserved by a start that finds none (host/root_reservation.h): one at a time.
+  std::optional<FileLock> root_lock;
+  if (for_root && !dry_run) {
+    TNK_ASSIGN_OR_RETURN(root_lock, FileLock::acquire(host::kRootRangesLock, std::chrono::seconds(30)));
+  }
   TNK_ASSIGN_OR_RETURN(host::SetupFacts facts, gather_setup_facts(ctx, pw));
   TNK_ASSIGN_OR_RETURN(std::vector<host::SetupStep> steps,
                        for_root ? host::plan_root_setup(facts) : host::plan_setup(facts));
@@ -198,8 +197,9 @@ void add_setup_command(CLI::App& root, CommandTable& table) {
            "Run as root, once per user: gives the user subordinate uid and gid ranges when it has none, "
            "membership of the kvm group, an AppArmor profile for tnk where AppArmor restricts user "
            "namespaces, and a cgroup subtree of its own where systemd does not delegate one. With --user root, "
-           "only a range of root's own, which the sandboxes root runs map onto (else they share "
-           "100000-165535 with the first user useradd made). Idempotent; -n prints what it would do and "
+           "only a range of root's own, which the sandboxes root runs map onto (the first sandbox root starts "
+           "without one reserves it too, rather than share 100000-165535 with the first user useradd made). "
+           "Idempotent; -n prints what it would do and "
            "changes nothing.",
            "sudo tnk setup --user alice -n");
   auto user = std::make_shared<std::string>();

@@ -3,7 +3,7 @@
 #include <set>
 #include <string>
 
-#include "core/subprocess.h"
+#include "core/host_git.h"
 
 namespace tnk::review {
 namespace {
@@ -20,17 +20,10 @@ Result<bool> mark_ignored(const std::filesystem::path& project, std::vector<Chan
   }
   std::set<std::string> ignored;
   for (size_t start = 0; start < paths.size(); start += kBatch) {
-    // The project's config must not make the host run anything (core.fsmonitor is a command); run by
-    // root in a user's project, git would refuse it as another user's without safe.directory.
-    std::vector<std::string> argv = {
-        "git", "--no-pager",     "-c", "core.fsmonitor=false", "-c",           "safe.directory=" + project.string(),
-        "-C",  project.string(), "-c", "core.quotePath=false", "check-ignore", "--"};
-    for (size_t i = start; i < paths.size() && i < start + kBatch; ++i) argv.push_back(paths[i]);
-    ProcessOptions options;
-    options.capture_stdout = true;
-    options.capture_stderr = true;
-    options.timeout = std::chrono::seconds(30);
-    Result<ProcessResult> ran = run_process(argv, options);
+    std::vector<std::string> args = {"-c", "core.quotePath=false", "check-ignore", "--"};
+    for (size_t i = start; i < paths.size() && i < start + kBatch; ++i) args.push_back(paths[i]);
+    // Nothing of the project's config runs, and git starts outside it (core/host_git.h).
+    Result<ProcessResult> ran = run_host_git(project, args, std::chrono::seconds(30));
     if (!ran || (ran->exit_code != 0 && ran->exit_code != 1)) return false;  // no git, or not a work tree
     // One path a line; git quotes one with a newline or a quote in it, which then stays reported.
     for (size_t pos = 0; pos < ran->out.size();) {

@@ -14,11 +14,16 @@ Result<std::vector<std::string>> debian_hosts() {
   return image::apt_source_hosts(image::debian_sources(sources));
 }
 
-// The registry the host's npm uses: `npm config get registry`.
+// The registry the host's npm uses: `npm config get registry`, as the user's and the host's npm
+// config say it (~/.npmrc, the global npmrc, npm_config_* in the caller's environment). Run in "/",
+// never in the calling directory: npm reads the .npmrc of the project it finds from there, which the
+// sandbox writes, and would add that host to the provisioning allow-list (security review M2); and a
+// relative PATH entry would find a program the sandbox left there.
 Result<std::vector<std::string>> npm_hosts() {
   ProcessOptions options;
   options.capture_stdout = true;
   options.capture_stderr = true;
+  options.cwd = "/";
   options.timeout = std::chrono::seconds(20);
   auto ran = run_process({"npm", "config", "get", "registry"}, options);
   if (!ran || ran->exit_code != 0) {

@@ -8,8 +8,8 @@
 #include <system_error>
 
 #include "core/files.h"
+#include "core/host_git.h"
 #include "core/strings.h"
-#include "core/subprocess.h"
 #include "specs/revision.h"
 #include "specs/stage.h"
 
@@ -75,12 +75,8 @@ Result<Staged> stage_git(const std::string& url, const fs::path& stage, Log& log
   }
   log.info("cloning specs from " + url);
   const fs::path tree = stage / "checkout";
-  ProcessOptions options;
-  options.capture_stdout = true;
-  options.capture_stderr = true;
-  options.timeout = kCloneTimeout;
   Result<ProcessResult> clone =
-      run_process({"git", "clone", "--quiet", "--depth", "1", "--", url, tree.string()}, options);
+      run_host_git("/", {"clone", "--quiet", "--depth", "1", "--", url, tree.string()}, kCloneTimeout);
   if (!clone) return clone.error().context("cloning specs from " + url).with_hint("check the URL and your network");
   if (clone->exit_code != 0) {
     return failed("failed to clone specs from " + url + ": " + tail_lines(clone->err, 3),

@@ -8,6 +8,7 @@
 #include "audit/sha256.h"
 #include "core/file_memo.h"
 #include "core/files.h"
+#include "core/host_git.h"
 #include "core/subprocess.h"
 #include "specs/profiles.h"
 
@@ -45,12 +46,8 @@ std::vector<fs::path> regular_files(const fs::path& root) {
 }  // namespace
 
 Result<std::string> git_revision(const fs::path& dir) {
-  ProcessOptions options;
-  options.capture_stdout = true;
-  options.capture_stderr = true;
-  options.timeout = std::chrono::seconds(10);
   TNK_ASSIGN_OR_RETURN(ProcessResult r,
-                       run_process({"git", "-C", dir.string(), "rev-parse", "--short=7", "HEAD"}, options));
+                       run_host_git(dir, {"rev-parse", "--short=7", "HEAD"}, std::chrono::seconds(10)));
   std::string out = trim(r.out);
   if (r.exit_code != 0 || out.size() < 7 || !is_hex(out)) {
     return failed("cannot read the git revision of " + dir.string() + ": " + trim(r.err));

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
+#include "core/host_git.h"
 #include "core/nofollow_dir.h"
 #include "core/strings.h"
 #include "core/subprocess.h"
@@ -51,18 +52,9 @@ bool guard_inside_any(const fs::path& path, const std::vector<fs::path>& roots) 
   return false;
 }
 
-// git, never in the project's cwd, with the one setting that makes reading an index run a command
-// switched off; run by root in a user's project, git would refuse it as another user's otherwise.
+// git with nothing of the repository's config able to run (core/host_git.h).
 Result<ProcessResult> git_in(const fs::path& dir, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"git", "--no-pager",       "-c", "core.fsmonitor=false",
-                                   "-c",  "safe.directory=*", "-C", dir.string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  ProcessOptions options;
-  options.capture_stdout = true;
-  options.capture_stderr = true;
-  options.cwd = "/";
-  options.timeout = std::chrono::seconds(30);
-  return run_process(argv, options);
+  return run_host_git(dir, args, std::chrono::seconds(30));
 }
 
 std::string guard_stamp(const struct stat& st) {

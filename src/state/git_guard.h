@@ -33,8 +33,8 @@ using GitVisit = std::function<void(const std::filesystem::path& entry, const Gi
 
 // Walks the project's git dirs (bounded: 200 git dirs, 4 levels of gitlinks). Only entries inside
 // `roots` (the project, and a linked worktree's shared common dir) are visited: nothing else is the
-// sandbox's to write. git runs with core.fsmonitor=false, and never with a config the visitor saw
-// change (it was held first).
+// sandbox's to write. git runs as core/host_git.h says (nothing of a config runs), and never with a
+// config the visitor saw change (it was held first).
 void walk_git(const std::filesystem::path& project, const GitVisit& visit);
 GitSnapshot git_snapshot(const std::filesystem::path& project);
 

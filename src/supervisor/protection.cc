@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/subprocess.h"
+#include "core/host_git.h"
 #include "state/git_guard.h"
 #include "state/linked_worktree.h"
 
@@ -99,12 +99,8 @@ void add_git_dir(ProtectionPlan& plan, const fs::path& base, const std::string& 
 // core.hooksPath of the top config (the user's, read-only inside) when it names a directory inside
 // the project, as husky's `.husky/_` does: there the hooks are project files the sandbox could write.
 void add_hooks_path(ProtectionPlan& plan, const SupervisorConfig& config, const fs::path& top_config) {
-  ProcessOptions options;
-  options.capture_stdout = true;
-  options.capture_stderr = true;
-  options.cwd = "/";
-  options.timeout = std::chrono::seconds(30);
-  auto got = run_process({"git", "config", "--file", top_config.string(), "--get", "core.hooksPath"}, options);
+  auto got =
+      run_host_git("/", {"config", "--file", top_config.string(), "--get", "core.hooksPath"}, std::chrono::seconds(30));
   if (!got || got->exit_code != 0) return;
   const std::string value = got->out.substr(0, got->out.find('\n'));
   if (value.empty()) return;

@@ -1,8 +1,10 @@
 #include "supervisor/relay_drops.h"
 
+#include <grp.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,6 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <string>
+
+#include "idmap/root_ranges.h"
 
 namespace tnk::supervisor {
 namespace {
@@ -134,23 +139,54 @@ Status load_relay_filter() {
   return ok_status();
 }
 
-// The bounding set first: dropping from it needs CAP_SETPCAP, which capset then clears. (A rootless
-// relay that never joined a namespace has no capability to drop: EPERM there is fine.)
-Status drop_capabilities() {
+// The bounding set first: dropping from it needs CAP_SETPCAP, which the change of ids and capset then
+// clear. (A rootless relay that never joined a namespace has no capability to drop: EPERM there is fine.)
+Status drop_bounding_set() {
   for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
     if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM) {
       return sys_error(errno, "dropping the relay's bounding set");
     }
   }
+  return ok_status();
+}
+
+Status clear_capabilities() {
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
   if (::syscall(SYS_capset, &header, data) != 0) return sys_error(errno, "dropping the relay's capabilities");
   return ok_status();
 }
 
+// Run by root: the account's ids, no supplementary group. Setting non-zero ids clears the permitted,
+// effective and ambient sets; it also clears the parent-death signal, set again here, with a
+// supervisor that ended in between caught. The working directory stays the state directory, which the
+// account cannot search: a relay opens no relative path.
+Status become_account(const RelayAccount& account) {
+  const pid_t supervisor = ::getppid();  // still the supervisor: the death signal is armed until now
+  if (::setgroups(0, nullptr) != 0 || ::setresgid(account.gid, account.gid, account.gid) != 0 ||
+      ::setresuid(account.uid, account.uid, account.uid) != 0) {
+    return sys_error(errno,
+                     "giving the relay the ids " + std::to_string(account.uid) + ":" + std::to_string(account.gid));
+  }
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return sys_error(errno, "setting the relay's parent-death signal");
+  if (::getppid() != supervisor) ::_exit(0);
+  return ok_status();
+}
+
 }  // namespace
 
-Status drop_relay_privileges(std::vector<int> keep) {
+Result<std::optional<RelayAccount>> relay_account() {
+  if (::geteuid() != 0) return std::optional<RelayAccount>();
+  const idmap::RootRanges ranges = idmap::root_ranges();
+  if (!ranges.reserved) {
+    return failed("run by root, a relay needs an id of root's own subordinate range, and root has none",
+                  "sudo tnk setup --user root");
+  }
+  return std::optional<RelayAccount>(
+      RelayAccount{ranges.uids.start + idmap::kHelperRangeId, ranges.gids.start + idmap::kHelperRangeId});
+}
+
+Status drop_relay_privileges(std::vector<int> keep, const std::optional<RelayAccount>& account) {
   keep.insert(keep.end(), {0, 1, 2});
   std::sort(keep.begin(), keep.end());
   unsigned next = 0;
@@ -160,7 +196,9 @@ Status drop_relay_privileges(std::vector<int> keep) {
     next = static_cast<unsigned>(fd) + 1;
   }
   ::close_range(next, ~0U, 0);
-  TNK_RETURN_IF_ERROR(drop_capabilities());
+  TNK_RETURN_IF_ERROR(drop_bounding_set());
+  if (account) TNK_RETURN_IF_ERROR(become_account(*account));
+  TNK_RETURN_IF_ERROR(clear_capabilities());
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return sys_error(errno, "setting no_new_privs in the relay");
   return load_relay_filter();
 }

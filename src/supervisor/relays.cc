@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "core/files.h"
 #include "supervisor/line_rate.h"
@@ -17,8 +18,11 @@ namespace tnk::supervisor {
 namespace {
 
 // The child dies with the supervisor; SIGTERM becomes its serve loop's stop fd, every other signal the
-// supervisor reads from a signalfd is unblocked again.
-Result<pid_t> fork_relay(const char* what, const char* comm, const std::function<Status(int stop_fd)>& serve) {
+// supervisor reads from a signalfd is unblocked again. The ids it drops to are read here, in the
+// supervisor: the child reads no file of root's.
+using RelayServe = std::function<Status(int stop_fd, const std::optional<RelayAccount>& account)>;
+Result<pid_t> fork_relay(const char* what, const char* comm, const RelayServe& serve) {
+  TNK_ASSIGN_OR_RETURN(std::optional<RelayAccount> account, relay_account());
   pid_t pid = ::fork();
   if (pid < 0) return sys_error(errno, std::string("starting the ") + what);
   if (pid > 0) return pid;
@@ -33,7 +37,7 @@ Result<pid_t> fork_relay(const char* what, const char* comm, const std::function
   sigfillset(&others);
   sigdelset(&others, SIGTERM);
   ::sigprocmask(SIG_UNBLOCK, &others, nullptr);
-  Status served = serve(stop_fd);
+  Status served = serve(stop_fd, account);
   if (!served.ok()) std::fprintf(stderr, "tnk-supervisor: %s: %s\n", what, served.error().message.c_str());
   ::_exit(served.ok() ? 0 : 1);
 }
@@ -77,39 +81,43 @@ RouteEventSink route_event_sink(const RelayEvents& events) {
 Result<pid_t> start_route_gateway(UniqueFd listener, const std::vector<net::CredentialRoute>& routes,
                                   const RelayEvents& events) {
   int fd = listener.get();
-  return fork_relay("route gateway", "tnk-routes", [&](int stop_fd) -> Status {
-    TNK_ASSIGN_OR_RETURN(auto prepared, prepare_routes(routes));  // reads the CA files: before the drop
-    TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
-    return serve_routes(fd, prepared, stop_fd, route_event_sink(events));
-  });
+  return fork_relay(
+      "route gateway", "tnk-routes", [&](int stop_fd, const std::optional<RelayAccount>& account) -> Status {
+        TNK_ASSIGN_OR_RETURN(auto prepared, prepare_routes(routes));  // reads the CA files: before the drop
+        TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}, account));
+        return serve_routes(fd, prepared, stop_fd, route_event_sink(events));
+      });
 }
 
 Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
                                         const net::InferenceLimits& limits, const net::GatewaySettings& settings) {
   int fd = listener.get();
-  return fork_relay("inference forwarder", "tnk-forwarder", [&](int stop_fd) -> Status {
-    TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
-    return net::serve_inference_forward(fd, target, stop_fd, event_sink(events), limits, settings);
-  });  // the parent's copy of the listener closes here; the child keeps its own
+  return fork_relay("inference forwarder", "tnk-forwarder",
+                    [&](int stop_fd, const std::optional<RelayAccount>& account) -> Status {
+                      TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}, account));
+                      return net::serve_inference_forward(fd, target, stop_fd, event_sink(events), limits, settings);
+                    });  // the parent's copy of the listener closes here; the child keeps its own
 }
 
 Result<pid_t> start_port_forward(UniqueFd listener, const net::ForwardTarget& target, const RelayEvents& events,
                                  const std::function<Status()>& enter) {
   int fd = listener.get();
-  return fork_relay("port forward", "tnk-forwarder", [&](int stop_fd) -> Status {
-    TNK_RETURN_IF_ERROR(enter());
-    TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
-    return net::serve_forward(fd, target, stop_fd, event_sink(events));
-  });
+  return fork_relay("port forward", "tnk-forwarder",
+                    [&](int stop_fd, const std::optional<RelayAccount>& account) -> Status {
+                      TNK_RETURN_IF_ERROR(enter());
+                      TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}, account));
+                      return net::serve_forward(fd, target, stop_fd, event_sink(events));
+                    });
 }
 
 Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const RelayEvents& events) {
   int fd = listener.get();
   config.on_event = event_sink(events);
-  return fork_relay("egress proxy", "tnk-proxy", [&](int stop_fd) -> Status {
-    TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}));
-    return net::serve_proxy(fd, config, stop_fd);
-  });
+  return fork_relay("egress proxy", "tnk-proxy",
+                    [&](int stop_fd, const std::optional<RelayAccount>& account) -> Status {
+                      TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}, account));
+                      return net::serve_proxy(fd, config, stop_fd);
+                    });
 }
 
 std::vector<std::string> proxy_env(uint16_t port, const std::string& host, const std::string& userinfo) {

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TNK_BIN
-from sandbox_harness import use_shared_cache
+from sandbox_harness import any_tnk, use_shared_cache  # noqa: F401 (a fixture)
 from test_ns_limits import HOG, MANIFEST  # the profile `small`: 64 MiB, 1 cpu
 from test_rootless import USER, UserTnk, ensure_user, staged_bin  # noqa: F401 (a fixture)
 
@@ -312,22 +312,31 @@ def root_doctor_subids():
     return {c["id"]: c for c in json.loads(done.stdout)["checks"]}["ns_subids"]
 
 
-def test_l5_root_sandboxes_move_off_the_first_users_range_after_setup(tnk, subid_files_restored):
-    """Security review L5: without a range of its own, root's sandboxes map onto 100000-165535, the range
-    useradd gives the first user; doctor names who shares it, and `tnk setup --user root` reserves a free
-    range that new sandboxes map onto, while a sandbox made before keeps its ids."""
+def give_root_lines(*lines):
+    """/etc/subuid and /etc/subgid without root's lines, with `lines` ("name:start:count") added."""
     for path in ("/etc/subuid", "/etc/subgid"):
         kept = [line for line in Path(path).read_text().splitlines() if not line.startswith(("root:", "0:"))]
-        Path(path).write_text("".join(line + "\n" for line in kept + ["tnk-e2e-l5:100000:65536"]))
+        Path(path).write_text("".join(line + "\n" for line in kept + list(lines)))
+
+
+def test_l5_root_sandboxes_move_off_the_first_users_range_after_setup(tnk, subid_files_restored):
+    """Security review L5: without a range of its own, root's sandboxes mapped onto 100000-165535, the
+    range useradd gives the first user; doctor names who shares it, and `tnk setup --user root` reserves a
+    free range that new sandboxes map onto, while a sandbox made before keeps its ids. A sandbox "made
+    before" is made here as tnk before issue 32 made it (root's range at 100000, then taken away): a start
+    without a range now reserves one itself (test_issue32_l5_... below)."""
+    give_root_lines("tnk-e2e-l5:100000:65536")
     shared = root_doctor_subids()
     assert shared["status"] == "warn" and "tnk-e2e-l5" in shared["summary"], shared
     assert shared["fix_command"] == "sudo tnk setup --user root"
     use_shared_cache(tnk)
     before, after = tnk.project("before"), tnk.project("after")
     try:
+        give_root_lines("tnk-e2e-l5:100000:65536", "root:100000:65536")  # where an older tnk put them
         made_before = tnk.run("sandbox", "start", "--backend", "ns", "--profile", "base", cwd=before)
         assert made_before.returncode == 0, made_before.stderr
         assert upper_owner(tnk, before) == 100000  # the probe: the user's ids
+        give_root_lines("tnk-e2e-l5:100000:65536")
         done = run_setup("--user", "root")
         assert done.returncode == 0, done.stderr
         [line] = lines_of("/etc/subuid", "root")
@@ -336,6 +345,7 @@ def test_l5_root_sandboxes_move_off_the_first_users_range_after_setup(tnk, subid
         assert root_doctor_subids()["status"] == "ok"
         made_after = tnk.run("sandbox", "start", "--backend", "ns", "--profile", "base", cwd=after)
         assert made_after.returncode == 0, made_after.stderr
+        assert "reserved" not in made_after.stderr and "no subordinate ids" not in made_after.stderr
         assert upper_owner(tnk, after) == start
         written = tnk.run("sandbox", "exec", "--root", "--", "touch", "/by-root", cwd=after)
         assert written.returncode == 0, written.stderr
@@ -347,6 +357,55 @@ def test_l5_root_sandboxes_move_off_the_first_users_range_after_setup(tnk, subid
     finally:
         for project in (before, after):
             tnk.run("sandbox", "delete", "--yes", cwd=project, timeout=120)
+
+
+def root_range(path):
+    [line] = lines_of(path, "root")  # one range: two starts at once reserve one
+    _, start, count = line.split(":")
+    return int(start), int(count)
+
+
+def qemu_uid(tnk, project):
+    """The uid of the QEMU that the supervisor of `project`'s sandbox started."""
+    sandbox_id = json.loads(tnk.run("sandbox", "inspect", "-o", "json", cwd=project).stdout)["id"]
+    supervisor = (tnk.state_dir / "sandboxes" / sandbox_id / "supervisor.pid").read_text().split()[0]
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text() if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if "\nPPid:\t" + supervisor + "\n" in status and status.startswith("Name:\tqemu-system"):
+            return int(status.split("Uid:\t", 1)[1].split()[0])
+    return None
+
+
+def test_issue32_l5_root_sandboxes_never_share_a_users_range(subid_files_restored, any_tnk):
+    """Issue 32 item 5, L5: run by root with no range of its own, and a user holding 100000-165535, a
+    start reserves root's range itself, as `tnk setup --user root` would (one note line; one range even
+    for two starts at once), and the sandbox maps onto it: on ns its root is the range's first id, on vm
+    QEMU runs as its id 65535. Before, both sat on the user's ids (the review saw 100000 and 165535). The
+    control: the user's line is untouched, setup finds nothing left to do, doctor says ok."""
+    give_root_lines("tnk-e2e-l5:100000:65536")
+    # Two starts at once on ns; one on vm (the reservation is the command line's, the same for both).
+    projects = [any_tnk.project("l5a")] + ([any_tnk.project("l5b")] if any_tnk.backend == "ns" else [])
+    starts = [subprocess.Popen([TNK_BIN, "sandbox", "start", "--backend", any_tnk.backend, "--profile", "base"],
+                               cwd=project, env=any_tnk.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True) for project in projects]
+    outputs = [p.communicate(timeout=900) for p in starts]
+    assert [p.returncode for p in starts] == [0] * len(projects), outputs
+    notes = [err for _, err in outputs if "root had no subordinate ids of its own" in err]
+    assert len(notes) == 1, outputs  # said once, by the start that reserved them
+    uids, gids = root_range("/etc/subuid"), root_range("/etc/subgid")
+    assert uids == gids and uids[1] == 65536, (uids, gids)
+    assert uids[0] >= 165536, uids  # off the user's 100000-165535
+    assert f"range {uids[0]}-{uids[0] + 65535} for root" in notes[0], notes[0]
+    assert lines_of("/etc/subuid", "tnk-e2e-l5") == ["tnk-e2e-l5:100000:65536"]
+    if any_tnk.backend == "ns":
+        assert {upper_owner(any_tnk, p) for p in projects} == {uids[0]}
+    else:
+        assert qemu_uid(any_tnk, projects[0]) == uids[0] + 65535
+    assert "already has" in run_setup("--user", "root").stdout
+    assert root_doctor_subids()["status"] == "ok"
 
 
 def upper_owner(tnk, project):

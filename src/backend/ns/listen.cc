@@ -1,6 +1,7 @@
 // The sandbox's network namespace from the supervisor's side: listening on 127.0.0.1 inside it
 // (linux/loopback_listener.h), and a relay moving into it.
 #include <sched.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -9,8 +10,12 @@
 
 namespace tnk::ns {
 
+// Rootless, the network namespace belongs to the sandbox's user namespace: joining that first gives the
+// right to join it. Run by root it is not joined: root's capabilities reach the network namespace from
+// outside, and a relay's ids stay the host's, which it then drops to (relay_drops.h), never ids of the
+// sandbox's map.
 Status enter_network(const Sandbox& sandbox) {
-  if (setns(sandbox.namespaces.fd(kUserNs), CLONE_NEWUSER) != 0 ||
+  if ((geteuid() != 0 && setns(sandbox.namespaces.fd(kUserNs), CLONE_NEWUSER) != 0) ||
       setns(sandbox.namespaces.fd(kNetNs), CLONE_NEWNET) != 0) {
     return sys_error(errno, "joining the sandbox's network namespace");
   }

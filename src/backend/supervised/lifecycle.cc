@@ -20,6 +20,7 @@
 #include "config/route_source.h"
 #include "core/files.h"
 #include "host/host_probe.h"
+#include "host/root_reservation.h"
 #include "idmap/userns.h"
 #include "image/apt_sources.h"
 #include "image/recipe.h"
@@ -278,6 +279,11 @@ Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::St
                                       const std::filesystem::path& audit_log) {
   StartOutcome outcome;
   const image::ImageInfo& image = in.images.image;
+  // Run by root without ranges of its own, the sandbox would map onto a user's: reserved first (L5).
+  if (::geteuid() == 0) {
+    TNK_ASSIGN_OR_RETURN(std::string reserved, host::reserve_root_ranges());
+    if (!reserved.empty()) ctx.log.note(reserved);
+  }
   if (in.existing) {
     outcome.record = *in.existing;
   } else {

@@ -16,6 +16,7 @@
 #include "backend/vm/qemu_argv.h"
 #include "backend/vm/virtiofsd_argv.h"
 #include "core/result.h"
+#include "idmap/root_ranges.h"
 #include "linux/resource_limits.h"
 #include "supervisor/config.h"
 
@@ -41,10 +42,10 @@ inline constexpr uint64_t kHostPidsLimit = 1024;
 // Those limits, as the command line checks them before a start and the supervisor applies them.
 linux::Limits host_limits();
 
-// Run by root, QEMU runs as this id of root's range (uid and gid alike; security review H1): 65535,
-// (uint16_t)-1, which Debian gives to no user or group, so that neither a sandbox's usual processes nor
-// the files its guest writes through virtiofsd are QEMU's (only guest root could choose the id).
-inline constexpr uint32_t kQemuRangeId = 65535;
+// Run by root, QEMU runs as this id of root's range (uid and gid alike; security review H1), so that
+// neither a sandbox's usual processes nor the files its guest writes through virtiofsd are QEMU's (only
+// guest root could choose the id).
+inline constexpr uint32_t kQemuRangeId = idmap::kHelperRangeId;
 
 // The host ids an unprivileged QEMU runs as.
 struct QemuAccount {
