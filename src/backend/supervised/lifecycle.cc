@@ -6,7 +6,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <ctime>
 #include <optional>
@@ -14,6 +13,7 @@
 
 #include "backend/ns/sandbox.h"
 #include "backend/supervised/start_checks.h"
+#include "backend/supervised/supervisor_plan.h"
 #include "backend/vm/boot/boot_files.h"
 #include "backend/vm/plan.h"
 #include "config/api_key.h"
@@ -25,7 +25,6 @@
 #include "image/apt_sources.h"
 #include "image/recipe.h"
 #include "image/store.h"
-#include "inference/url.h"
 #include "review/layer.h"
 #include "sandbox/registries.h"
 #include "session/control_client.h"
@@ -80,25 +79,6 @@ state::SandboxRecord new_record(const Resolved& r, const std::string& image_id) 
   return record;
 }
 
-// tnk.toml's routes, their credentials read now (docs/inference.md, "Credential routes"), and the
-// profile's git_routes, each of which must name one of them.
-Status add_routes(Context& ctx, const Resolved& r, supervisor::SupervisorConfig& config) {
-  TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
-  TNK_ASSIGN_OR_RETURN(config.routes, resolve_routes(*loaded, ctx.env, ctx.paths.home));
-  for (const auto& route_prefix : r.manifest.git_routes) {
-    const std::string& name = route_prefix.first;
-    bool defined = std::any_of(config.routes.begin(), config.routes.end(),
-                               [&name](const net::CredentialRoute& route) { return route.name == name; });
-    if (!defined) {
-      return usage_error(r.manifest.source.string() + ": git_routes names the route '" + name + "', which " +
-                             loaded->file.string() + " does not define",
-                         "add a [[routes]] section named '" + name + "' to tnk.toml, or remove it from git_routes");
-    }
-  }
-  config.git_routes = r.manifest.git_routes;
-  return ok_status();
-}
-
 // What the inference gateway adds: tnk.toml's [inference] and the profile's token variables. The key is
 // read here, when the sandbox starts, and goes nowhere but onto the supervisor's config pipe.
 Result<supervisor::InferenceGateway> inference_gateway(Context& ctx, const Resolved& r) {
@@ -112,44 +92,6 @@ Result<supervisor::InferenceGateway> inference_gateway(Context& ctx, const Resol
   gateway.answer_limit = config->inference_answer_limit.value;
   gateway.token_env = r.agent.token_env;
   return gateway;
-}
-
-Result<supervisor::SupervisorConfig> supervisor_config(Context& ctx, const Resolved& r,
-                                                       const state::SandboxRecord& record,
-                                                       const image::ImageInfo& image,
-                                                       const std::filesystem::path& audit_log,
-                                                       supervisor::InferenceGateway gateway) {
-  supervisor::SupervisorConfig config;
-  config.id = r.id;
-  config.backend = record.backend;
-  config.state_dir = state::Store(ctx.paths.sandboxes_dir()).dir(r.id);
-  config.image_root = image.rootfs;
-  config.project_dir = record.project_dir;
-  config.mount_point = record.mount_point;
-  config.readonly_paths = r.manifest.readonly_paths;
-  config.memory_bytes = r.manifest.memory_bytes;
-  if (r.manifest.cpus) config.cpus = static_cast<double>(*r.manifest.cpus);
-  TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
-  config.allow_unlimited = loaded->allow_unlimited.value;
-  TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
-  config.network = r.network;
-  if (r.network != NetworkPolicy::kNone) {  // `none`: not even the endpoint
-    config.inference_host = url.host;
-    config.inference_port = url.port;
-    config.gateway = std::move(gateway);
-  }
-  if (r.network == NetworkPolicy::kAllowlist) {
-    auto allow = sandbox::expand_registries(r.manifest.allow_domains);
-    if (!allow) return allow.error().context("network.allow of " + r.manifest.source.string());
-    config.allow = *allow;
-    if (config.allow.empty()) ctx.log.note("network policy allowlist with an empty network.allow: only the endpoint");
-  }
-  if (r.network != NetworkPolicy::kNone) TNK_RETURN_IF_ERROR(add_routes(ctx, r, config));
-  config.open_ports = r.manifest.open_ports;
-  config.forwards = r.manifest.ports;
-  config.audit_log = audit_log;
-  config.disk_bytes = r.manifest.disk_bytes.value_or(loaded->sandbox_disk_bytes.value);
-  return config;
 }
 
 // The vm backend's boot files (kernel built once per machine, the image's base disk) and accelerator.
@@ -176,22 +118,19 @@ bool boot_images_fit(const BootImages& made, const std::optional<state::SandboxR
   return made.vm.has_value() == ((record ? record->backend : backend) == BackendKind::kVm);
 }
 
-void add_vm_boot(const vm::boot::VmBootFiles& boot, const host::HostFacts& facts,
-                 supervisor::SupervisorConfig& config) {
-  config.vm_kernel = boot.kernel.vmlinux;
-  config.vm_base_disk = boot.disk.base;
-  config.vm_kvm = host::choose_vm_accel(facts).accel == host::Accel::kKvm;
+// Review mode when asked (--review, the manifest), and whenever the layer holds changes: a start never
+// hides them by showing the sandbox the project without its layer.
+bool wants_review(const Resolved& r, const std::filesystem::path& state_dir) {
+  return r.review || review::layer_in_use(review::layer_in(state_dir));
 }
 
-// Review mode when asked (--review, the manifest), and whenever the layer holds changes: a start never
-// hides them by showing the sandbox the project without its layer. The layer is made on first use.
-Status choose_review(Context& ctx, const Resolved& r, supervisor::SupervisorConfig& config) {
+// The layer of a review start is made on first use; an empty one of an earlier review start goes.
+Status prepare_review(Context& ctx, const Resolved& r, const supervisor::SupervisorConfig& config) {
   review::Layer layer = review::layer_in(config.state_dir);
-  config.review = r.review || review::layer_in_use(layer);
   if (!config.review) {
     std::error_code ec;
     std::filesystem::remove(layer.baseline, ec);
-    std::filesystem::remove_all(layer.dir, ec);  // an empty layer of an earlier review start: nothing is lost
+    std::filesystem::remove_all(layer.dir, ec);  // nothing is lost: it held no changes
     return ok_status();
   }
   if (!r.review) {
@@ -274,6 +213,32 @@ struct StartInputs {
   supervisor::InferenceGateway gateway;
 };
 
+// What plan_supervisor takes from the host, read now: the routes' credentials, the registries behind
+// network.allow (the host's npm), whether the review layer holds changes, the vm's accelerator.
+Result<SupervisorInputs> read_supervisor_inputs(Context& ctx, const Resolved& r, const state::SandboxRecord& record,
+                                                StartInputs& in, const std::filesystem::path& audit_log) {
+  SupervisorInputs out;
+  out.state_dir = state::Store(ctx.paths.sandboxes_dir()).dir(r.id);
+  out.image_root = in.images.image.rootfs;
+  out.audit_log = audit_log;
+  out.gateway = std::move(in.gateway);
+  if (r.network != NetworkPolicy::kNone) {
+    TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
+    TNK_ASSIGN_OR_RETURN(out.routes, resolve_routes(*loaded, ctx.env, ctx.paths.home));
+  }
+  if (r.network == NetworkPolicy::kAllowlist) {
+    auto allow = sandbox::expand_registries(r.manifest.allow_domains);
+    if (!allow) return allow.error().context("network.allow of " + r.manifest.source.string());
+    out.allow = *allow;
+  }
+  out.review = wants_review(r, out.state_dir);
+  if (record.backend == BackendKind::kVm) {
+    out.vm = VmBoot{in.images.vm->kernel.vmlinux, in.images.vm->disk.base,
+                    host::choose_vm_accel(in.facts).accel == host::Accel::kKvm};
+  }
+  return out;
+}
+
 // Creates the record of a fresh sandbox, then starts the supervisor and waits for it to be ready.
 Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::Store& store, StartInputs in,
                                       const std::filesystem::path& audit_log) {
@@ -291,10 +256,13 @@ Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::St
     outcome.created = true;
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
   }
-  TNK_ASSIGN_OR_RETURN(auto config, supervisor_config(ctx, r, outcome.record, image, audit_log, std::move(in.gateway)));
-  TNK_RETURN_IF_ERROR(choose_review(ctx, r, config));
+  TNK_ASSIGN_OR_RETURN(SupervisorInputs inputs, read_supervisor_inputs(ctx, r, outcome.record, in, audit_log));
+  TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
+  TNK_ASSIGN_OR_RETURN(SupervisorPlan plan, plan_supervisor(r, outcome.record, *loaded, std::move(inputs)));
+  for (const auto& note : plan.notes) ctx.log.note(note);
+  const supervisor::SupervisorConfig& config = plan.config;
+  TNK_RETURN_IF_ERROR(prepare_review(ctx, r, config));
   bool vm = outcome.record.backend == BackendKind::kVm;
-  if (vm) add_vm_boot(*in.images.vm, in.facts, config);
   ctx.log.verbose("starting the supervisor of " + r.id);
   TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, vm ? kVmReadyTimeout : kReadyTimeout));
   // An ns sandbox's lower layer is the image tree itself: one deleted while this start ran (`rm -rf` of

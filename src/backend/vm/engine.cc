@@ -88,7 +88,7 @@ class VmEngine : public supervisor::Engine {
     TNK_ASSIGN_OR_RETURN(std::optional<ReviewDirs> review_layer, review_dirs(config_));
     TNK_RETURN_IF_ERROR(make_cgroups(notes));
     TNK_ASSIGN_OR_RETURN(
-        virtiofsd_, launch_virtiofsd(plan.virtiofsd_plan, plan.virtiofsd, config_.project_dir, protection.project_binds,
+        virtiofsd_, launch_virtiofsd(plan.virtiofsd_plan, plan.virtiofsd, plan.project_dir, protection.project_binds,
                                      review_layer, plan.files.virtiofsd_log, cgroup_procs_fds()));
     if (plan.git_virtiofsd) {
       TNK_ASSIGN_OR_RETURN(

@@ -79,6 +79,7 @@ Result<VmPlan> vm_plan(const supervisor::SupervisorConfig& config, const VmHostF
     if (!facts.uid_range || !facts.gid_range) return failed("a vm sandbox root runs needs root's id ranges");
     plan.qemu_account = QemuAccount{facts.uid_range->start + kQemuRangeId, facts.gid_range->start + kQemuRangeId};
   }
+  plan.project_dir = config.project_dir;
   plan.virtiofsd.socket = plan.files.virtiofsd_socket;
   plan.virtiofsd.listen_fd = 3;
   plan.virtiofsd.source = kVirtiofsdSource;

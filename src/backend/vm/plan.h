@@ -81,6 +81,7 @@ struct VmPlan {
   uint64_t disk_bytes = kDefaultDiskBytes;  // the overlay's size when it is first made
   QemuConfig qemu;
   std::vector<std::string> qemu_argv;
+  std::filesystem::path project_dir;  // the host directory virtiofsd shares (bound onto its source)
   VirtiofsdConfig virtiofsd;
   VirtiofsdPlan virtiofsd_plan;  // argv and user namespace, with the socket inherited as fd 3
   // The git dir's virtiofsd, as the project's (the same owner and maps): set with facts.git_common_dir.

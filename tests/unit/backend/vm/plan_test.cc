@@ -52,7 +52,7 @@ std::string render(const VmPlan& plan) {
   std::ostringstream out;
   out << "==== qemu\n";
   for (const auto& word : plan.qemu_argv) out << word << "\n";
-  out << "==== virtiofsd\n";
+  out << "==== virtiofsd (shares " << plan.project_dir.string() << ")\n";
   for (const auto& word : plan.virtiofsd_plan.argv) out << word << "\n";
   out << "==== virtiofsd uid_map\n" << idmap::proc_map_text(plan.virtiofsd_plan.uid_map);
   out << "==== virtiofsd gid_map\n" << idmap::proc_map_text(plan.virtiofsd_plan.gid_map);

@@ -1,0 +1,76 @@
+#include "backend/supervised/supervisor_plan.h"
+
+#include <algorithm>
+
+#include "inference/url.h"
+
+namespace tnk::supervised {
+
+namespace {
+
+// The profile's git_routes, each of which must name one of tnk.toml's routes.
+Status check_git_routes(const sandbox::Resolved& r, const Config& config,
+                        const std::vector<net::CredentialRoute>& routes) {
+  for (const auto& [name, prefix] : r.manifest.git_routes) {
+    bool defined = std::any_of(routes.begin(), routes.end(),
+                               [&name = name](const net::CredentialRoute& route) { return route.name == name; });
+    if (!defined) {
+      return usage_error(r.manifest.source.string() + ": git_routes names the route '" + name + "', which " +
+                             config.file.string() + " does not define",
+                         "add a [[routes]] section named '" + name + "' to tnk.toml, or remove it from git_routes");
+    }
+  }
+  return ok_status();
+}
+
+// The endpoint, the gateway, the allow-list and the routes: under `none`, none of them.
+Status plan_network(const sandbox::Resolved& r, const Config& config, SupervisorInputs& in, SupervisorPlan& plan) {
+  supervisor::SupervisorConfig& c = plan.config;
+  c.network = r.network;
+  TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
+  if (r.network == NetworkPolicy::kNone) return ok_status();  // not even the endpoint
+  c.inference_host = url.host;
+  c.inference_port = url.port;
+  c.gateway = std::move(in.gateway);
+  if (r.network == NetworkPolicy::kAllowlist) {
+    c.allow = std::move(in.allow);
+    if (c.allow.empty())
+      plan.notes.push_back("network policy allowlist with an empty network.allow: only the endpoint");
+  }
+  TNK_RETURN_IF_ERROR(check_git_routes(r, config, in.routes));
+  c.routes = std::move(in.routes);
+  c.git_routes = r.manifest.git_routes;
+  return ok_status();
+}
+
+}  // namespace
+
+Result<SupervisorPlan> plan_supervisor(const sandbox::Resolved& r, const state::SandboxRecord& record,
+                                       const Config& config, SupervisorInputs in) {
+  SupervisorPlan plan;
+  supervisor::SupervisorConfig& c = plan.config;
+  c.id = r.id;
+  c.backend = record.backend;
+  c.state_dir = in.state_dir;
+  c.image_root = in.image_root;
+  c.project_dir = record.project_dir;
+  c.mount_point = record.mount_point;
+  c.readonly_paths = r.manifest.readonly_paths;
+  c.review = in.review;
+  c.memory_bytes = r.manifest.memory_bytes;
+  if (r.manifest.cpus) c.cpus = static_cast<double>(*r.manifest.cpus);
+  c.allow_unlimited = config.allow_unlimited.value;
+  TNK_RETURN_IF_ERROR(plan_network(r, config, in, plan));
+  c.open_ports = r.manifest.open_ports;
+  c.forwards = r.manifest.ports;
+  c.audit_log = in.audit_log;
+  c.disk_bytes = r.manifest.disk_bytes.value_or(config.sandbox_disk_bytes.value);
+  if (in.vm) {
+    c.vm_kernel = in.vm->kernel;
+    c.vm_base_disk = in.vm->base_disk;
+    c.vm_kvm = in.vm->kvm;
+  }
+  return plan;
+}
+
+}  // namespace tnk::supervised

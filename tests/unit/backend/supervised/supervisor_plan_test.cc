@@ -1,0 +1,124 @@
+// The supervisor's configuration against golden files (tests/unit/backend/supervised/golden/<case>.json):
+// what a start hands its supervisor, from the resolved sandbox, its record, tnk.toml and what the caller
+// read, without a file, a process or a clock. After an intended change:
+// TNK_UPDATE_GOLDEN=1 ./tnk_unit_tests --gtest_filter='SupervisorPlan*', then review the golden files' diff.
+#include "backend/supervised/supervisor_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "golden.h"
+
+namespace tnk::supervised {
+namespace {
+
+// A project of alice's on the default profile's shape: 512 MiB, 2 cpus, a read-only path, a forward.
+sandbox::Resolved resolved(NetworkPolicy network) {
+  sandbox::Resolved r;
+  r.id = "tnk-demo-1a2b3c4d";
+  r.project.dir = "/home/alice/code/demo";
+  r.profile = "base";
+  r.network = network;
+  r.host_inference_url = "http://127.0.0.1:8080/v1";
+  r.manifest.source = "/home/alice/.config/tnk/sandbox.d/manifests/base.yaml";
+  r.manifest.memory_bytes = uint64_t{512} << 20;
+  r.manifest.cpus = 2;
+  r.manifest.readonly_paths = {".git/hooks", ".git/config"};
+  r.manifest.open_ports = {8443};
+  r.manifest.ports = {PortForward{3000, 3000}};
+  r.manifest.allow_domains = {"@npm", "example.org"};
+  r.manifest.git_routes = {{"github", "https://github.com/"}};
+  return r;
+}
+
+state::SandboxRecord record_of(const sandbox::Resolved& r, BackendKind backend) {
+  state::SandboxRecord record;
+  record.id = r.id;
+  record.backend = backend;
+  record.project_dir = r.project.dir;
+  record.mount_point = "/workspace";
+  return record;
+}
+
+SupervisorInputs inputs() {
+  SupervisorInputs in;
+  in.state_dir = "/home/alice/.local/state/tnk/sandboxes/tnk-demo-1a2b3c4d";
+  in.image_root = "/home/alice/.cache/tnk/images/debian-bookworm-0123456789ab/rootfs";
+  in.gateway.api_key = "sk-golden-key";
+  in.gateway.aliases = {{"default", "qwen"}};
+  net::CredentialRoute route;
+  route.name = "github";
+  route.host = "github.com";
+  route.header_name = "Authorization";
+  route.header_value = "Basic eC1hY2Nlc3MtdG9rZW46Z2hwX2dvbGRlbg==";
+  route.secrets = {"ghp_golden"};
+  in.routes = {route};
+  in.allow = {"registry.example", "example.org"};  // what the caller expanded "@npm" to
+  return in;
+}
+
+Config config() {
+  Config c;
+  c.file = "/home/alice/.config/tnk/tnk.toml";
+  return c;
+}
+
+void expect_golden(const std::string& name, const SupervisorPlan& plan) {
+  nlohmann::json shown = supervisor::to_json(plan.config);
+  shown["notes"] = plan.notes;
+  testing_support::expect_golden("backend/supervised/golden/" + name + ".json", shown.dump(1) + "\n");
+}
+
+TEST(SupervisorPlan, InferencePolicyGetsTheEndpointTheGatewayAndTheRoutes) {
+  sandbox::Resolved r = resolved(NetworkPolicy::kInference);
+  auto plan = plan_supervisor(r, record_of(r, BackendKind::kNs), config(), inputs());
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(plan->config.allow.empty());  // the allow-list is `allowlist`'s only
+  expect_golden("ns_inference", *plan);
+}
+
+TEST(SupervisorPlan, AllowlistGetsTheExpandedListAndAnEmptyOneIsNoted) {
+  sandbox::Resolved r = resolved(NetworkPolicy::kAllowlist);
+  auto plan = plan_supervisor(r, record_of(r, BackendKind::kNs), config(), inputs());
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  expect_golden("ns_allowlist", *plan);
+  SupervisorInputs empty = inputs();
+  empty.allow.clear();
+  auto noted = plan_supervisor(r, record_of(r, BackendKind::kNs), config(), empty);
+  ASSERT_TRUE(noted.ok());
+  EXPECT_EQ(noted->notes,
+            std::vector<std::string>{"network policy allowlist with an empty network.allow: only the endpoint"});
+}
+
+TEST(SupervisorPlan, NoneHandsOnNoEndpointNoKeyAndNoRoute) {
+  sandbox::Resolved r = resolved(NetworkPolicy::kNone);
+  auto plan = plan_supervisor(r, record_of(r, BackendKind::kNs), config(), inputs());
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_TRUE(plan->config.gateway.api_key.empty());
+  EXPECT_TRUE(plan->config.routes.empty());
+  expect_golden("ns_none", *plan);
+}
+
+TEST(SupervisorPlan, VmGetsItsBootFilesAndAcceleratorAndTheDefaultDisk) {
+  sandbox::Resolved r = resolved(NetworkPolicy::kOpen);
+  SupervisorInputs in = inputs();
+  in.vm = VmBoot{"/home/alice/.cache/tnk/kernels/linux-6.1/vmlinux", "/home/alice/.cache/tnk/vm/base.ext4", true};
+  in.review = true;
+  in.audit_log = "/home/alice/audit/demo.ndjson";
+  auto plan = plan_supervisor(r, record_of(r, BackendKind::kVm), config(), in);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  expect_golden("vm_open_review", *plan);
+}
+
+TEST(SupervisorPlan, AGitRouteTnkTomlDoesNotDefineIsAUsageError) {
+  sandbox::Resolved r = resolved(NetworkPolicy::kInference);
+  r.manifest.git_routes = {{"gitlab", "https://gitlab.com/"}};
+  auto plan = plan_supervisor(r, record_of(r, BackendKind::kNs), config(), inputs());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().kind, ErrorKind::kUsage);
+  EXPECT_EQ(plan.error().message,
+            "/home/alice/.config/tnk/sandbox.d/manifests/base.yaml: git_routes names the route 'gitlab', which "
+            "/home/alice/.config/tnk/tnk.toml does not define");
+}
+
+}  // namespace
+}  // namespace tnk::supervised
