@@ -4,9 +4,12 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "net/answer_masker.h"
 #include "net/answer_meter.h"
 #include "net/head_reader.h"
 #include "net/http_request.h"
@@ -55,6 +58,7 @@ class InferenceRequest {
   std::optional<std::string> read_body(const RequestHead& head, RequestBody& framing);
   void pass(RequestHead head, const std::string& body);
   bool send_model_list(int upstream, const std::string& request, NetEvent& event);
+  DownstreamFilter key_mask();
   void answer(int status, const std::string& line, const std::string& reason, const std::string& headers = "");
   void refuse(int status, const std::string& line, const std::string& reason);
   void record(NetEvent& event);
@@ -176,7 +180,7 @@ void InferenceRequest::pass(RequestHead head, const std::string& body) {
     return pass;
   };
   RelayStats stats = relay(client_.get(), upstream->get(), gateway_.limits.idle_timeout, stop_fd_, std::move(out.bytes),
-                           nothing_more, tap, answer_limit);
+                           nothing_more, tap, answer_limit, key_mask());
   meter.finish();
   exchange_.status = meter.status();
   if (!meter.model().empty()) exchange_.model_served = meter.model();
@@ -190,6 +194,17 @@ void InferenceRequest::pass(RequestHead head, const std::string& body) {
   record(event);
 }
 
+// The endpoint's key never reaches the sandbox, even if the endpoint echoes the request (security review
+// R3-L1): the answer passes through an AnswerMasker. Without a key there is nothing to mask.
+DownstreamFilter InferenceRequest::key_mask() {
+  if (gateway_.settings.api_key.empty()) return {};
+  auto masker = std::make_shared<AnswerMasker>(std::vector<std::string>{gateway_.settings.api_key});
+  return [masker](std::string_view bytes, bool end) -> Result<std::string> {
+    if (end) return masker->finish();
+    return masker->feed(bytes);
+  };
+}
+
 // GET /v1/models with aliases: the answer is read whole (it is small), the aliases are added to its
 // list, and it is sent on with its new length. False when the connection ended without an answer.
 bool InferenceRequest::send_model_list(int upstream, const std::string& request, NetEvent& event) {
@@ -200,6 +215,11 @@ bool InferenceRequest::send_model_list(int upstream, const std::string& request,
     if (got == Received::kClosed) break;
     if (got != Received::kMore && got != Received::kNothingYet) return false;
     if (raw.size() > kMaxModelListBytes) return false;
+  }
+  if (!gateway_.settings.api_key.empty()) {
+    auto masked = mask_whole_answer(raw, {gateway_.settings.api_key});
+    if (!masked) return false;
+    raw = std::move(*masked);
   }
   exchange_.ttfb_ms = ms_since(start_);
   std::size_t head_end = raw.find("\r\n\r\n");

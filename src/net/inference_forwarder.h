@@ -1,8 +1,10 @@
 // The inference gateway (docs/inference.md): listens inside the sandbox at host.lima.internal:<port>
 // and passes to the host's inference endpoint only the requests that net/inference_paths.h lists, with
 // the sandbox's token taken out and the endpoint's key put in (net/gateway_request.h), at most
-// `concurrency` at a time (net/request_slots.h). Answers stream back unchanged as they arrive
-// (server-sent events are not held); a copy is read for the request's record (net/answer_meter.h).
+// `concurrency` at a time (net/request_slots.h). Answers stream back as they arrive (server-sent
+// events are not held), with the endpoint's key masked should the endpoint echo it (net/answer_masker.h:
+// the content as it was, chunked answers framed again); a copy is read for the request's record
+// (net/answer_meter.h).
 //
 // One request per connection: the request's whole body is read (bounded), the request goes upstream
 // with "Connection: close" and its Content-Length, and the connection ends with the answer. Whatever the

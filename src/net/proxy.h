@@ -2,8 +2,8 @@
 // namespace. It serves CONNECT tunnels (to a name: TLS for that name only, tls_sni.h) and plain-http
 // absolute-form requests (one per connection) to hosts on the allow-list, resolves names itself,
 // refuses any destination that resolves to a host-internal address (DNS rebinding included: the fixed
-// internal ranges, the host's own interface addresses and their on-link networks), connects to the
-// address it checked, and reports every decision.
+// internal ranges and, under `open`, whatever the kernel routes to the host itself or onto a link:
+// local_networks.h), connects to the address it checked, and reports every decision.
 #pragma once
 
 #include <sys/socket.h>

@@ -1,7 +1,11 @@
 // Masks known secrets in a byte stream that arrives in pieces: each occurrence of a secret becomes as
-// many '*', so that lengths (Content-Length, chunk sizes) stay right and the answer still parses. An
-// occurrence split across two pieces is found too: the last (longest secret - 1) bytes of a piece wait
-// for the next piece or the end. What a server transforms (compresses, escapes, encodes) is not found.
+// many '*' as it has bytes, so that lengths (Content-Length) stay right and the answer still parses.
+// A secret is found as it is and in the forms JSON and URLs write it in (net/secret_match.h: JSON
+// escapes, \uXXXX, percent-encoding, byte by byte). An occurrence split across two pieces is found
+// too: the end of a piece that could begin one waits for the next piece or the end; a piece that ends
+// otherwise passes whole, so a stream of small events is not delayed. What a server transforms in
+// other ways (compresses, re-encodes) is not found. The Redactor sees bytes, not HTTP: an answer's
+// chunked framing must be taken off first (net/answer_masker.h).
 #pragma once
 
 #include <string>
@@ -20,8 +24,9 @@ class Redactor {
   std::string finish();
 
  private:
+  std::string pass(bool at_end);
+
   std::vector<std::string> secrets_;  // non-empty ones
-  std::size_t hold_ = 0;              // longest secret - 1
   std::string pending_;
 };
 

@@ -23,6 +23,7 @@ struct Pump {
   uint64_t moved = 0;
   const UpstreamBound* bound = nullptr;
   const DownstreamTap* tap = nullptr;
+  const DownstreamFilter* filter = nullptr;
   std::string bound_error{};
 
   bool pending() const { return sent < buffer.size(); }
@@ -30,7 +31,25 @@ struct Pump {
   short to_events() const { return pending() ? POLLOUT : 0; }
 };
 
-// Reads what is available into an empty buffer; false on a socket error (errno set).
+// Passes what was read (`p.buffer`), and at the end what the filter held, through the filter.
+bool filter(Pump& p) {
+  if (p.filter == nullptr || !*p.filter) return true;
+  Result<std::string> now = (*p.filter)(p.buffer, false);
+  if (now && p.eof) {
+    Result<std::string> rest = (*p.filter)({}, true);
+    if (rest) rest->insert(0, *now);
+    now = std::move(rest);
+  }
+  if (!now) {
+    p.bound_error = now.error().message;
+    return false;
+  }
+  p.buffer = std::move(*now);
+  return true;
+}
+
+// Reads what is available into an empty buffer; false on a socket error (errno set) or a refusal of
+// the bound or the filter (`bound_error` set).
 bool fill(Pump& p) {
   if (p.eof || p.pending()) return true;
   p.buffer.resize(kBufferBytes);
@@ -49,7 +68,8 @@ bool fill(Pump& p) {
       p.eof = p.cut = true;
     }
   }
-  return n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  return filter(p);
 }
 
 // Writes what the socket takes, then passes the end of stream on once the buffer is empty.
@@ -67,6 +87,10 @@ bool flush(Pump& p) {
     p.done = true;
   }
   return true;
+}
+
+std::string fill_error(const Pump& p) {
+  return "error: " + (p.bound_error.empty() ? std::string(std::strerror(errno)) : p.bound_error);
 }
 
 std::string socket_error(int fd) {
@@ -93,8 +117,8 @@ std::string step(Pump& up, Pump& down, int idle_ms, int stop_fd) {
   for (int i = 0; i < 2; ++i) {
     if ((p[i].revents & POLLERR) != 0) return socket_error(p[i].fd);
   }
-  if (!fill(up)) return "error: " + (up.bound_error.empty() ? std::string(std::strerror(errno)) : up.bound_error);
-  if (!fill(down)) return std::string("error: ") + std::strerror(errno);
+  if (!fill(up)) return fill_error(up);
+  if (!fill(down)) return fill_error(down);
   if (!flush(up) || !flush(down)) return std::string("error: ") + std::strerror(errno);
   return "";
 }
@@ -102,12 +126,14 @@ std::string step(Pump& up, Pump& down, int idle_ms, int stop_fd) {
 }  // namespace
 
 RelayStats relay(int client, int upstream, std::chrono::milliseconds idle, int stop_fd, std::string first_up,
-                 const UpstreamBound& bound, const DownstreamTap& tap, const UpstreamBound& down_bound) {
+                 const UpstreamBound& bound, const DownstreamTap& tap, const UpstreamBound& down_bound,
+                 const DownstreamFilter& filter) {
   Pump up{client, upstream, std::move(first_up)};
   up.bound = &bound;
   Pump down{upstream, client, {}};
   down.tap = &tap;
   down.bound = &down_bound;
+  down.filter = &filter;
   RelayStats stats;
   int idle_ms = idle.count() > 0 ? static_cast<int>(idle.count()) : -1;
   if (!flush(up)) stats.end = std::string("error: ") + std::strerror(errno);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/json_fields.h"
+#include "net/answer_masker.h"
 #include "net/forwarder.h"
 #include "net/head_reader.h"
 #include "net/http_request.h"
@@ -83,7 +84,7 @@ void RouteExchange::run() {
 }
 
 // The head as the upstream gets it: the path below the route, Host naming the upstream, the route's
-// header instead of any the client sent under that name, answers uncompressed (the Redactor reads them).
+// header instead of any the client sent under that name, answers uncompressed (the AnswerMasker reads them).
 net::RequestHead upstream_head(const net::CredentialRoute& route, net::RequestHead head, const std::string& rest) {
   std::string own = net::ascii_lower(route.header_name);
   std::erase_if(head.headers, [&](const auto& header) {
@@ -124,10 +125,10 @@ void RouteExchange::pass(const GatewayRoute& route, net::RequestHead head, net::
   }
   UniqueFd done_read(done[0]), done_write(done[1]);
   event_.allowed = true;
-  net::Redactor redactor(r.secrets);
+  net::AnswerMasker masker(r.secrets);
   PumpResult pumped;
   std::thread upstream([&] {
-    pumped = tls->pump(far.get(), redactor, limits_.idle_timeout, stop_fd_, done_read.get());
+    pumped = tls->pump(far.get(), masker, limits_.idle_timeout, stop_fd_, done_read.get());
     far.reset();
   });
   net::UpstreamBound bound = [&body](std::string_view data) { return body.take(data); };

@@ -2,8 +2,9 @@
 // https upstream with the route's header added, which only the host holds (net/credential_route.h).
 // Built like the inference forwarder (net/inference_forwarder.h): the request head read strictly, one
 // request per connection with exactly its body, the answer streamed back until the upstream closes;
-// the upstream leg is TLS (supervisor/tls_upstream.h), and the answer passes through a Redactor that
-// masks the credential and the header's value, should the upstream echo them.
+// the upstream leg is TLS (supervisor/tls_upstream.h), and the answer passes through an AnswerMasker
+// (net/answer_masker.h) that masks the credential (and its Basic form) in the answer's head and its
+// de-chunked body, should the upstream echo them.
 #pragma once
 
 #include <chrono>

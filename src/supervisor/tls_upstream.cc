@@ -100,7 +100,7 @@ namespace {
 // One pump's buffers and steps. Each step returns whether it made progress; a failure sets `failure`.
 class TlsPump {
  public:
-  TlsPump(SSL* ssl, int local, net::Redactor& redactor) : ssl_(ssl), local_(local), redactor_(redactor) {}
+  TlsPump(SSL* ssl, int local, net::AnswerMasker& masker) : ssl_(ssl), local_(local), masker_(masker) {}
 
   // The client's bytes, as they come, into `up_` (one piece at a time).
   bool read_local() {
@@ -119,21 +119,26 @@ class TlsPump {
     return rc > 0 || wants(rc, "sending upstream: ");
   }
 
-  // The answer through the redactor into `down_`; at its end, what the redactor held back.
+  // The answer through the masker into `down_`; at its end, what the masker held back.
   bool read_upstream(PumpResult& result) {
     if (upstream_eof || !down_.empty()) return false;
     int rc = SSL_read(ssl_, buffer_, sizeof buffer_);
     if (rc > 0) {
       if (first_.size() < 12) first_.append(buffer_, std::min<size_t>(static_cast<size_t>(rc), 12 - first_.size()));
       if (result.status == 0) result.status = status_of(first_);
-      down_ = redactor_.feed(std::string_view(buffer_, static_cast<size_t>(rc)));
+      auto masked = masker_.feed(std::string_view(buffer_, static_cast<size_t>(rc)));
+      if (!masked) {
+        failure = masked.error().message;
+        return false;
+      }
+      down_ = std::move(*masked);
       return true;
     }
     int e = SSL_get_error(ssl_, rc);
     if (e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL) {
       ERR_clear_error();
       upstream_eof = true;
-      down_ = redactor_.finish();
+      down_ = masker_.finish();
       return true;
     }
     return wants(rc, "reading the answer: ");
@@ -171,7 +176,7 @@ class TlsPump {
 
   SSL* ssl_;
   int local_;
-  net::Redactor& redactor_;
+  net::AnswerMasker& masker_;
   std::string up_, down_, first_;
   bool local_eof_ = false;
   short tcp_events_ = 0;
@@ -182,10 +187,10 @@ class TlsPump {
 
 // One loop, nonblocking both ways: each turn tries every step that could make progress, and polls only
 // when none did (OpenSSL may hold decrypted bytes that no poll would announce).
-PumpResult TlsUpstream::pump(int local, net::Redactor& redactor, std::chrono::milliseconds idle, int stop_fd,
+PumpResult TlsUpstream::pump(int local, net::AnswerMasker& masker, std::chrono::milliseconds idle, int stop_fd,
                              int done_fd) {
   PumpResult result;
-  TlsPump pump(ssl_.get(), local, redactor);
+  TlsPump pump(ssl_.get(), local, masker);
   for (;;) {
     pump.new_turn();
     bool progress = pump.read_local();

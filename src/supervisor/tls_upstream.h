@@ -11,7 +11,7 @@
 
 #include "core/result.h"
 #include "core/unique_fd.h"
-#include "net/redactor.h"
+#include "net/answer_masker.h"
 #include "net/socket_io.h"
 
 namespace tnk::supervisor {
@@ -40,10 +40,11 @@ class TlsUpstream {
                                      net::Clock::time_point deadline, int stop_fd);
 
   // Copies between the TLS connection and the nonblocking socket `local`: what `local` sends goes
-  // upstream as it is, what the upstream answers comes back through `redactor`. Ends when the upstream
-  // has closed and all was passed on (`local` is then shut down for writing), when `local` fails, after
-  // `idle` without traffic, or when `stop_fd` or `done_fd` is readable.
-  PumpResult pump(int local, net::Redactor& redactor, std::chrono::milliseconds idle, int stop_fd, int done_fd);
+  // upstream as it is, what the upstream answers comes back through `masker`. Ends when the upstream
+  // has closed and all was passed on (`local` is then shut down for writing), when `local` fails or the
+  // masker cannot follow the answer's framing (an error: nothing more is passed), after `idle` without
+  // traffic, or when `stop_fd` or `done_fd` is readable.
+  PumpResult pump(int local, net::AnswerMasker& masker, std::chrono::milliseconds idle, int stop_fd, int done_fd);
 
  private:
   TlsUpstream(UniqueFd tcp, std::unique_ptr<SSL, SslFree> ssl) : tcp_(std::move(tcp)), ssl_(std::move(ssl)) {}

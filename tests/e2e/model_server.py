@@ -3,7 +3,10 @@ tests: GET /v1/models, POST /v1/chat/completions (a JSON answer with `usage`, or
 server-sent events in a chunked body, ending with a usage chunk and [DONE]), POST /v1/embeddings, and
 Ollama's POST /api/chat (an NDJSON stream whose last line carries prompt_eval_count/eval_count). With
 `key` set it answers 401 to any request without `Authorization: Bearer <key>`, as vLLM --api-key does.
-The model "slow" streams its first event at once and its last after `slow_seconds`.
+The model "slow" streams its first event at once and its last after `slow_seconds`. The model "echo"
+answers with the request's headers, as some servers' debug and error answers do (security review
+R3-L1): as JSON with every '/' written '\\/' (as PHP does), or, streamed, as one event cut into two chunks
+in the middle of the Authorization value.
 
 It records (method, path, model, authorization) of every request that reached it."""
 import http.server
@@ -46,6 +49,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                  "prompt_eval_count": PROMPT_TOKENS, "eval_count": COMPLETION_TOKENS}], lambda e: json.dumps(e) + "\n")
         if self.path != "/v1/chat/completions":
             return self._json({"error": "not found"}, 404)
+        if model == "echo":
+            return self._echo(bool(body.get("stream")))
         if not body.get("stream"):
             return self._json({"object": "chat.completion", "model": model, "usage": usage,
                                "choices": [{"index": 0, "message": {"role": "assistant", "content": "hello"}}]})
@@ -65,7 +70,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         return False
 
     def _json(self, value, status=200):
-        data = json.dumps(value).encode()
+        self._json_text(json.dumps(value), status)
+
+    def _echo(self, stream):
+        text = json.dumps({"object": "echo", "headers": dict(self.headers.items())}).replace("/", "\\/")
+        if not stream:
+            return self._json_text(text)
+        event = "data: " + text + "\n\n"
+        auth = json.dumps(self.headers.get("Authorization", ""))[1:-1].replace("/", "\\/")
+        cut = event.index(auth) + len(auth) // 2
+        self._stream("text/event-stream", [event[:cut], event[cut:]], lambda piece: piece, last="data: [DONE]\n\n")
+
+    def _json_text(self, text, status=200):
+        data = text.encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))

@@ -1,17 +1,33 @@
 """A stand-in HTTPS upstream for the credential-route tests: a test CA and a server certificate made
 here (openssl), and a threaded HTTPS server on the host's loopback that serves bare git repositories
 through `git http-backend` (CGI) to requests carrying the expected Authorization, answers 401 to the
-rest, and echoes what it received on /echo (so a test can see what the sandbox is shown)."""
+rest, and echoes what it received on /echo (so a test can see what the sandbox is shown). /chunked-echo
+answers its echo in 4096-byte chunks, as Go's net/http flushes, with the Authorization also JSON-escaped
+and percent-encoded; /fixed/N answers N bytes of FIXED_TEXT the same way (security review R3-L2)."""
 import base64
 import http.server
 import os
+import re
 import socketserver
 import ssl
 import subprocess
 import threading
+import urllib.parse
 from pathlib import Path
 
 SAN = "IP:127.0.0.1"
+CHUNK = 4096
+# Bytes a masker could mistake for the start of an escaped secret: a normal answer holds them too.
+FIXED_TEXT = b'{"a":"\\/x%2F\\u0041 b\\\\"}\n%'
+
+
+def chunked_echo_body(method, path, auth):
+    """What /chunked-echo answers: the request line and the Authorization as received, then its JSON
+    escape (every '/' as '\\/', as PHP writes it) and its percent-encodings (upper and lower hex)."""
+    quoted = urllib.parse.quote(auth, safe="")
+    lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), quoted)
+    escaped = auth.replace("/", "\\/")
+    return f"{method} {path}\nAuthorization: {auth}\n{{\"auth\":\"{escaped}\"}}\n{quoted}\n{lower}\n".encode()
 
 
 def make_ca_and_cert(directory: Path):
@@ -57,6 +73,19 @@ class _Git(http.server.BaseHTTPRequestHandler):
                 self.rfile.readline()
         return self.rfile.read(int(self.headers.get("Content-Length", "0")))
 
+    def _answer_chunked(self, body):
+        """200 with `body` in CHUNK-byte chunks, each written (and flushed) on its own."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for at in range(0, len(body), CHUNK):
+            piece = body[at:at + CHUNK]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
     def _answer(self, status, body, headers=()):
         self.send_response(status)
         for name, value in headers:
@@ -72,6 +101,11 @@ class _Git(http.server.BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         server.seen.append((self.command, self.path, auth, self.headers.get("Host", "")))
         path, _, query = self.path.partition("?")
+        if path.startswith("/chunked-echo"):
+            return self._answer_chunked(chunked_echo_body(self.command, path, auth))
+        if path.startswith("/fixed/"):
+            size = int(path.rsplit("/", 1)[1])
+            return self._answer_chunked((FIXED_TEXT * (size // len(FIXED_TEXT) + 1))[:size])
         if path.startswith("/echo") or path.startswith("/allowed/"):
             echo = f"{self.command} {path} auth={auth}\n".encode()
             return self._answer(200, echo, [("X-Echo-Auth", auth), ("Content-Type", "text/plain")])

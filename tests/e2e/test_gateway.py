@@ -5,13 +5,14 @@ API is refused; every request is an inference_request record with its token coun
 nowhere in the sandbox, while the same search finds the token."""
 import json
 import secrets
+import urllib.request
 
 from net_harness import wait_for_records
 from model_server import COMPLETION_TOKENS, MODEL, PROMPT_TOKENS, ModelServer
 from sandbox_harness import Sandbox, any_tnk  # noqa: F401
 from secret_search import compile_secret_search, find_in_sandbox
 
-KEY = "sk-e2e-only-on-the-host-7f3a9c"
+KEY = "sk-e2e/only-on-the-host+7f3a9c"  # '/': JSON may write it escaped
 CURL = ["curl", "-sS", "--max-time", "60"]
 
 
@@ -104,5 +105,63 @@ def test_the_gateway_adds_the_key_the_sandbox_never_sees(any_tnk, tmp_path):  # 
         assert KEY not in log.read_text()
         verified = any_tnk.run("audit", "verify", str(log))
         assert verified.returncode == 0, verified.stdout + verified.stderr
+    finally:
+        server.shutdown()
+
+
+def direct(server, body):
+    """What the stand-in answers the host itself, with the key: the bytes a gateway should pass on."""
+    request = urllib.request.Request(f"http://127.0.0.1:{server.port}/v1/chat/completions", json.dumps(body).encode(),
+                                     {"Authorization": "Bearer " + KEY, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return answer.read().decode()
+
+
+def test_issue32_r3_l1_inference_answer_that_echoes_the_key_is_masked(any_tnk):  # noqa: F811
+    """Security review R3-L1: an endpoint that echoes the request's headers sends back the key the gateway
+    added. The sandbox gets the echo (the control: it does come back) with the key masked: JSON-escaped
+    in a whole answer, and cut across two chunks of a stream. Answers without the key pass byte for byte."""
+    server = ModelServer(key=KEY)
+    try:
+        configure(any_tnk, server.port)
+        box = Sandbox(any_tnk, any_tnk.project("echo"))
+        box.start("--network", "inference")
+        url = f"http://host.lima.internal:{server.port}/v1/chat/completions"
+        escaped = KEY.replace("/", "\\/")
+        for stream in (False, True):
+            echo = post(box, url, {"model": "echo", "stream": stream, "messages": []})
+            assert echo.returncode == 0, echo.stderr
+            assert server.seen[-1][3] == "Bearer " + KEY  # the endpoint got the key, and echoed it
+            for form in (KEY, escaped, KEY[:12], KEY[-12:]):
+                assert form not in echo.stdout, (stream, form, echo.stdout)
+            text = echo.stdout.split("\n")[0].removeprefix("data: ")
+            headers = json.loads(text)["headers"]
+            assert headers["Authorization"] == "Bearer " + "*" * len(escaped), (stream, echo.stdout)
+            assert headers["Content-Type"] == "application/json", headers
+            if stream:
+                assert echo.stdout.endswith("data: [DONE]\n\n"), echo.stdout
+        for body in ({"model": MODEL, "messages": []}, {"model": MODEL, "stream": True, "messages": []}):
+            through = post(box, url, body, extra=["-N"] if body.get("stream") else [])
+            assert through.stdout == direct(server, body), (body, through.stdout)
+    finally:
+        server.shutdown()
+
+
+def test_issue32_a_streamed_answer_arrives_in_pieces(any_tnk):  # noqa: F811
+    """The masking of R3-L1 holds back only what could begin the key: a stream still reaches the sandbox
+    event by event. The stand-in's "slow" model sends its first event at once and the rest 4 s later;
+    inside, the first event is read well before the last."""
+    server = ModelServer(key=KEY)
+    try:
+        configure(any_tnk, server.port)
+        box = Sandbox(any_tnk, any_tnk.project("stream"))
+        box.start("--network", "inference")
+        timed = box.exec("sh", "-c", (
+            'curl -sS -N -H "Authorization: Bearer $TNK_INFERENCE_TOKEN" -d \'{"model":"slow","stream":true}\' "$0" |'
+            ' while IFS= read -r line; do [ -n "$line" ] && echo "$(date +%s.%N) $line"; done'),
+            f"http://host.lima.internal:{server.port}/v1/chat/completions", timeout=120)
+        lines = [line.split(" ", 1) for line in timed.stdout.splitlines()]
+        assert len(lines) == 4 and lines[-1][1] == "data: [DONE]", timed.stdout + timed.stderr
+        assert float(lines[-1][0]) - float(lines[0][0]) >= 3, timed.stdout
     finally:
         server.shutdown()

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from net_harness import (audit_records, children_named, debian_mirror_host, free_port, open_fds, serve,
-                         start_with_hosts, supervisor_pid, test_host, wait_for_records)  # noqa: F401 (fixture)
+from conftest import TNK_BIN
+from net_harness import (H2_IFACE, H2_NETNS, HOST4, audit_records, children_named, debian_mirror_host,  # noqa: F401
+                         free_port, host_netns, in_netns, open_fds, serve, start_with_hosts, supervisor_pid,
+                         test_host, tunnel, wait_for_records)  # (fixtures)
 from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixture)
 from test_output import check_fields, doc_tables, field_tree
 
@@ -182,6 +184,46 @@ def test_open_reaches_the_mirror_but_not_host_loopback(any_tnk, tmp_path):
         verify(any_tnk, log)
     finally:
         other.shutdown()
+
+
+ANYIP4, ANYIP6 = "203.0.113.0/24", "2001:db8:1::/64"  # `local` routes on lo: the host answers every address
+GATEWAY4 = "198.51.100.254"                             # on the interface's link; nobody there
+OUTSIDE4 = "192.0.2.77"                                 # routed through the gateway: an ordinary outside address
+
+
+@pytest.mark.needs_root
+def test_issue32_r3_l5_open_refuses_local_routes(host_netns, any_tnk, tmp_path):
+    """Security review R3-L5: the host answers every address of a `local` route (AnyIP: `ip route add local
+    PREFIX dev lo`), though no interface has such an address. Under `open` the proxy asks the kernel how
+    it routes each destination and refuses these as it refuses the host's own addresses; the control: an
+    ordinary address, routed through a gateway, gets past the check (to a 502: nobody is there)."""
+    for route in (("route", "add", "local", ANYIP4, "dev", "lo"), ("-6", "route", "add", "local", ANYIP6, "dev", "lo"),
+                  ("route", "add", "default", "via", GATEWAY4)):
+        subprocess.run(["ip", "-n", H2_NETNS, *route], check=True, capture_output=True)
+    anyip4, anyip6 = "203.0.113.9", "2001:db8:1::9"
+    # Positive control: inside the host's namespace, the listener on 0.0.0.0/[::] answers there.
+    for host in (anyip4, f"[{anyip6}]"):
+        direct = in_netns("curl", "-sS", "-g", "--http0.9", "--max-time", "5", f"http://{host}:443/")
+        assert direct.stdout == "HOST-SERVICE\n", (host, direct.stderr)
+    manifest(any_tnk, "wide", OPEN)
+    log = tmp_path / "audit.ndjson"
+    box = Sandbox(any_tnk, any_tnk.project("wide"))
+    started = in_netns(TNK_BIN, "sandbox", "start", "--backend", box.backend, "--profile", "wide", "--audit-log",
+                       str(log), cwd=str(box.project), env=any_tnk.env, timeout=900)
+    assert started.returncode == 0, started.stderr
+    for host in (anyip4, anyip6, HOST4):
+        probe = tunnel(box, host, 443, log)
+        assert "HOST-SERVICE" not in probe.stdout, host
+        assert "CONNECT tunnel failed, response 403" in probe.stderr, (host, probe.stderr)
+    outside = tunnel(box, OUTSIDE4, 443, log)
+    assert "response 502" in outside.stderr or "response 504" in outside.stderr, outside.stderr
+    denied = {r["destination"]: r["reason"] for r in audit_records(log, "net_deny")}
+    assert denied == {anyip4: "host-internal address (local route of this host on lo)",
+                      anyip6: "host-internal address (local route of this host on lo)",
+                      HOST4: f"host-internal address (address of this host's interface {H2_IFACE})"}, denied
+    allowed = wait_for_records(log, "net_allow", lambda rs: any(r["destination"] == OUTSIDE4 for r in rs))
+    assert any(r["destination"] == OUTSIDE4 and r["rule"] == "open" for r in allowed), allowed
+    verify(any_tnk, log)
 
 
 def proc_status(pid):

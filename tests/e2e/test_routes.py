@@ -7,11 +7,12 @@ sandbox (files, every process's environ and cmdline) finds a planted control str
 credential. Each denial is paired with its allowed control, and `tnk audit verify` passes."""
 import secrets
 import subprocess
+import urllib.parse
 
 import pytest
 
 from net_harness import children_named, supervisor_pid, wait_for_records
-from route_harness import basic, serve_git
+from route_harness import CHUNK, FIXED_TEXT, basic, serve_git
 from secret_search import compile_secret_search, find_in_sandbox
 from sandbox_harness import Sandbox, any_tnk, ns_tnk  # noqa: F401 (fixtures)
 from test_network import foreign_descriptors, proc_status
@@ -29,6 +30,7 @@ def routes_toml(port, ca):
         ("git", "Authorization: {basic:x-access-token}", ""),
         ("nocred", "X-Not-The-Credential: {credential}", ""),  # same upstream, the credential elsewhere
         ("ro", "Authorization: Bearer {credential}", 'methods = ["GET"]\npaths = ["/allowed/"]'),
+        ("bearer", "Authorization: Bearer {credential}", ""),
     ))
 
 
@@ -190,5 +192,38 @@ def test_routes_work_beside_the_egress_proxy(ns_tnk, tmp_path):
         assert direct.returncode != 0  # the proxy refuses the host's loopback
         records = wait_for_records(log, "route_request", lambda rs: rs != [])
         assert records and records[0]["policy"] == "open" and records[0]["status"] == 200, records
+    finally:
+        server.shutdown()
+
+
+def test_issue32_r3_l2_route_answer_chunked_across_the_credential_is_masked(ns_tnk, tmp_path):
+    """Security review R3-L2: the upstream echoes the request in 4096-byte chunks and the sandbox pads its
+    path so that a chunk boundary falls inside the echoed credential (the client joins the pieces). The
+    echo still comes back, with the credential masked as sent, JSON-escaped and percent-encoded (upper
+    and lower hex); the control: a normal chunked answer of several chunks arrives byte for byte."""
+    token = "tnk/route+" + secrets.token_hex(12)  # '/' and '+': JSON and URLs escape them
+    server = setup_routes(ns_tnk, tmp_path, token)
+    box = Sandbox(ns_tnk, ns_tnk.project("chunks"))
+    try:
+        box.start("--profile", "routes")
+        base = "http://host.tnk.internal:3130/r/bearer"
+        # The echo's body is "GET <path>\nAuthorization: Bearer <token>...": the token starts 10 bytes
+        # before the first chunk ends.
+        prefix = "/chunked-echo/"
+        path = prefix + "a" * (CHUNK - 10 - len("GET ") - len(prefix) - len("\nAuthorization: Bearer "))
+        echo = box.exec(*CURL, base + path)
+        assert echo.returncode == 0, echo.stderr
+        assert server.seen[-1][2] == f"Bearer {token}"  # the upstream got it, and sent it back
+        stars = "*" * len(token)
+        assert echo.stdout.startswith(f"GET {path}\nAuthorization: Bearer {stars}\n"), echo.stdout[-200:]
+        quoted = urllib.parse.quote(token, safe="")
+        for form in (token, token.replace("/", "\\/"), quoted, quoted.lower(), token[10:]):
+            assert form not in echo.stdout, (form, echo.stdout[-300:])
+        assert echo.stdout.count("*" * len(quoted)) == 2, echo.stdout[-300:]  # both encodings, masked whole
+
+        for size in (10, 3 * CHUNK + 123):
+            fixed = box.exec(*CURL, f"{base}/fixed/{size}")
+            want = (FIXED_TEXT * (size // len(FIXED_TEXT) + 1))[:size].decode()
+            assert fixed.returncode == 0 and fixed.stdout == want, (size, fixed.stdout[-100:], fixed.stderr)
     finally:
         server.shutdown()

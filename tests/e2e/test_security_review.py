@@ -1,7 +1,6 @@
 """Regression tests of findings of the outside security review (named by finding: test_h2_... is H2),
 through the built binary. Each refusal is paired with an allowed control in the same run."""
 import os
-import shutil
 import socket
 import ssl
 import subprocess
@@ -13,71 +12,11 @@ import pytest
 
 from conftest import PROJECT_OWNER, TNK_BIN, require
 from procs import children_named, descendants, process_table
-from net_harness import NETNS, audit_records, start_with_hosts, test_host, wait_for_records  # noqa: F401 (fixture)
+from net_harness import (H2_IFACE, HOST4, HOST6, NEIGHBOUR4, NEIGHBOUR6, NETNS, OFF_LINK, audit_records,  # noqa: F401
+                         host_netns, in_netns, start_with_hosts, test_host, tunnel, wait_for_records)  # (fixtures)
 from sandbox_harness import Sandbox, any_tnk, ns_tnk, sandbox, vm_sandbox, vm_tnk  # noqa: F401 (fixtures)
 
-H2_NETNS = "tnk-e2e-h2"
-H2_IFACE = "tnkh2"
-HOST4, HOST6 = "198.51.100.1", "2001:db8:5::1"            # documentation addresses, never a real outside one
-NEIGHBOUR4, NEIGHBOUR6 = "198.51.100.7", "2001:db8:5::7"  # on-link, nobody there
-OFF_LINK = "203.0.113.7"                                   # TEST-NET-3: no route here, so unreachable
-LISTENER = (  # answers every request on 0.0.0.0:443 and [::]:443 with one line, then closes
-    "import socket,threading\n"
-    "def serve(family,addr):\n"
-    "  s=socket.socket(family);s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-    "  if family==socket.AF_INET6: s.setsockopt(socket.IPPROTO_IPV6,socket.IPV6_V6ONLY,1)\n"
-    "  s.bind((addr,443));s.listen(16)\n"
-    "  while True:\n"
-    "    c,_=s.accept();c.settimeout(5);c.recv(4096);c.sendall(b'HOST-SERVICE\\n');c.close()\n"
-    "threading.Thread(target=serve,args=(socket.AF_INET6,'::'),daemon=True).start()\n"
-    "serve(socket.AF_INET,'0.0.0.0')\n"
-)
 OPEN = "security:\n  network: open\n"
-
-
-def ip(*args):
-    subprocess.run(["ip", *args], check=True, capture_output=True)
-
-
-def in_netns(*argv, **kwargs):
-    """Runs argv in the test's network namespace only (nsenter --net: mounts, /sys and cgroups stay)."""
-    return subprocess.run(["nsenter", f"--net=/run/netns/{H2_NETNS}", *argv], capture_output=True, text=True,
-                          **kwargs)
-
-
-@pytest.fixture
-def host_netns():
-    """A network namespace that plays the host: lo, and an interface with a public-looking address
-    (HOST4/24, HOST6/64), a listener on 0.0.0.0:443 and [::]:443 in it, and no route anywhere else."""
-    require(shutil.which("ip") is not None and shutil.which("nsenter") is not None, "iproute2 or nsenter missing")
-    subprocess.run(["ip", "netns", "del", H2_NETNS], capture_output=True)
-    ip("netns", "add", H2_NETNS)
-    ip("-n", H2_NETNS, "link", "set", "lo", "up")
-    # A veth pair with both ends inside (this kernel may have no dummy interfaces): the peer stays bare.
-    ip("-n", H2_NETNS, "link", "add", H2_IFACE, "type", "veth", "peer", "name", f"{H2_IFACE}p")
-    ip("-n", H2_NETNS, "link", "set", f"{H2_IFACE}p", "up")
-    ip("-n", H2_NETNS, "addr", "add", f"{HOST4}/24", "dev", H2_IFACE)
-    ip("-n", H2_NETNS, "addr", "add", f"{HOST6}/64", "dev", H2_IFACE, "nodad")
-    ip("-n", H2_NETNS, "link", "set", H2_IFACE, "up")
-    listener = subprocess.Popen(["nsenter", f"--net=/run/netns/{H2_NETNS}", "/usr/bin/python3", "-c", LISTENER])
-    try:
-        for _ in range(100):
-            if in_netns("curl", "-s", "--http0.9", "--max-time", "1", f"http://{HOST4}:443/").stdout == "HOST-SERVICE\n":
-                break
-            time.sleep(0.05)
-        yield
-    finally:
-        listener.kill()
-        listener.wait()
-        subprocess.run(["ip", "netns", "del", H2_NETNS], capture_output=True)
-
-
-def tunnel(box, host, port, log):
-    """curl through the sandbox's own proxy settings, as a CONNECT tunnel to host:port; stdout is what the
-    far end sent (HTTP/0.9 allowed: the listener speaks no HTTP)."""
-    url_host = f"[{host}]" if ":" in host else host
-    return box.exec("curl", "-sS", "-g", "--http0.9", "--proxytunnel", "--max-time", "10",
-                    f"http://{url_host}:{port}/", audit=log)
 
 
 @pytest.mark.needs_root

@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <future>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "net/gateway_request.h"
 #include "net/inference_forwarder.h"
 #include "net/inference_paths.h"
 #include "net/request_body.h"
@@ -222,6 +224,39 @@ TEST(InferenceForwarder, StreamsTheAnswerAsItArrives) {
   ASSERT_TRUE(send_text(client.get(), "POST /v1/completions HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"));
   EXPECT_NE(read_until(client.get(), "data: first\n\n").find("data: first"), std::string::npos);
   endpoint.release();
+  client.reset();
+  EXPECT_TRUE(serving.stop().ok());
+}
+
+// Security review R3-L1: an endpoint that echoes the request's headers shows the key it was sent; the
+// client gets the answer with the key masked, also when a chunk boundary falls inside it, and still as
+// it streams. The pair: the same gateway passes the rest of the answer unchanged.
+TEST(InferenceForwarder, AnEchoedKeyIsMaskedAcrossChunks) {
+  const std::string key = "sk-r3-INFERENCE-KEY-0123456789abcdef";
+  std::string echo = "{\"authorization\":\"Bearer " + key + "\"}";
+  std::size_t split = echo.find(key) + 10;
+  auto chunk = [](const std::string& data) {
+    char size[20];
+    std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    return size + data + "\r\n";
+  };
+  RecordingEndpoint endpoint("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(echo.substr(0, split)) +
+                             chunk(echo.substr(split)) + "0\r\n\r\n");
+  GatewaySettings settings;
+  settings.token = "tok";
+  settings.api_key = key;
+  UniqueFd listener = listen_loopback();
+  ForwardTarget target{"127.0.0.1", endpoint.port()};
+  Serving serving([&](int stop) { return serve_inference_forward(listener.get(), target, stop, {}, {}, settings); });
+  UniqueFd client = connect_loopback(port_of(listener.get()));
+  ASSERT_TRUE(send_text(client.get(), "GET /v1/models HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer tok\r\n\r\n"));
+  std::string answer = read_until_eof(client.get());
+  EXPECT_EQ(answer.find(key.substr(10)), std::string::npos) << answer;
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) << answer;
+  EXPECT_NE(answer.find("{\"authorization\":\"Bearer "), std::string::npos) << answer;
+  EXPECT_NE(answer.find(std::string(key.size(), '*') + "\"}\r\n0\r\n\r\n"), std::string::npos) << answer;
+  ASSERT_EQ(endpoint.seen().size(), 1u);
+  EXPECT_NE(endpoint.seen()[0].find("Authorization: Bearer " + key), std::string::npos);  // it was sent
   client.reset();
   EXPECT_TRUE(serving.stop().ok());
 }

@@ -41,10 +41,46 @@ TEST(Redactor, PassesTextWithoutSecretsUnchanged) {
   EXPECT_EQ(none.feed("abc"), "abc");
 }
 
+// A piece that cannot end inside a secret passes whole (a stream of small events is not delayed); one
+// that ends with what could begin a secret, or an escape, waits for the next piece only that far.
 TEST(Redactor, HoldsBackOnlyWhatCouldStartASecret) {
   Redactor redactor({"abcdef"});
-  EXPECT_EQ(redactor.feed("0123456789"), "01234");  // the last 5 bytes wait for the next piece
-  EXPECT_EQ(redactor.finish(), "56789");
+  EXPECT_EQ(redactor.feed("0123456789"), "0123456789");
+  EXPECT_EQ(redactor.feed("data: 0abc"), "data: 0");
+  EXPECT_EQ(redactor.feed("x and a%6"), "abcx and ");
+  EXPECT_EQ(redactor.feed("2\\u0063"), "");  // "a%62\\u0063" spells "abc" so far
+  EXPECT_EQ(redactor.feed("!"), "a%62\\u0063!");
+  EXPECT_EQ(redactor.feed("tail\\"), "tail");  // a backslash may begin an escape
+  EXPECT_EQ(redactor.finish(), "\\");
+}
+
+// An echo inside JSON or a URL writes some of a secret's bytes escaped; each form, and any mix of them
+// byte by byte, is masked whole, keeping the length.
+TEST(Redactor, MasksTheJsonEscapedAndPercentEncodedForms) {
+  const std::string secret = "sk/a+b=\"c";
+  for (const std::string& form :
+       {std::string("sk/a+b=\"c"), std::string("sk\\/a+b=\\\"c"), std::string("sk\\u002Fa\\u002bb\\u003D\\u0022c"),
+        std::string("sk%2Fa%2Bb%3D%22c"), std::string("sk%2fa%2bb%3d%22c"), std::string("%73k\\/a%2b\\u0062=%22c")}) {
+    Redactor redactor({secret});
+    std::string in = "{\"h\":\"Bearer " + form + "\"}";
+    EXPECT_EQ(through(redactor, {in}), "{\"h\":\"Bearer " + std::string(form.size(), '*') + "\"}") << form;
+  }
+}
+
+TEST(Redactor, EncodedFormsSplitAtEveryByteAreMasked) {
+  const std::string form = "pre sk%2Fa\\u002bb post";
+  const std::string want = "pre " + std::string(form.size() - 9, '*') + " post";
+  for (std::size_t cut = 0; cut <= form.size(); ++cut) {
+    Redactor redactor({"sk/a+b"});
+    EXPECT_EQ(through(redactor, {form.substr(0, cut), form.substr(cut)}), want) << cut;
+  }
+}
+
+TEST(Redactor, NearMissesOfTheFormsPassUnchanged) {
+  for (const char* in : {"sk%2Ga+b", "sk\\u002ga+b", "sk\\xa+b", "sk%2F", "sk\\u00", "sk%", "sk/a+"}) {
+    Redactor redactor({"sk/a+b"});
+    EXPECT_EQ(through(redactor, {in}), in) << in;
+  }
 }
 
 }  // namespace
