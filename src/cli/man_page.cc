@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "cli/command.h"
-#include "config/config_keys.h"
+#include "config/keys.h"
 #include "core/error.h"
 #include "host/host_probe.h"
 #include "sandbox/resolve.h"
@@ -93,10 +93,10 @@ std::vector<Variable> host_variables() {
       {"PATH", "where tnk finds qemu-system-x86_64, virtiofsd, limactl, mmdebstrap and the kernel build tools"},
       {host::kPvmGuestKernelEnv, "a guest kernel for hosts whose /dev/kvm is a PVM hypervisor (docs/vm-backend.md)"},
   };
-  for (const auto& key : config::kConfigKeys) {
+  for (const auto& key : config::keys()) {
     if (key.env.empty()) continue;
     v.push_back(
-        {std::string(key.env), "overrides " + std::string(key.key) + " of tnk.toml: " + std::string(key.expect)});
+        {std::string(key.env), "overrides " + std::string(key.name) + " of tnk.toml: " + std::string(key.expect)});
   }
   return v;
 }

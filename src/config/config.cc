@@ -5,16 +5,17 @@
 #include "config/config_env.h"
 #include "config/config_file.h"
 #include "config/config_values.h"
+#include "config/keys.h"
 #include "core/trusted_file.h"
-#include "workspace/workspace.h"
 
 namespace tnk {
 namespace {
 
+// Fills the expanded path of each path key (workspace_root_path, ...) from its text.
 void resolve_paths(Config& config, const Paths& paths) {
-  config.workspace_root_path = workspace::expand_user_path(config.workspace_root.value, paths.home);
-  config.model_dir_path = workspace::expand_user_path(config.model_dir.value, paths.home);
-  config.audit_dir_path = workspace::expand_user_path(config.audit_dir.value, paths.home);
+  for (const config::Key& key : config::keys()) {
+    if (key.expand) key.expand(config, paths.home);
+  }
 }
 
 }  // namespace

@@ -2,83 +2,82 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <string_view>
+#include <utility>
+#include <vector>
 
+#include "config/keys.h"
 #include "core/files.h"
 
 namespace tnk {
 namespace {
 
-// Lines up to default_engine_preset are the original's template (anchor §2.5) unchanged.
-constexpr const char* kTemplate = R"(# tnk configuration
+constexpr std::string_view kOwnSettings =
+    "# ---- tnk's own settings: remove the leading \"# \" to change one (the values shown are the defaults)\n";
 
-# API port for local inference server
-server_port = 8080
+// Each line of `text` after `mark` ("# " or nothing).
+std::string lines(std::string_view mark, std::string_view text) {
+  std::string out;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    out += std::string(mark) + std::string(text.substr(start, end - start)) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
 
-# Root used for project-to-sandbox mapping (must NOT be your home directory)
-workspace_root = "~/code"
+// "sandbox" of "sandbox.cpus"; empty for a top-level key.
+std::string_view table_of(std::string_view name) {
+  size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? std::string_view{} : name.substr(0, dot);
+}
 
-# Base directory for model files
-model_dir = "~/opt/models"
-
-# Default sandbox profile
-default_provision_profile = "pi"
-
-# Inference runtime: "llama"
-default_engine_runtime = "llama"
-
-# Bind host for inference server (127.0.0.1 for localhost only, 0.0.0.0 for all interfaces)
-default_engine_bind_host = "127.0.0.1"
-
-# Preset to load when --preset is omitted from engine start.
-# Must match the filename stem of a file in ~/.config/tnk/provider.d/
-# Example: "llama-default" loads ~/.config/tnk/provider.d/llama-default.ini
-# default_engine_preset = "llama-default"
-
-# ---- tnk's own settings: remove the leading "# " to change one (the values shown are the defaults)
-
-# Sandbox backend: "auto" (the best one available here; `tnk doctor` says which), "vm", "ns" or "lima"
-# default_backend = "auto"
-
-# Full URL of the inference API, for a server that is not http://<default_engine_bind_host>:<server_port>/v1
-# inference_url = "http://127.0.0.1:8080/v1"
-
-# Model name and context window (tokens) given to agents when the server does not report them
-# model_name = "my-model"
-# context_window = 32768
-
-# Network of new sandboxes: "none", "inference" (only the inference endpoint), "allowlist" or "open"
-# default_network = "inference"
-
-# Start sandboxes even where their pids and memory limits (vm: the pids limit of QEMU and its helpers)
-# cannot be applied (no cgroup for them; `sudo tnk setup --user NAME` gives one): a fork bomb or a
-# memory hog inside then reaches the host
-# allow_unlimited = false
-
-# Write an NDJSON audit log of every session into audit_dir ($XDG_STATE_HOME/tnk/audit by default)
-# audit = false
-# audit_dir = "~/.local/state/tnk/audit"
-
-# Resources of each sandbox (sizes such as "512MiB" or "2GiB"; a bare number means GiB)
-# [sandbox]
-# cpus = 2
-# memory = "2GiB"
-# disk = "8GiB"
-
-# The inference gateway: the endpoint's API key from a variable of tnk's environment (api_key_env), or
-# instead from a file only you can read (api_key_file: "~/.config/tnk/inference.key"); requests to the
-# server at a time per sandbox; model names agents ask for, and the served model each one means
-# [inference]
-# api_key_env = "OPENAI_API_KEY"
-# concurrency = 4
-# [inference.aliases]
-# "gpt-4o" = "qwen2.5-coder-7b"
-)";
+// The keys the template shows, in its order: the original's template first (its settings, then its
+// commented-out preset, as it had them), then tnk's own; top-level keys before any [table], since in
+// TOML a key under a [table] header belongs to that table.
+std::vector<const config::Key*> sampled_keys() {
+  std::vector<const config::Key*> sampled;
+  for (const config::Key& key : config::keys()) {
+    if (key.sample != config::Sample::kAbsent) sampled.push_back(&key);
+  }
+  std::stable_sort(sampled.begin(), sampled.end(), [](const config::Key* a, const config::Key* b) {
+    auto rank = [](const config::Key* key) { return std::pair(key->sample, !table_of(key->name).empty()); };
+    return rank(a) < rank(b);
+  });
+  return sampled;
+}
 
 }  // namespace
 
-std::string config_template() { return kTemplate; }
+std::string config_template() {
+  std::string out = "# tnk configuration\n";
+  std::string_view table;  // the [table] of the lines so far
+  bool own = false;        // past the original's keys
+  for (const config::Key* key : sampled_keys()) {
+    std::string_view mark = key->sample == config::Sample::kOriginal ? "" : "# ";
+    if (!own && key->sample == config::Sample::kCommented) {
+      own = true;
+      out += "\n" + std::string(kOwnSettings);
+    }
+    if (!key->comment.empty()) out += "\n" + lines("# ", key->comment);
+    if (key->is_table) {
+      out += lines(mark, "[" + std::string(key->name) + "]") + lines(mark, key->sample_value);
+      table = key->name;
+      continue;
+    }
+    std::string_view name = key->name;
+    if (table_of(name) != table) {
+      table = table_of(name);
+      out += lines(mark, "[" + std::string(table) + "]");
+    }
+    name.remove_prefix(table.empty() ? 0 : table.size() + 1);
+    out += lines(mark, std::string(name) + " = " + std::string(key->sample_value));
+  }
+  return out;
+}
 
 Result<bool> write_config_template(const Paths& paths, bool force) {
   std::filesystem::path file = paths.config_file();

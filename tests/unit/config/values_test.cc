@@ -1,8 +1,8 @@
 // Pure helpers of config/: sizes, inference URLs, and `config show` output.
 #include <algorithm>
 
-#include "config/config_keys.h"
 #include "config/config_show.h"
+#include "config/keys.h"
 #include "config/size.h"
 #include "config_test_util.h"
 
@@ -124,8 +124,8 @@ TEST_F(ConfigTest, JsonHasEveryKeyValueAndSource) {
   EXPECT_EQ(s["sandbox.memory"]["value"], 2 * kGiB);
   EXPECT_EQ(s["workspace_root"]["value"], "~/code");
   EXPECT_EQ(s["workspace_root"]["path"], home() + "/code");
-  EXPECT_EQ(s.size(), config::kConfigKeys.size());
-  for (const auto& info : config::kConfigKeys) EXPECT_TRUE(s.contains(std::string(info.key))) << info.key;
+  EXPECT_EQ(s.size(), config::keys().size());
+  for (const auto& key : config::keys()) EXPECT_TRUE(s.contains(std::string(key.name))) << key.name;
 }
 
 }  // namespace
