@@ -1,6 +1,5 @@
 #include "session/messages.h"
 
-#include <array>
 #include <map>
 #include <utility>
 
@@ -9,16 +8,13 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<ControlOp, std::string_view>, 8> kControlOpNames = {{
-    {ControlOp::kExec, "exec"},
-    {ControlOp::kResize, "resize"},
-    {ControlOp::kSignal, "signal"},
-    {ControlOp::kPing, "ping"},
-    {ControlOp::kStop, "stop"},
-    {ControlOp::kNetwork, "network"},
-    {ControlOp::kForward, "forward"},
-    {ControlOp::kAgentPing, "agent-ping"},
-}};
+// The wire names of the ops: what old and new tnk and their supervisors agree on, never to be renamed.
+constexpr std::pair<ControlOp, std::string_view> kControlOpNames[] = {
+    {ControlOp::kExec, "exec"},       {ControlOp::kResize, "resize"},
+    {ControlOp::kSignal, "signal"},   {ControlOp::kPing, "ping"},
+    {ControlOp::kStop, "stop"},       {ControlOp::kNetwork, "network"},
+    {ControlOp::kForward, "forward"}, {ControlOp::kAgentPing, "agent-ping"},
+};
 
 bool valid_env_name(std::string_view name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
