@@ -66,11 +66,13 @@ Status request_stop(const std::filesystem::path& ctl_sock, std::chrono::millisec
   }
 }
 
-json network_op(bool ask_proxy) { return {{"op", "network"}, {"ask_proxy", ask_proxy}}; }
+json network_op(bool ask_proxy) { return {{"op", control_op_name(ControlOp::kNetwork)}, {"ask_proxy", ask_proxy}}; }
 json forward_op(uint16_t host_port, uint16_t guest_port) {
-  return {{"op", "forward"}, {"host_port", host_port}, {"guest_port", guest_port}};
+  return {{"op", control_op_name(ControlOp::kForward)}, {"host_port", host_port}, {"guest_port", guest_port}};
 }
-json unforward_op(uint16_t host_port) { return {{"op", "forward"}, {"host_port", host_port}, {"remove", true}}; }
+json unforward_op(uint16_t host_port) {
+  return {{"op", control_op_name(ControlOp::kForward)}, {"host_port", host_port}, {"remove", true}};
+}
 
 Result<json> request_network(const std::filesystem::path& ctl_sock, const json& op, std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
@@ -85,7 +87,9 @@ Result<json> request_network(const std::filesystem::path& ctl_sock, const json& 
   return *it;
 }
 
-json agent_ping_op(int count) { return {{"op", "agent-ping"}, {"v", kProtocolVersion}, {"count", count}}; }
+json agent_ping_op(int count) {
+  return {{"op", control_op_name(ControlOp::kAgentPing)}, {"v", kProtocolVersion}, {"count", count}};
+}
 
 Result<std::vector<int64_t>> request_agent_pings(const std::filesystem::path& ctl_sock, int count,
                                                  std::chrono::milliseconds timeout) {

@@ -1,11 +1,20 @@
 #include "session/messages.h"
 
 #include <map>
+#include <utility>
 
 namespace tnk::session {
 namespace {
 
 using nlohmann::json;
+
+// The wire names of the ops: what old and new tnk and their supervisors agree on, never to be renamed.
+constexpr std::pair<ControlOp, std::string_view> kControlOpNames[] = {
+    {ControlOp::kExec, "exec"},       {ControlOp::kResize, "resize"},
+    {ControlOp::kSignal, "signal"},   {ControlOp::kPing, "ping"},
+    {ControlOp::kStop, "stop"},       {ControlOp::kNetwork, "network"},
+    {ControlOp::kForward, "forward"}, {ControlOp::kAgentPing, "agent-ping"},
+};
 
 bool valid_env_name(std::string_view name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
@@ -42,6 +51,20 @@ Result<std::vector<std::string>> normalize_env(const JsonFields& f, const std::v
 
 }  // namespace
 
+std::string control_op_name(ControlOp op) {
+  for (const auto& [known, name] : kControlOpNames) {
+    if (known == op) return std::string(name);
+  }
+  return "op " + std::to_string(static_cast<int>(op));  // only a value cast from outside the enum
+}
+
+std::optional<ControlOp> control_op_from_name(std::string_view name) {
+  for (const auto& [op, known] : kControlOpNames) {
+    if (known == name) return op;
+  }
+  return std::nullopt;
+}
+
 std::string identity_name(Identity identity) {
   switch (identity) {
     case Identity::kAgent: return "agent";
@@ -59,7 +82,7 @@ std::optional<Identity> identity_from_name(std::string_view name) {
 }
 
 json to_json(const ExecRequest& request) {
-  return json{{"op", "exec"},
+  return json{{"op", control_op_name(ControlOp::kExec)},
               {"v", kProtocolVersion},
               {"argv", request.argv},
               {"env", request.env},
@@ -110,11 +133,13 @@ Status check_version(const json& body, std::string_view peer) {
                 "restart the sandbox with the same tnk (`tnk sandbox stop`, then start it again)");
 }
 
-json resize_op(unsigned short rows, unsigned short cols) { return {{"op", "resize"}, {"rows", rows}, {"cols", cols}}; }
-json signal_op(int signal) { return {{"op", "signal"}, {"signal", signal}}; }
-json ping_op() { return {{"op", "ping"}, {"v", kProtocolVersion}}; }
+json resize_op(unsigned short rows, unsigned short cols) {
+  return {{"op", control_op_name(ControlOp::kResize)}, {"rows", rows}, {"cols", cols}};
+}
+json signal_op(int signal) { return {{"op", control_op_name(ControlOp::kSignal)}, {"signal", signal}}; }
+json ping_op() { return {{"op", control_op_name(ControlOp::kPing)}, {"v", kProtocolVersion}}; }
 json stop_op(std::chrono::milliseconds grace) {
-  return {{"op", "stop"}, {"v", kProtocolVersion}, {"grace_ms", grace.count()}};
+  return {{"op", control_op_name(ControlOp::kStop)}, {"v", kProtocolVersion}, {"grace_ms", grace.count()}};
 }
 
 Result<Resize> resize_from_json(const json& body) {

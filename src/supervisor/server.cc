@@ -119,44 +119,59 @@ bool Server::handle_message(Connection& conn) {
     }
     conn.greeted = true;
   }
-  std::string op = text_field(message.body, "op");
-  if (op == "exec" && conn.session == 0) return handle_exec(conn, message);
-  return handle_control(conn, message.body);
-}
-
-// Ops after a session started are best effort (a resize racing the exit is no error); an unknown
-// first op ends the connection.
-bool Server::handle_control(Connection& conn, const nlohmann::json& body) {
-  std::string op = text_field(body, "op");
-  if (op == "resize") {
-    auto size = session::resize_from_json(body);
-    winsize ws{};
-    if (size && conn.pty.valid()) {
-      ws.ws_row = size->rows;
-      ws.ws_col = size->cols;
-      ::ioctl(conn.pty.get(), TIOCSWINSZ, &ws);
-    }
-    if (size && conn.session != 0) engine_.resize_session(conn.session, size->rows, size->cols);
-  } else if (op == "signal") {
-    auto sig = session::signal_from_json(body);
-    if (sig && conn.session != 0) engine_.signal_session(conn.session, *sig);
-  } else if (op == "ping") {
-    send_or_log(conn.fd.get(), session::pong_event(to_string(config_.backend), ::getpid()));
-  } else if (op == "stop") {
-    auto grace = session::stop_grace_from_json(body);
-    send_or_log(conn.fd.get(), session::stopping_event());
-    stop_sandbox(grace ? *grace : kDefaultGrace);
-  } else if (op == "network" && conn.session == 0) {
-    send_or_log(conn.fd.get(), network_event(flag_field(body, "ask_proxy")));
-  } else if (op == "forward" && conn.session == 0) {
-    send_or_log(conn.fd.get(), handle_forward(body));
-  } else if (op == "agent-ping" && conn.session == 0) {
-    send_or_log(conn.fd.get(), agent_ping_event(engine_, body));
-  } else if (conn.session == 0) {
-    send_or_log(conn.fd.get(), error_event(failed("unknown control operation '" + op + "'"), 1));
+  std::string name = text_field(message.body, "op");
+  std::optional<session::ControlOp> op = session::control_op_from_name(name);
+  if (!op) {
+    if (conn.session != 0) return true;  // a session's connection ignores what it has no use for
+    send_or_log(conn.fd.get(), error_event(failed("unknown control operation '" + name + "'"), 1));
     return false;
   }
+  return handle_op(conn, *op, message);
+}
+
+// Ops after a session started are best effort (a resize racing the exit is no error), and those that
+// only start something (exec, network, forward, agent-ping) are ignored on a session's connection.
+bool Server::handle_op(Connection& conn, session::ControlOp op, session::Message& message) {
+  const nlohmann::json& body = message.body;
+  const bool fresh = conn.session == 0;
+  switch (op) {
+    case session::ControlOp::kExec: return fresh ? handle_exec(conn, message) : true;
+    case session::ControlOp::kResize: resize_terminal(conn, body); return true;
+    case session::ControlOp::kSignal:
+      if (auto sig = session::signal_from_json(body); sig && !fresh) engine_.signal_session(conn.session, *sig);
+      return true;
+    case session::ControlOp::kPing:
+      send_or_log(conn.fd.get(), session::pong_event(to_string(config_.backend), ::getpid()));
+      return true;
+    case session::ControlOp::kStop: {
+      auto grace = session::stop_grace_from_json(body);
+      send_or_log(conn.fd.get(), session::stopping_event());
+      stop_sandbox(grace ? *grace : kDefaultGrace);
+      return true;
+    }
+    case session::ControlOp::kNetwork:
+      if (fresh) send_or_log(conn.fd.get(), network_event(flag_field(body, "ask_proxy")));
+      return true;
+    case session::ControlOp::kForward:
+      if (fresh) send_or_log(conn.fd.get(), handle_forward(body));
+      return true;
+    case session::ControlOp::kAgentPing:
+      if (fresh) send_or_log(conn.fd.get(), agent_ping_event(engine_, body));
+      return true;
+  }
   return true;
+}
+
+void Server::resize_terminal(Connection& conn, const nlohmann::json& body) {
+  auto size = session::resize_from_json(body);
+  if (!size) return;
+  if (conn.pty.valid()) {
+    winsize ws{};
+    ws.ws_row = size->rows;
+    ws.ws_col = size->cols;
+    ::ioctl(conn.pty.get(), TIOCSWINSZ, &ws);
+  }
+  if (conn.session != 0) engine_.resize_session(conn.session, size->rows, size->cols);
 }
 
 bool Server::handle_exec(Connection& conn, session::Message& message) {

@@ -48,8 +48,10 @@ class Server {
   void accept_connection();
   // False when the connection is done and must be finished.
   bool handle_message(Connection& conn);
+  // The dispatch of a known op; false as handle_message.
+  bool handle_op(Connection& conn, session::ControlOp op, session::Message& message);
   bool handle_exec(Connection& conn, session::Message& message);
-  bool handle_control(Connection& conn, const nlohmann::json& body);
+  void resize_terminal(Connection& conn, const nlohmann::json& body);
   void finish(Connection& conn);
   void handle_signal();
   void reap_children();

@@ -54,7 +54,11 @@ void check_exec(const nlohmann::json& body, const int* fds) {
 void decode_all(const nlohmann::json& body, const int* fds) {
   if (!body.is_object()) std::abort();
   (void)check_version(body, "the client");
-  (void)control_fields(body).optional_string("op");
+  auto op = control_fields(body).optional_string("op");
+  if (op.ok()) {  // a name the supervisor knows names its op again, and only that one
+    auto known = control_op_from_name(*op);
+    if (known && control_op_name(*known) != *op) std::abort();
+  }
   (void)control_fields(body).string("event");
   check_exec(body, fds);
   (void)resize_from_json(body);

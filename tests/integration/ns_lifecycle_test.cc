@@ -52,12 +52,13 @@ int processes_in(ino_t ns) {
 class NsLifecycleTest : public NsSandboxTest {
  protected:
   // A session whose output goes nowhere, tracked for TearDown's reaping.
-  pid_t spawn_detached(pid_t init, std::vector<std::string> argv, Identity identity = Identity::kAgent) {
+  pid_t spawn_detached(pid_t init, std::vector<std::string> argv,
+                       session::Identity identity = session::Identity::kAgent) {
     SessionSpec s;
-    s.argv = std::move(argv);
-    s.env = session_env();
-    s.cwd = "/workspace";
-    s.identity = identity;
+    s.request.argv = std::move(argv);
+    s.request.env = session_env();
+    s.request.cwd = "/workspace";
+    s.request.identity = identity;
     auto session = spawn(running(init), s);
     EXPECT_TRUE(session.ok()) << (session.ok() ? "" : session.error().message);
     if (!session.ok()) return 0;
@@ -80,9 +81,9 @@ TEST_F(NsLifecycleTest, OneJoinerStartsManySessions) {
               read_text("/proc/" + std::to_string(init) + "/cgroup"));
     for (int i = 0; i < 3; ++i) {
       SessionSpec s;
-      s.argv = {"sh", "-c", "exit " + std::to_string(40 + i)};
-      s.env = session_env();
-      s.cwd = "/workspace";
+      s.request.argv = {"sh", "-c", "exit " + std::to_string(40 + i)};
+      s.request.env = session_env();
+      s.request.cwd = "/workspace";
       auto session = joiner->spawn(s);
       ASSERT_TRUE(session.ok()) << session.error().message;
       EXPECT_EQ(wait_status(session->pid), 40 + i);
@@ -150,9 +151,9 @@ TEST_F(NsLifecycleTest, StopWithoutHookReapsTheSandboxsSessions) {
   pid_t init = start_ok(spec());
   ASSERT_GT(init, 0);
   SessionSpec s;
-  s.argv = {"sleep", "1000"};
-  s.env = session_env();
-  s.cwd = "/";
+  s.request.argv = {"sleep", "1000"};
+  s.request.env = session_env();
+  s.request.cwd = "/";
   auto session = spawn(running(init), s);
   ASSERT_TRUE(session.ok()) << session.error().message;
   started_.erase(init);
@@ -171,9 +172,9 @@ TEST_F(NsLifecycleTest, StopHandsBackTheStatusesOfTheSessionsItReaps) {
   pid_t init = start_ok(spec());
   ASSERT_GT(init, 0);
   SessionSpec s;
-  s.argv = {"sleep", "1000"};
-  s.env = session_env();
-  s.cwd = "/";
+  s.request.argv = {"sleep", "1000"};
+  s.request.env = session_env();
+  s.request.cwd = "/";
   auto session = spawn(running(init), s);
   ASSERT_TRUE(session.ok()) << session.error().message;
   std::vector<ReapedSession> reaped;
@@ -250,12 +251,12 @@ TEST_F(NsLifecycleTest, PtySessionHasAControllingTerminalOwnedByAgent) {
   pid_t init = start_ok(spec());
   ASSERT_GT(init, 0);
   SessionSpec s;
-  s.argv = {"sh", "-c", "tty; stat -c '%u %g %a' $(tty); stty size; ps -o sid=,pgid=,pid= -p $$"};
-  s.env = session_env();
-  s.cwd = "/workspace";
-  s.tty = true;
-  s.rows = 33;
-  s.cols = 101;
+  s.request.argv = {"sh", "-c", "tty; stat -c '%u %g %a' $(tty); stty size; ps -o sid=,pgid=,pid= -p $$"};
+  s.request.env = session_env();
+  s.request.cwd = "/workspace";
+  s.request.tty = true;
+  s.request.rows = 33;
+  s.request.cols = 101;
   auto session = spawn(running(init), s);
   ASSERT_TRUE(session.ok()) << session.error().message;
   ASSERT_TRUE(session->pty_master.valid());
@@ -345,7 +346,7 @@ TEST_F(NsLifecycleTest, InitHoldsNoCallerFdsAndItsMemoryIsNotReadable) {
   RunResult session_fds = run(init, {"ls", "/proc/self/fd"});
   EXPECT_EQ(session_fds.out, "0\n1\n2\n3\n");  // 3 is ls's own directory
   // PID 1 is a copy of the supervisor: not even the sandbox's root may read its environment or memory.
-  RunResult environ = run(init, {"cat", "/proc/1/environ"}, Identity::kRoot);
+  RunResult environ = run(init, {"cat", "/proc/1/environ"}, session::Identity::kRoot);
   EXPECT_NE(environ.status, 0);
   EXPECT_NE(environ.err.find("Permission denied"), std::string::npos) << environ.err;
 }
@@ -355,8 +356,8 @@ TEST_F(NsLifecycleTest, SpawnOnAStoppedSandboxIsNotFound) {
   ASSERT_GT(init, 0);
   ASSERT_TRUE(stop(init, std::chrono::milliseconds(2000)).ok());  // its handle (running(init)) stays
   SessionSpec s;
-  s.argv = {"true"};
-  s.cwd = "/";
+  s.request.argv = {"true"};
+  s.request.cwd = "/";
   auto session = spawn(running(init), s);
   ASSERT_FALSE(session.ok());
   EXPECT_EQ(session.error().kind, ErrorKind::kNotFound);
@@ -424,9 +425,9 @@ TEST_F(NsLifecycleTest, Timings) {
   }
   for (int i = 0; i < 20; ++i) {
     SessionSpec t;
-    t.argv = {"true"};
-    t.env = session_env();
-    t.cwd = "/";
+    t.request.argv = {"true"};
+    t.request.env = session_env();
+    t.request.cwd = "/";
     auto t0 = std::chrono::steady_clock::now();
     auto session = spawn(running(init), t);
     ASSERT_TRUE(session.ok()) << session.error().message;

@@ -49,7 +49,7 @@ TEST_F(NsSandboxTest, AgentRunsAsUid1000WithoutCapabilities) {
 TEST_F(NsSandboxTest, RootIdentityHasDockerCapabilitiesOnly) {
   pid_t init = start_ok(spec());
   ASSERT_GT(init, 0);
-  RunResult status = run(init, {"cat", "/proc/self/status"}, Identity::kRoot);
+  RunResult status = run(init, {"cat", "/proc/self/status"}, session::Identity::kRoot);
   ASSERT_EQ(status.status, 0) << status.err;
   std::string docker = hex_caps(docker_default_capabilities());
   EXPECT_EQ(docker, "00000000a80425fb");
@@ -60,7 +60,7 @@ TEST_F(NsSandboxTest, RootIdentityHasDockerCapabilitiesOnly) {
   EXPECT_EQ(status_field(status.out, "NoNewPrivs"), "1");
   EXPECT_EQ(status_field(status.out, "Seccomp"), "2");
   // Seen from the host, the sandbox's root is 100000, never host root.
-  RunResult sleeper = run(init, {"id", "-u"}, Identity::kRoot);
+  RunResult sleeper = run(init, {"id", "-u"}, session::Identity::kRoot);
   EXPECT_EQ(trim(sleeper.out), "0");
 }
 
@@ -71,19 +71,19 @@ TEST_F(NsSandboxTest, SudoWorksOnlyForTheSudoIdentity) {
   RunResult add =
       run(init,
           {"sh", "-c", "echo 'agent ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/agent && chmod 440 /etc/sudoers.d/agent"},
-          Identity::kRoot);
+          session::Identity::kRoot);
   ASSERT_EQ(add.status, 0) << add.err;
-  RunResult with_sudo = run(init, {"sudo", "-n", "id", "-u"}, Identity::kAgentWithSudo);
+  RunResult with_sudo = run(init, {"sudo", "-n", "id", "-u"}, session::Identity::kProvision);
   EXPECT_EQ(with_sudo.status, 0) << with_sudo.err;
   EXPECT_EQ(trim(with_sudo.out), "0");
-  RunResult status = run(init, {"cat", "/proc/self/status"}, Identity::kAgentWithSudo);
+  RunResult status = run(init, {"cat", "/proc/self/status"}, session::Identity::kProvision);
   EXPECT_EQ(status_field(status.out, "Uid"), "1000\t1000\t1000\t1000");
   EXPECT_EQ(status_field(status.out, "CapEff"), "0000000000000000");
   EXPECT_EQ(status_field(status.out, "CapBnd"), hex_caps(docker_default_capabilities()));
   EXPECT_EQ(status_field(status.out, "NoNewPrivs"), "0");
   EXPECT_EQ(status_field(status.out, "Seccomp"), "2");
   // The same command as plain agent: no_new_privs makes sudo refuse.
-  RunResult without = run(init, {"sudo", "-n", "id", "-u"}, Identity::kAgent);
+  RunResult without = run(init, {"sudo", "-n", "id", "-u"}, session::Identity::kAgent);
   EXPECT_NE(without.status, 0);
   EXPECT_NE(without.err.find("no new privileges"), std::string::npos) << without.err;
 }
@@ -120,7 +120,7 @@ TEST_F(NsSandboxTest, ProjectFilesLandOwnedByTheProjectOwner) {
   ASSERT_EQ(stat((tmp_ / "project" / "d" / "e").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, kProjectOwner);
   // Only the owner is mapped: root inside cannot create files there (they would have no owner on the host).
-  RunResult as_root = run(init, {"sh", "-c", "echo x > /workspace/by-root"}, Identity::kRoot);
+  RunResult as_root = run(init, {"sh", "-c", "echo x > /workspace/by-root"}, session::Identity::kRoot);
   EXPECT_NE(as_root.status, 0);
 }
 
@@ -128,7 +128,7 @@ TEST_F(NsSandboxTest, RootFilesPersistInTheUpperAcrossRestart) {
   SandboxSpec s = spec();
   pid_t init = start_ok(s);
   ASSERT_GT(init, 0);
-  RunResult write = run(init, {"sh", "-c", "echo persisted > /persist.txt && rm /etc/issue"}, Identity::kRoot);
+  RunResult write = run(init, {"sh", "-c", "echo persisted > /persist.txt && rm /etc/issue"}, session::Identity::kRoot);
   ASSERT_EQ(write.status, 0) << write.err;
   ASSERT_TRUE(stop_sandbox(init).ok());
   struct stat st {};
@@ -152,7 +152,7 @@ TEST_F(NsSandboxTest, ASandboxRunsOnItsHostIdsAndKeepsThem) {
   s.host_ids = {300000, 310000};
   pid_t init = start_ok(s);
   ASSERT_GT(init, 0);
-  RunResult write = run(init, {"sh", "-c", "echo x > /by-root && id -u"}, Identity::kRoot);
+  RunResult write = run(init, {"sh", "-c", "echo x > /by-root && id -u"}, session::Identity::kRoot);
   ASSERT_EQ(write.status, 0) << write.err;
   EXPECT_EQ(trim(write.out), "0");
   ASSERT_TRUE(stop_sandbox(init).ok());
@@ -174,7 +174,7 @@ TEST_F(NsSandboxTest, HostnameHostsAndResolvConfAreGenerated) {
   EXPECT_EQ(trim(run(init, {"cat", "/proc/sys/kernel/hostname"}).out), "tnk-box");
   EXPECT_EQ(run(init, {"cat", "/etc/hosts"}).out, s.etc_hosts);
   EXPECT_EQ(run(init, {"cat", "/etc/resolv.conf"}).out, s.resolv_conf);
-  RunResult overwrite = run(init, {"sh", "-c", "echo evil >> /etc/hosts"}, Identity::kRoot);
+  RunResult overwrite = run(init, {"sh", "-c", "echo evil >> /etc/hosts"}, session::Identity::kRoot);
   EXPECT_NE(overwrite.status, 0);
   EXPECT_NE(overwrite.err.find("Read-only"), std::string::npos) << overwrite.err;
 }
@@ -218,25 +218,25 @@ TEST_F(NsSandboxTest, MissingProgramIsNotFoundAndMissingCwdFails) {
   pid_t init = start_ok(spec());
   ASSERT_GT(init, 0);
   SessionSpec s;
-  s.argv = {"no-such-program-xyz"};
-  s.env = session_env();
-  s.cwd = "/workspace";
+  s.request.argv = {"no-such-program-xyz"};
+  s.request.env = session_env();
+  s.request.cwd = "/workspace";
   auto missing = spawn(running(init), s);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(missing.error().message, "sandbox: no such program: no-such-program-xyz");
-  s.argv = {"/etc/passwd"};
+  s.request.argv = {"/etc/passwd"};
   auto not_executable = spawn(running(init), s);
   ASSERT_FALSE(not_executable.ok());
   EXPECT_EQ(not_executable.error().kind, ErrorKind::kFailed);
   EXPECT_EQ(not_executable.error().message, "sandbox: cannot execute /etc/passwd: Permission denied");
-  s.argv = {"true"};
-  s.cwd = "/no/such/dir";
+  s.request.argv = {"true"};
+  s.request.cwd = "/no/such/dir";
   auto bad_cwd = spawn(running(init), s);
   ASSERT_FALSE(bad_cwd.ok());
   EXPECT_EQ(bad_cwd.error().message, "sandbox: cannot change to directory /no/such/dir: No such file or directory");
   // A directory agent may not enter: checked with agent's own permissions.
-  s.cwd = "/root";
+  s.request.cwd = "/root";
   auto denied = spawn(running(init), s);
   ASSERT_FALSE(denied.ok());
   EXPECT_NE(denied.error().message.find("Permission denied"), std::string::npos) << denied.error().message;

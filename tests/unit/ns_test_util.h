@@ -150,17 +150,17 @@ class NsSandboxTest : public ::testing::Test {
     return stop(init_pid, std::chrono::milliseconds(2000), [this] { reap_sessions(); });
   }
 
-  RunResult run(pid_t init_pid, std::vector<std::string> argv, Identity identity = Identity::kAgent,
+  RunResult run(pid_t init_pid, std::vector<std::string> argv, session::Identity identity = session::Identity::kAgent,
                 std::string cwd = "/workspace") {
     RunResult result;
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return result;
     UniqueFd out_r(out[0]), out_w(out[1]), err_r(err[0]), err_w(err[1]);
     SessionSpec s;
-    s.argv = std::move(argv);
-    s.env = session_env();
-    s.cwd = std::move(cwd);
-    s.identity = identity;
+    s.request.argv = std::move(argv);
+    s.request.env = session_env();
+    s.request.cwd = std::move(cwd);
+    s.request.identity = identity;
     s.stdout_fd = out_w.get();
     s.stderr_fd = err_w.get();
     auto session = spawn(running(init_pid), s);

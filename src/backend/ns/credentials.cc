@@ -85,7 +85,7 @@ StepError apply_identity(const CredentialPlan& plan) {
   const uint64_t docker = docker_default_capabilities();
   StepError e;
   switch (plan.identity) {
-    case Identity::kAgent:
+    case session::Identity::kAgent:
       e = limit_bounding_set(plan.last_cap, 0);
       if (e.ok()) e = set_ids(kAgentId, kAgentId);
       if (e.ok()) e = set_caps(0);  // the uid change cleared permitted/effective; this clears inheritable
@@ -93,13 +93,13 @@ StepError apply_identity(const CredentialPlan& plan) {
       if (e.ok()) e = load_filter(plan.seccomp);
       if (e.ok()) e = load_filter(plan.setid_filter);
       return e;
-    case Identity::kAgentWithSudo:
+    case session::Identity::kProvision:
       e = limit_bounding_set(plan.last_cap, docker);
       if (e.ok()) e = load_filter(plan.seccomp);  // without no_new_privs this needs CAP_SYS_ADMIN: load it now
       if (e.ok()) e = set_ids(kAgentId, kAgentId);
       if (e.ok()) e = set_caps(0);
       return e;
-    case Identity::kRoot:
+    case session::Identity::kRoot:
       if (plan.root_session_userns >= 0 && setns(plan.root_session_userns, CLONE_NEWUSER) != 0) {
         return failed_at(Step::kRootNamespace);
       }

@@ -1,6 +1,6 @@
 // The identity a session runs as. A session starts as mapped root with every capability of the sandbox's
 // user namespace; this drops to the identity and loads seccomp, just before exec (after fork: system
-// calls only). What each identity keeps is documented on Identity's values below.
+// calls only). What each identity keeps is documented on apply_identity below.
 #pragma once
 
 #include <linux/filter.h>
@@ -11,6 +11,7 @@
 #include "backend/ns/sandbox.h"
 #include "backend/ns/steps.h"
 #include "core/result.h"
+#include "session/messages.h"
 
 namespace tnk::ns {
 
@@ -20,7 +21,7 @@ namespace tnk::ns {
 uint64_t docker_default_capabilities();
 
 struct CredentialPlan {
-  Identity identity = Identity::kAgent;
+  session::Identity identity = session::Identity::kAgent;
   int last_cap = 40;                                       // /proc/sys/kernel/cap_last_cap, read before fork
   const std::vector<sock_filter>* seccomp = nullptr;       // the filter to load
   const std::vector<sock_filter>* setid_filter = nullptr;  // kAgent's second: confine::setid_mode_filter
@@ -29,7 +30,7 @@ struct CredentialPlan {
 
 // kAgent: uid/gid 1000, no supplementary groups, every capability set empty, no_new_privs, seccomp and
 //   the set-id mode filter (the agent owns the project: no setuid file of the user's there).
-// kAgentWithSudo: uid/gid 1000 with the bounding set limited to Docker's defaults and no no_new_privs,
+// kProvision, the agent with sudo: uid/gid 1000 with the bounding set limited to Docker's defaults and no no_new_privs,
 //   so setuid `sudo` inside works (and gives root with those capabilities); seccomp is loaded while
 //   still privileged, before the uid change.
 // kRoot: uid 0 inside with Docker's default capabilities, no_new_privs, seccomp, in the root sessions'

@@ -14,21 +14,13 @@
 #include "backend/ns/sandbox.h"
 #include "core/subprocess.h"
 #include "linux/cgroups.h"
+#include "session/messages.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
 #include "supervisor/protection.h"
 
 namespace tnk::ns {
 namespace {
-
-ns::Identity to_ns(session::Identity identity) {
-  switch (identity) {
-    case session::Identity::kAgent: return ns::Identity::kAgent;
-    case session::Identity::kRoot: return ns::Identity::kRoot;
-    case session::Identity::kProvision: return ns::Identity::kAgentWithSudo;
-  }
-  return ns::Identity::kAgent;
-}
 
 // Inside, the host's names resolve to loopback, where the supervisor's relays listen.
 std::string etc_hosts(const std::string& hostname) {
@@ -103,15 +95,9 @@ class NsEngine : public supervisor::Engine {
   Result<supervisor::StartedSession> spawn(const session::ExecRequest& request,
                                            const std::vector<UniqueFd>& stdio) override {
     ns::SessionSpec spec;
-    spec.argv = request.argv;
-    spec.env = request.env;
-    spec.cwd = request.cwd;
-    spec.identity = to_ns(request.identity);
+    spec.request = request;  // as parsed from the client, whole: the joiner reads what it needs of it
     // Provisioning's root could otherwise write the project (and chown or setuid files in it).
     if (request.identity == session::Identity::kProvision) spec.readonly_mount = config_.mount_point;
-    spec.tty = request.tty;
-    spec.rows = request.rows;
-    spec.cols = request.cols;
     if (!request.tty) {
       spec.stdin_fd = stdio.at(0).get();
       spec.stdout_fd = stdio.at(1).get();

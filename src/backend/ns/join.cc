@@ -34,6 +34,7 @@
 #include "confine/setid_filter.h"
 #include "linux/cgroups.h"
 #include "linux/syscalls.h"
+#include "session/messages.h"
 #include "session/protocol.h"
 
 namespace tnk::ns {
@@ -71,8 +72,8 @@ Result<std::pair<UniqueFd, UniqueFd>> open_pty(int root, const SessionSpec& spec
   if (!master.valid()) return sys_error(errno, "opening /dev/pts/ptmx in the sandbox");
   int unlock = 0;
   winsize size{};
-  size.ws_row = spec.rows;
-  size.ws_col = spec.cols;
+  size.ws_row = spec.request.rows;
+  size.ws_col = spec.request.cols;
   if (ioctl(master.get(), TIOCSPTLCK, &unlock) != 0 || ioctl(master.get(), TIOCSWINSZ, &size) != 0) {
     return sys_error(errno, "setting up the sandbox's pty");
   }
@@ -100,7 +101,9 @@ void close_all_but(std::vector<int> keep) {
   close_range(next, ~0U, 0);
 }
 
-// One request from Joiner::spawn: the session's spec, with its report pipe and stdio or tty fds.
+// One request from Joiner::spawn: the session's spec, with its report pipe and stdio or tty fds. On the
+// channel the spec's request is the control protocol's own exec message (session/messages.h), with
+// the host side's additions beside it.
 struct Request {
   SessionSpec spec;
   std::vector<UniqueFd> fds;  // [0] report; then the tty slave, or the stdio fds that were given
@@ -112,13 +115,11 @@ std::optional<Request> receive_request(int channel) {
   if (!message || !*message) return std::nullopt;
   try {
     const auto& body = (*message)->body;
+    auto request = session::exec_request_from_json(body);
+    if (!request) return std::nullopt;
     Request r;
-    r.spec.argv = body.at("argv").get<std::vector<std::string>>();
-    r.spec.env = body.at("env").get<std::vector<std::string>>();
-    r.spec.cwd = body.at("cwd").get<std::string>();
-    r.spec.identity = static_cast<Identity>(body.at("identity").get<int>());
+    r.spec.request = std::move(*request);
     r.spec.readonly_mount = body.at("readonly_mount").get<std::string>();
-    r.spec.tty = body.at("tty").get<bool>();
     r.stdio_given = body.at("stdio").get<std::vector<bool>>();
     r.fds = std::move((*message)->fds);
     if (r.fds.empty()) return std::nullopt;
@@ -132,14 +133,15 @@ void clone_session(const JoinerPlan& joiner, Request& r) {
   SessionPlan plan;
   plan.report_fd = r.fds[0].get();
   size_t next = 1;
-  if (r.spec.tty && next < r.fds.size()) plan.tty_slave = r.fds[next++].get();
-  for (size_t i = 0; i < 3 && i < r.stdio_given.size() && !r.spec.tty; ++i) {
+  const bool tty = r.spec.request.tty;
+  if (tty && next < r.fds.size()) plan.tty_slave = r.fds[next++].get();
+  for (size_t i = 0; i < 3 && i < r.stdio_given.size() && !tty; ++i) {
     if (r.stdio_given[i] && next < r.fds.size()) plan.stdio[i] = r.fds[next++].get();
   }
-  plan.cwd = r.spec.cwd;
+  plan.cwd = r.spec.request.cwd;
   plan.readonly_mount = r.spec.readonly_mount;
   plan.credentials = joiner.credentials;
-  plan.credentials.identity = r.spec.identity;
+  plan.credentials.identity = r.spec.request.identity;
   fill_exec_vectors(r.spec, &plan);
   pid_t pid = linux::sys::clone_process(CLONE_PARENT | SIGCHLD);
   if (pid == 0) run_session(plan);
@@ -188,12 +190,14 @@ void clone_session(const JoinerPlan& joiner, Request& r) {
 }
 
 Error session_error(Step step, int err, const SessionSpec& spec, pid_t init_pid) {
-  const std::string program = spec.argv.empty() ? "" : spec.argv[0];
+  const std::vector<std::string>& argv = spec.request.argv;
+  const std::string program = argv.empty() ? "" : argv[0];
   switch (step) {
     case Step::kExec:
       if (err == ENOENT) return not_found("sandbox: no such program: " + program);
       return failed("sandbox: cannot execute " + program + ": " + std::strerror(err));
-    case Step::kChdir: return failed("sandbox: cannot change to directory " + spec.cwd + ": " + std::strerror(err));
+    case Step::kChdir:
+      return failed("sandbox: cannot change to directory " + spec.request.cwd + ": " + std::strerror(err));
     case Step::kSessionCgroup: return sys_error(err, "joining the sandbox's cgroups");
     case Step::kSessionSetns:
     case Step::kSessionSetIds:
@@ -256,8 +260,8 @@ Result<Joiner> Joiner::start(const Sandbox& sandbox) {
   for (const auto& fd : cgroups) plan.cgroup_procs_fds.push_back(fd.get());
   plan.channel = far_end.get();
   plan.report_fd = pipe.write_end.get();
-  plan.credentials =
-      CredentialPlan{Identity::kAgent, last_cap, &*compiled, &setid_filter, sandbox.namespaces.root_session_user.get()};
+  plan.credentials = CredentialPlan{session::Identity::kAgent, last_cap, &*compiled, &setid_filter,
+                                    sandbox.namespaces.root_session_user.get()};
   pid_t pid = fork();
   if (pid < 0) return sys_error(errno, "forking the sandbox's joiner");
   if (pid == 0) run_joiner(plan);
@@ -277,11 +281,14 @@ Result<Joiner> Joiner::start(const Sandbox& sandbox) {
 }
 
 Result<Session> Joiner::spawn(const SessionSpec& spec) {
-  if (spec.argv.empty() || spec.argv[0].empty()) return usage_error("sandbox: no program to run");
-  if (spec.cwd.empty() || spec.cwd[0] != '/') return usage_error("sandbox: the working directory must be absolute");
+  const session::ExecRequest& request = spec.request;
+  if (request.argv.empty() || request.argv[0].empty()) return usage_error("sandbox: no program to run");
+  if (request.cwd.empty() || request.cwd[0] != '/') {
+    return usage_error("sandbox: the working directory must be absolute");
+  }
   Session session;
   UniqueFd slave;
-  if (spec.tty) {
+  if (request.tty) {
     TNK_ASSIGN_OR_RETURN(auto pty, open_pty(root_.get(), spec));
     session.pty_master = std::move(pty.first);
     slave = std::move(pty.second);
@@ -289,7 +296,7 @@ Result<Session> Joiner::spawn(const SessionSpec& spec) {
   TNK_ASSIGN_OR_RETURN(auto pipe, make_pipe());
   std::vector<int> fds = {pipe.write_end.get()};
   std::vector<bool> stdio_given;
-  if (spec.tty) {
+  if (request.tty) {
     fds.push_back(slave.get());
   } else {
     for (int fd : {spec.stdin_fd, spec.stdout_fd, spec.stderr_fd}) {
@@ -297,14 +304,10 @@ Result<Session> Joiner::spawn(const SessionSpec& spec) {
       if (fd >= 0) fds.push_back(fd);
     }
   }
-  nlohmann::json request = {{"argv", spec.argv},
-                            {"env", spec.env},
-                            {"cwd", spec.cwd},
-                            {"identity", static_cast<int>(spec.identity)},
-                            {"readonly_mount", spec.readonly_mount},
-                            {"tty", spec.tty},
-                            {"stdio", stdio_given}};
-  Status sent = session::send_message(channel_.get(), request, fds);
+  nlohmann::json message = session::to_json(request);
+  message["readonly_mount"] = spec.readonly_mount;
+  message["stdio"] = stdio_given;
+  Status sent = session::send_message(channel_.get(), message, fds);
   if (!sent.ok()) return sent.error().context("the sandbox's joiner (pid " + std::to_string(pid_) + ") is gone");
   pipe.write_end.reset();
   slave.reset();

@@ -25,6 +25,7 @@
 #include "idmap/root_ranges.h"
 #include "idmap/userns.h"
 #include "linux/resource_limits.h"
+#include "session/messages.h"
 
 namespace tnk::ns {
 
@@ -92,17 +93,14 @@ struct Sandbox {
 // process is reaped here. Paths above staging/upper/work must be searchable by their owner root or by all.
 Result<Sandbox> start(const SandboxSpec& spec);
 
-enum class Identity { kAgent, kAgentWithSudo, kRoot };
-
+// One session: the client's exec request as the supervisor parsed it from the control socket (and
+// completed its environment), handed down whole, and what only the host side adds to it. Of the request
+// the session uses argv (argv[0] looked up in PATH from env, execvpe semantics), env (complete: nothing
+// is inherited), cwd (inside; a missing directory is an error), identity (credentials.h), tty, rows, cols.
 struct SessionSpec {
-  std::vector<std::string> argv;  // argv[0] looked up in PATH from `env` (execvpe semantics)
-  std::vector<std::string> env;   // the complete environment, KEY=VALUE (nothing inherited)
-  std::string cwd;                // inside; a missing directory is an error
-  Identity identity = Identity::kAgent;
+  session::ExecRequest request;
   std::string readonly_mount;  // set (provisioning): this mount, the project, is read-only for the session
-  bool tty = false;
-  unsigned short rows = 24, cols = 80;
-  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // when !tty: dup2'ed in the child; -1 = /dev/null
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // when !request.tty: dup2'ed in the child; -1 = /dev/null
 };
 
 struct Session {

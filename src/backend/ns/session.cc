@@ -85,19 +85,20 @@ std::vector<std::string> exec_candidates(const std::string& argv0, const std::ve
 }
 
 void fill_exec_vectors(const SessionSpec& spec, SessionPlan* plan) {
+  const session::ExecRequest& request = spec.request;
   plan->argv.clear();
   plan->envp.clear();
   plan->sh_argv.clear();
-  for (const auto& a : spec.argv) plan->argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : request.argv) plan->argv.push_back(const_cast<char*>(a.c_str()));
   plan->argv.push_back(nullptr);
-  for (const auto& e : spec.env) plan->envp.push_back(const_cast<char*>(e.c_str()));
+  for (const auto& e : request.env) plan->envp.push_back(const_cast<char*>(e.c_str()));
   plan->envp.push_back(nullptr);
   static char kSh[] = "/bin/sh";
   plan->sh_argv.push_back(kSh);
   plan->sh_argv.push_back(nullptr);  // the candidate, filled in at exec time
-  for (size_t i = 1; i < spec.argv.size(); ++i) plan->sh_argv.push_back(const_cast<char*>(spec.argv[i].c_str()));
+  for (size_t i = 1; i < request.argv.size(); ++i) plan->sh_argv.push_back(const_cast<char*>(request.argv[i].c_str()));
   plan->sh_argv.push_back(nullptr);
-  plan->candidates = spec.argv.empty() ? std::vector<std::string>{} : exec_candidates(spec.argv[0], spec.env);
+  plan->candidates = request.argv.empty() ? std::vector<std::string>{} : exec_candidates(request.argv[0], request.env);
 }
 
 [[noreturn]] void run_session(const SessionPlan& plan) {
@@ -107,7 +108,7 @@ void fill_exec_vectors(const SessionSpec& spec, SessionPlan* plan) {
   // The slave belongs to whoever opened it (the caller); give it to the session's user, group tty, as a
   // login does. Still mapped root here, in the sandbox's own ids.
   if (plan.tty_slave >= 0) {
-    uid_t owner = plan.credentials.identity == Identity::kRoot ? 0 : kAgentId;
+    uid_t owner = plan.credentials.identity == session::Identity::kRoot ? 0 : kAgentId;
     if (fchown(plan.tty_slave, owner, kTtyGid) != 0 || fchmod(plan.tty_slave, 0620) != 0) {
       die(plan, Step::kControllingTty, errno);
     }

@@ -154,6 +154,23 @@ ExecRequest sample() {
   return r;
 }
 
+// The wire names are the protocol (docs/control-protocol.md): a renamed op breaks a running supervisor.
+TEST(SessionMessages, ControlOpsHaveTheirWireNamesBothWays) {
+  const std::vector<std::pair<ControlOp, std::string>> wire = {
+      {ControlOp::kExec, "exec"},       {ControlOp::kResize, "resize"},       {ControlOp::kSignal, "signal"},
+      {ControlOp::kPing, "ping"},       {ControlOp::kStop, "stop"},           {ControlOp::kNetwork, "network"},
+      {ControlOp::kForward, "forward"}, {ControlOp::kAgentPing, "agent-ping"}};
+  for (const auto& [op, name] : wire) {
+    EXPECT_EQ(control_op_name(op), name);
+    EXPECT_EQ(control_op_from_name(name), op) << name;
+  }
+  EXPECT_EQ(control_op_from_name(""), std::nullopt);
+  EXPECT_EQ(control_op_from_name("Exec"), std::nullopt);
+  EXPECT_EQ(control_op_from_name("agent_ping"), std::nullopt);
+  EXPECT_EQ(resize_op(40, 100), json({{"op", "resize"}, {"rows", 40}, {"cols", 100}}));
+  EXPECT_EQ(stop_op(std::chrono::milliseconds(5000)), json({{"op", "stop"}, {"v", 1}, {"grace_ms", 5000}}));
+}
+
 TEST(SessionMessages, ExecRequestRoundTrips) {
   json body = to_json(sample());
   EXPECT_EQ(body["op"], "exec");

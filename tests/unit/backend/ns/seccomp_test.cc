@@ -258,13 +258,13 @@ class NsSeccompSandboxTest : public NsSandboxTest {
     return chown((tmp_ / "project" / "probe").c_str(), kProjectOwner, kProjectOwner) == 0;
   }
 
-  std::string run_probe_on_tty(pid_t init, Identity identity) {
+  std::string run_probe_on_tty(pid_t init, session::Identity identity) {
     SessionSpec s;
-    s.argv = {"/workspace/probe"};
-    s.env = session_env();
-    s.cwd = "/workspace";
-    s.identity = identity;
-    s.tty = true;
+    s.request.argv = {"/workspace/probe"};
+    s.request.env = session_env();
+    s.request.cwd = "/workspace";
+    s.request.identity = identity;
+    s.request.tty = true;
     auto session = spawn(running(init), s);
     if (!session.ok()) return "spawn failed: " + session.error().message;
     std::string out;
@@ -285,9 +285,9 @@ TEST_F(NsSeccompSandboxTest, ProbeInsideIsRefusedAndTheSameProbeOnTheHostIsNot) 
   if (!build_probe()) TNK_NS_SKIP("cannot build the static probe (needs cc and libc.a)");
   pid_t init = start_ok(spec());
   ASSERT_GT(init, 0);
-  for (Identity identity : {Identity::kAgent, Identity::kRoot}) {
+  for (session::Identity identity : {session::Identity::kAgent, session::Identity::kRoot}) {
     auto inside = parse_probe(run_probe_on_tty(init, identity));
-    SCOPED_TRACE(identity == Identity::kAgent ? "agent" : "root");
+    SCOPED_TRACE(identity == session::Identity::kAgent ? "agent" : "root");
     EXPECT_EQ(inside["tiocgwinsz"], "ok");  // stdin is the session's tty...
     EXPECT_EQ(inside["tiocsti"], "EPERM");  // ...but nothing can be pushed into its input
     EXPECT_EQ(inside["tiocsti_high"], "EPERM");
