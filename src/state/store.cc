@@ -87,15 +87,25 @@ namespace {
 
 constexpr std::string_view kDoomedPrefix = ".deleting-";
 
+// fs::remove_all gives up at the first entry another remover took first (ENOENT). A delete cut short
+// leaves its helper in the user's range removing the same tree while the next command sweeps it (seen in
+// a CI run under load): each goes on until the tree is gone.
+void remove_all_beside_others(const fs::path& doomed, std::error_code& ec) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    fs::remove_all(doomed, ec);
+    if (!ec || ec.value() != ENOENT) return;
+  }
+}
+
 // Removes a directory tree; a rootless sandbox's overlay upper directory holds files of the user's
 // subordinate range, which only that range's owner (inside a user namespace) may remove.
 Status remove_tree(const fs::path& doomed) {
   std::error_code ec;
-  fs::remove_all(doomed, ec);
+  remove_all_beside_others(doomed, ec);
   if (ec && (ec.value() == EACCES || ec.value() == EPERM) && ::geteuid() != 0) {
     auto removed = idmap::run_as_range_owner("remove " + doomed.string(), [&doomed]() -> Result<std::string> {
       std::error_code inner;
-      fs::remove_all(doomed, inner);
+      remove_all_beside_others(doomed, inner);
       if (inner) return sys_error(inner.value(), "cannot remove " + doomed.string());
       return std::string();
     });
