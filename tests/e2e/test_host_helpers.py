@@ -14,7 +14,7 @@ import pytest
 
 from net_harness import children_named, free_port, supervisor_pid
 from sandbox_harness import Sandbox, any_tnk, ns_tnk  # noqa: F401 (fixtures)
-from test_network import OPEN, PERL_SERVER, RELAY_HOST, manifest
+from test_network import OPEN, PERL_SERVER, RELAY_HOST, assert_forwarded, manifest
 from test_review import REVIEWED, diff
 from test_setup import subid_files_restored  # noqa: F401 (a fixture)
 from test_workspace_protection import git, make_repo
@@ -168,13 +168,7 @@ def test_issue32_m6_root_relays_run_unprivileged(any_tnk):
         assert (ids["uids"], ids["gids"]) == ({account[0]}, {account[1]}), (pid, ids)
         assert ids["groups"] == [] and ids["caps"] == 0, (pid, ids)
     assert 0 in ids_of(supervisor)["uids"]  # the control: read the same way, the supervisor is root
-    for _ in range(50):
-        got = subprocess.run(["curl", "-sS", "--max-time", "5", f"http://127.0.0.1:{host_port}/"],
-                             capture_output=True, text=True)
-        if got.stdout == "INSIDE-OK":
-            break
-        time.sleep(0.1)
-    assert got.stdout == "INSIDE-OK", got.stderr  # the port forward's relay carries traffic
+    assert_forwarded(host_port)  # the port forward's relay carries traffic
     refused = box.exec("curl", "-sS", "--max-time", "20", "--noproxy", "", "--proxy",
                        f"http://{RELAY_HOST[box.backend]}:3128", "http://127.0.0.1/")
     assert "a host-internal address" in refused.stdout, (refused.stdout, refused.stderr)  # the proxy decides

@@ -292,6 +292,17 @@ PERL_SERVER = (
 )
 
 
+def assert_forwarded(host_port):
+    """A forward on 127.0.0.1:host_port reaches PERL_SERVER inside (within 5 s: the relay may still be starting)."""
+    for _ in range(50):
+        got = subprocess.run(["curl", "-sS", "--max-time", "5", f"http://127.0.0.1:{host_port}/"],
+                             capture_output=True, text=True)
+        if got.stdout == "INSIDE-OK":
+            return
+        time.sleep(0.1)
+    assert got.stdout == "INSIDE-OK", got.stderr
+
+
 def check_the_vm_bridge_is_no_way_out(box):
     """vm: the forward went through the guest agent's connect bridge (docs/vm-backend.md). Its other side:
     the host cannot reach the bridge (its hostfwd is in QEMU's own network namespace), and the guest
@@ -320,12 +331,7 @@ def test_port_forward_reaches_a_server_inside_on_host_loopback_only(any_tnk, tmp
     added = box.run("sandbox", "forward", f"{host_port}:8000", "-o", "json")
     assert added.returncode == 0, added.stderr
     assert {"host": "127.0.0.1", "host_port": host_port, "guest_port": 8000} in json.loads(added.stdout)
-    for _ in range(50):
-        got = subprocess.run(["curl", "-sS", "--max-time", "5", url], capture_output=True, text=True)
-        if got.stdout == "INSIDE-OK":
-            break
-        time.sleep(0.1)
-    assert got.stdout == "INSIDE-OK", got.stderr
+    assert_forwarded(host_port)
     listening = subprocess.run(["ss", "-Hltn", f"sport = :{host_port}"], capture_output=True, text=True).stdout
     assert [line.split()[3] for line in listening.splitlines()] == [f"127.0.0.1:{host_port}"]  # loopback only
     if box.backend == "vm":
@@ -353,13 +359,7 @@ def test_manifest_ports_are_forwarded_from_start(any_tnk):
     box = Sandbox(any_tnk, any_tnk.project("web"))
     box.start("--profile", "web")
     box.exec("sh", "-c", 'setsid perl -e "$1" 8001 >/dev/null 2>&1 &', "sh", PERL_SERVER)
-    for _ in range(50):
-        got = subprocess.run(["curl", "-sS", "--max-time", "5", f"http://127.0.0.1:{host_port}/"],
-                             capture_output=True, text=True)
-        if got.stdout == "INSIDE-OK":
-            break
-        time.sleep(0.1)
-    assert got.stdout == "INSIDE-OK"
+    assert_forwarded(host_port)
     listed = any_tnk.json("sandbox", "forward", "-o", "json", cwd=box.project)
     assert listed == [{"host": "127.0.0.1", "host_port": host_port, "guest_port": 8001}]
     check_fields(listed, field_tree(doc_tables()["fields:forward"]))  # exactly what docs/json-output.md says

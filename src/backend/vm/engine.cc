@@ -32,7 +32,7 @@
 #include "backend/vm/agent_client.h"
 #include "backend/vm/bridge.h"
 #include "backend/vm/host_kvm.h"
-#include "backend/vm/launch.h"
+#include "backend/vm/engine_launch.h"
 #include "backend/vm/plan.h"
 #include "backend/vm/processes.h"
 #include "backend/vm/qmp_events.h"

@@ -1,6 +1,6 @@
 // The vm engine's launch helpers: what a start reads from the host for the plan, the disk overlay, review
 // mode's layer, the console's drain and QEMU's process with the namespaces the relays need.
-#include "backend/vm/launch.h"
+#include "backend/vm/engine_launch.h"
 
 #include <fcntl.h>
 #include <pty.h>
