@@ -54,6 +54,10 @@ struct Text {
   }
 };
 
+// Clang before 17 does not deduce an aggregate's template arguments (C++20's P1816) by itself.
+template <class Parse>
+Text(Parse) -> Text<Parse>;
+
 // An integer in [min, max]: a TOML integer in the file, decimal digits in a variable.
 template <class U>
 struct Integer {
