@@ -6,11 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -68,15 +68,16 @@ Status add_setup_cgroup_facts(host::SetupFacts& f, const std::string& leaf) {
   // `sudo tnk setup --user alice` run by alice: sudo keeps her cgroups, which are this process's.
   const char* sudo_uid = std::getenv("SUDO_UID");
   const bool by_the_user = sudo_uid != nullptr && std::to_string(f.uid) == sudo_uid;
-  TNK_ASSIGN_OR_RETURN(std::string own, read_file("/proc/self/cgroup"));
+  std::map<std::string, std::string> callers;  // v1 controller -> the caller's cgroup in its hierarchy
+  if (by_the_user) {
+    TNK_ASSIGN_OR_RETURN(std::string own, read_file("/proc/self/cgroup"));
+    for (const auto& m : linux::parse_proc_cgroup(own)) {
+      for (const auto& c : m.controllers) callers[c] = m.path;
+    }
+  }
   std::vector<fs::path> dirs;
   for (const auto& [c, mount] : f.v1_mounts) {
-    std::string caller;
-    for (const auto& m : linux::parse_proc_cgroup(own)) {
-      if (by_the_user && std::find(m.controllers.begin(), m.controllers.end(), c) != m.controllers.end()) {
-        caller = m.path;
-      }
-    }
+    const std::string caller = callers.count(c) != 0 ? callers[c] : "";
     std::error_code ec;
     bool user_slice =
         f.systemd && fs::is_directory(mount / "user.slice" / ("user-" + std::to_string(f.uid) + ".slice"), ec);
