@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The ns backend against its peers, in one run (issue 3's targets):
-#   warm `tnk sandbox exec -- true` <= 1.0x `bwrap --unshare-all ... true` on the same image tree;
-#   cold start + exec of a stopped sandbox <= 50 ms;
+# The ns backend against its peers, in one run (issue 35's targets, which replaced issue 3's):
+#   warm `tnk sandbox exec -- true` <= 3x the host's fork+exec of /bin/true and <= 0.6x
+#   `bwrap --unshare-all ... true` on the same image tree;
+#   `tnk --version` <= 1.5x /bin/true;
+#   cold start + exec of a stopped sandbox <= 20 ms;
 #   workspace metadata work (create 5000 files, stat them, git status) <= 1.2x the host.
 # Usage: bench/ns.sh [ROUNDS] (default 30), as a user (rootless, the normal way) or root. A built tnk (TNK_BIN, default build/tnk),
 # bwrap and git. Uses a temporary HOME; the image cache is the caller's (built on first use).
@@ -28,7 +30,19 @@ python3 "$repo/bench/timing.py" "$rounds" \
   "host true=$(j /bin/true)" \
   "tnk exec (warm)=$(j "$tnk" sandbox exec -- true)" \
   "bwrap --unshare-all=$(j bwrap --unshare-all --ro-bind "$image" / --proc /proc --dev /dev /bin/true)" \
-  --ratio "tnk exec (warm)/bwrap --unshare-all"
+  --ratio "tnk exec (warm)/bwrap --unshare-all" --ratio "tnk exec (warm)/host true"
+
+echo
+echo "== CLI start-up (ms)"
+python3 "$repo/bench/timing.py" "$rounds" \
+  "host true=$(j /bin/true)" \
+  "tnk --version=$(j "$tnk" --version)" \
+  "tnk sandbox ls=$(j "$tnk" sandbox ls)" \
+  --ratio "tnk --version/host true"
+
+echo
+echo "== where one warm exec's time goes (tnk --timings)"
+"$tnk" -q --timings sandbox exec -- true
 
 echo
 echo "== cold start + exec of a stopped sandbox (ms; the stop before each run is not timed)"

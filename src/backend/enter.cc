@@ -5,16 +5,20 @@
 #include "audit/events.h"
 #include "backend/protection.h"
 #include "backend/registry.h"
+#include "core/phase_timer.h"
 #include "sandbox/audit_target.h"
 
 namespace tnk::backend {
 namespace {
 
-// Resolves the sandbox for a command that will run it and prints its notes once: fallbacks, a
-// down endpoint, a backend weaker than vm.
-Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOptions& options) {
+// Resolves the sandbox for a command that will run it and prints its notes: fallbacks, a down
+// endpoint, a backend weaker than vm. Printed by the command that starts the sandbox; a command that
+// only enters a running one (`start_verb` false) shows them with -v only, so that an orchestrator's
+// thousandth `exec` prints what the first one printed no more.
+Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOptions& options, bool start_verb) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, options));
-  for (const auto& note : r.notes) ctx.log.note(note);
+  const bool entering = !start_verb && r.state == state::SandboxState::kRunning;
+  for (const auto& note : r.notes) entering ? ctx.log.verbose(note) : ctx.log.note(note);
   if (!r.backend_weaker_note.empty()) ctx.log.note(r.backend_weaker_note);
   return r;
 }
@@ -26,7 +30,11 @@ Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::B
   auto began = std::chrono::steady_clock::now();
   std::filesystem::path audit_log = audit ? audit->path() : std::filesystem::path();
   TNK_ASSIGN_OR_RETURN(auto outcome, backend.ensure_running(ctx, r, audit_log));
+  phase_timer::mark(outcome.already_running ? "reach the running sandbox" : "start");
   if (!outcome.already_running) {
+    Status kept = sandbox::save_started_with(state::Store(ctx.paths.sandboxes_dir()), r.id,
+                                             {outcome.record.started_at.value_or(0), r.host_inference_url, r.model});
+    if (!kept.ok()) ctx.log.warn(kept.error().message + " (later commands ask the endpoint again)");
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
     ctx.log.info((outcome.created ? "created and started " : "started ") + r.id + " (" + to_string(r.backend) +
                  " backend) in " + std::to_string(ms.count()) + " ms");
@@ -39,15 +47,18 @@ Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::B
   provision.sandbox_was_running = outcome.already_running;
   provision.reprovision = request.reprovision;
   provision.check_guest_token = request.start_verb;
-  return backend.provision_if_needed(ctx, r, provision, audit);
+  Status provisioned = backend.provision_if_needed(ctx, r, provision, audit);
+  phase_timer::mark("provisioning check");
+  return provisioned;
 }
 
 }  // namespace
 
 Result<int> enter(Context& ctx, const EnterRequest& request) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, request.resolve));
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, request.resolve, request.start_verb));
   TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
   TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, r.id, r.project.dir));
+  phase_timer::mark("audit log");
   Status ready = start_and_provision(ctx, request, *backend, r, audit);
   bool fatal = request.start_verb || !request.session || r.state != state::SandboxState::kRunning;
   if (!ready.ok() && fatal) return ready.error();
@@ -59,7 +70,9 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
   // A record lost before the session makes run_session refuse to run it; one lost after it (its
   // session_exit) makes the command fail instead of returning the session's status.
   Result<int> code = backend->run_session(ctx, r, *request.session, audit);
+  phase_timer::mark("session");
   if (backend->capabilities().protected_paths) report_appeared(ctx, r.id, audit);
+  phase_timer::mark("protected paths");
   if (!code) return code;
   Status recorded = sandbox::audit_outcome(audit);
   if (!recorded.ok()) return recorded.error().context("the session ended with status " + std::to_string(*code));
@@ -67,7 +80,7 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
 }
 
 Result<sandbox::StartPlan> start_plan(Context& ctx, const sandbox::ResolveOptions& options) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, options));
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, options, true));
   TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
   return backend->start_plan(ctx, r);
 }

@@ -1,6 +1,7 @@
 #include "backend/registry.h"
 
 #include "backend/lima/lifecycle.h"
+#include "core/phase_timer.h"
 #include "host/linux_backends.h"
 #if TNK_LINUX_BACKENDS
 #include "backend/supervised/supervised_backend.h"
@@ -25,19 +26,35 @@ Result<std::unique_ptr<sandbox::Backend>> open_backend(BackendKind kind) {
   return failed("the backend 'auto' must be resolved to a backend before it is opened");
 }
 
-Result<sandbox::Resolved> resolve(Context& ctx, const sandbox::ResolveOptions& options) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, options));
-  if (!r.record) return r;
+namespace {
+
+// Whether the sandbox runs, as its backend sees it; notes when that cannot be told.
+void observe_state(Context& ctx, sandbox::Resolved& r) {
   auto backend = open_backend(r.record->backend);
   if (!backend) {
     r.notes.push_back("cannot tell whether " + r.id + " runs: " + backend.error().message);
-    return r;
+    return;
   }
   sandbox::Observed seen = (*backend)->observe(ctx.paths, r.id);
   if (seen.problem)
     r.notes.push_back("cannot ask " + std::string(to_string(r.record->backend)) + " whether " + r.id +
                       " runs: " + *seen.problem);
   r.state = seen.state;
+}
+
+}  // namespace
+
+Result<sandbox::Resolved> resolve(Context& ctx, const sandbox::ResolveOptions& options) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx, options));
+  std::optional<sandbox::StartedWith> started;
+  if (r.record) {
+    observe_state(ctx, r);
+    phase_timer::mark("observe");
+    if (r.state == state::SandboxState::kRunning && r.record->started_at) {
+      started = sandbox::load_started_with(state::Store(ctx.paths.sandboxes_dir()), r.id, *r.record->started_at);
+    }
+  }
+  TNK_RETURN_IF_ERROR(sandbox::settle_endpoint(ctx, r, started));
   return r;
 }
 

@@ -5,16 +5,12 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/command_tree.h"
 #include "core/error.h"
+#include "core/phase_timer.h"
 
 namespace tnk::cli {
 namespace {
-
-struct GlobalOptions {
-  bool quiet = false;
-  bool verbose = false;
-  std::string output = "text";
-};
 
 // NO_COLOR wins; CLICOLOR_FORCE=1 forces; otherwise colour only on a terminal that is not dumb.
 bool use_color(const Env& env, bool stderr_tty) {
@@ -92,72 +88,59 @@ CommandDoc command_doc(const CLI::App& command) {
 
 namespace {
 
-// Every verb, in the order `tnk --help` lists them.
-void add_commands(CLI::App& root, CommandTable& table) {
-  add_status_command(root, table);
-  add_init_command(root, table);
-  add_config_commands(root, table);
-  add_sandbox_commands(root, table);
-  add_lifecycle_commands(root, table);
-  add_doctor_command(root, table);
-#if TNK_LINUX_BACKENDS
-  add_setup_command(root, table);
-#endif
-  add_image_commands(root, table);
-  add_audit_commands(root, table);
-  add_completion_command(root, table);
-  add_manpage_command(root, table);
-  add_version_command(root, table);
-}
-
-}  // namespace
-
-int run(int argc, char** argv) {
+int run_command(int argc, char** argv, GlobalOptions& global) {
   Terminal terminal{::isatty(STDIN_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1, ::isatty(STDERR_FILENO) == 1};
   Env env = Env::from_process();
   bool color = use_color(env, terminal.stderr_tty);
 
-  CLI::App root("tnk gives every project its own isolated sandbox for AI coding agents.", "tnk");
-  root.fallthrough();  // global flags are accepted after the subcommand too
-  root.footer(
-      "\nExamples:\n  tnk                         sandboxes and inference endpoint status\n"
-      "  tnk sandbox shell           a shell in the current project's sandbox\n"
-      "  tnk sandbox ls -o json      every sandbox, as JSON\n"
-      "Docs: docs/ in the source tree; exit codes: 0 ok, 1 error, 64 usage, 66 not found, 77 permission.");
-  root.set_version_flag("-V,--version", "tnk " TNK_VERSION);
-  GlobalOptions global;
-  root.add_flag("-q,--quiet", global.quiet, "Print only results and errors");
-  root.add_flag("-v,--verbose", global.verbose, "Print more detail about what tnk does");
-  root.add_option("-o,--output", global.output, "Output format: text, json or ndjson")
-      ->check(CLI::IsMember({"text", "json", "ndjson"}));
-
+  // Asked by scripts and package checks, often: answered before any of the tree is built.
+  if (argc == 2 && (std::string_view(argv[1]) == "--version" || std::string_view(argv[1]) == "-V")) {
+    std::cout << "tnk " TNK_VERSION "\n";
+    return kExitOk;
+  }
+  // Only the branch argv names is built (command_tree.h). Whatever that branch cannot parse is parsed
+  // again on the whole tree, whose answer (a mistyped verb among all the verbs, say) is the one shown.
   CommandTable table;
-  add_commands(root, table);
+  auto words = command_words(argc, argv);
+  if (!needs_whole_tree(words)) table.select(words);
+  auto root = make_root(global, table);
+  phase_timer::mark("command tree");
 
   Output early_out(std::cout, std::cerr, early_format(argc, argv), color);
   try {
-    root.parse(argc, argv);
+    try {
+      root->parse(argc, argv);
+    } catch (const CLI::Success&) {
+      throw;  // help or version: answered below
+    } catch (const CLI::ParseError&) {
+      if (!table.selected()) throw;
+      table = CommandTable();
+      global = GlobalOptions();
+      root = make_root(global, table);
+      root->parse(argc, argv);
+    }
   } catch (const CLI::CallForHelp&) {
-    std::cout << help_text(*selected_command(root));
+    std::cout << help_text(*selected_command(*root));
     return kExitOk;
   } catch (const CLI::CallForAllHelp&) {
-    std::cout << root.help("", CLI::AppFormatMode::All);
+    std::cout << root->help("", CLI::AppFormatMode::All);
     return kExitOk;
   } catch (const CLI::CallForVersion&) {
     std::cout << "tnk " TNK_VERSION "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    const CLI::App* command = selected_command(root);
+    const CLI::App* command = selected_command(*root);
     early_out.error(usage_error(e.what(), "run `" + command_path(*command) + " --help` for usage"));
     return kExitUsage;
   }
+  phase_timer::mark("parse");
 
   auto format = parse_output_format(global.output);
   Output out(std::cout, std::cerr, format ? *format : OutputFormat::kText, color);
   // `sandbox ls -q` means "names only" and shadows the global flag, so read quiet from the root only.
   Log log(std::cerr, global.quiet ? Verbosity::kQuiet : (global.verbose ? Verbosity::kVerbose : Verbosity::kNormal));
 
-  const CLI::App* command = selected_command(root);
+  const CLI::App* command = selected_command(*root);
   const Command* runner = table.find(command);
   if (runner == nullptr) {  // a noun without a verb (`tnk sandbox`): show what it offers
     std::cout << help_text(*command);
@@ -182,6 +165,15 @@ int run(int argc, char** argv) {
     return exit_code_for(result.error().kind);
   }
   return *result;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  GlobalOptions global;
+  int code = run_command(argc, argv, global);
+  if (global.timings) std::cerr << phase_timer::report() << '\n';
+  return code;
 }
 
 }  // namespace tnk::cli

@@ -131,12 +131,10 @@ void add_sandbox_flags(CLI::App& command, SandboxFlags& flags, bool with_backend
       ->type_name("POLICY");
 }
 
-void add_sandbox_commands(CLI::App& root, CommandTable& table) {
-  auto* sandbox = root.add_subcommand("sandbox", "Manage the current project's sandbox");
-  describe(*sandbox, "Manage per-project sandboxes. Run these inside a project below workspace_root.",
-           "cd ~/code/homepage && tnk sandbox shell");
+namespace {
 
-  auto* inspect = sandbox->add_subcommand("inspect", "Show how tnk resolves the current project's sandbox");
+void add_inspect_command(CLI::App& sandbox, CommandTable& table) {
+  auto* inspect = sandbox.add_subcommand("inspect", "Show how tnk resolves the current project's sandbox");
   describe(*inspect,
            "Show the project, sandbox id, profile, manifest, guest mount, runtime variables, backend and state "
            "for the current directory, without changing anything.",
@@ -144,18 +142,30 @@ void add_sandbox_commands(CLI::App& root, CommandTable& table) {
   auto inspect_flags = std::make_shared<SandboxFlags>();
   add_sandbox_flags(*inspect, *inspect_flags, true);
   table.add(inspect, [inspect_flags](Context& ctx) { return run_inspect(ctx, *inspect_flags); });
+}
 
-  auto* ls = sandbox->add_subcommand("ls", "List sandboxes");
+void add_ls_command(CLI::App& sandbox, CommandTable& table) {
+  auto* ls = sandbox.add_subcommand("ls", "List sandboxes");
   describe(*ls, "List every sandbox with its status, backend, profile, mount and project.", "tnk sandbox ls -o json");
   auto names_only = std::make_shared<bool>(false);
   ls->add_flag("-q,--quiet", *names_only, "Print only sandbox names");
   table.add(ls, [names_only](Context& ctx) { return run_ls(ctx, *names_only); });
+}
 
-  add_session_commands(*sandbox, table);
-  add_sandbox_lifecycle_commands(*sandbox, table);
-  add_network_commands(*sandbox, table);
-  add_debug_commands(*sandbox, table);
-  add_review_commands(*sandbox, table);
+}  // namespace
+
+void add_sandbox_commands(CLI::App& root, CommandTable& table) {
+  auto* sandbox = root.add_subcommand("sandbox", "Manage the current project's sandbox");
+  describe(*sandbox, "Manage per-project sandboxes. Run these inside a project below workspace_root.",
+           "cd ~/code/homepage && tnk sandbox shell");
+
+  if (table.builds(*sandbox, {"inspect"})) add_inspect_command(*sandbox, table);
+  if (table.builds(*sandbox, {"ls"})) add_ls_command(*sandbox, table);
+  if (table.builds(*sandbox, {"start", "shell", "exec"})) add_session_commands(*sandbox, table);
+  if (table.builds(*sandbox, {"stop", "delete"})) add_sandbox_lifecycle_commands(*sandbox, table);
+  if (table.builds(*sandbox, {"forward"})) add_network_commands(*sandbox, table);
+  if (table.builds(*sandbox, {"agent-ping"})) add_debug_commands(*sandbox, table);
+  if (table.builds(*sandbox, {"diff", "apply", "discard"})) add_review_commands(*sandbox, table);
 }
 
 }  // namespace tnk::cli

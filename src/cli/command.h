@@ -3,7 +3,12 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -30,8 +35,20 @@ class CommandTable {
     return it == commands_.end() ? nullptr : &it->second;
   }
 
+  // The words of the command line that may name commands (`sandbox`, `exec`, ...): then only the branch
+  // of the tree they name is built (app.cc parses on the whole tree what that branch cannot).
+  void select(std::vector<std::string> words) { words_ = std::move(words); }
+  bool selected() const { return !words_.empty(); }
+  // Whether the commands `names`, children of `parent`, are to be built: they are on the selected
+  // branch, or nothing is selected at that depth.
+  bool builds(const CLI::App& parent, std::span<const std::string_view> names) const;
+  bool builds(const CLI::App& parent, std::initializer_list<std::string_view> names) const {
+    return builds(parent, std::span(names.begin(), names.size()));
+  }
+
  private:
   std::map<const CLI::App*, Command> commands_;
+  std::vector<std::string> words_;
 };
 
 // One function per verb file; each adds its subcommand(s) under `root`.

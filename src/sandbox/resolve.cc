@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "config/api_key.h"
+#include "core/phase_timer.h"
 #include "core/strings.h"
 #include "host/host_probe.h"
 #include "inference/model_cache.h"
@@ -165,6 +166,7 @@ const std::vector<std::string>& runtime_env_names() {
 
 Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+  phase_timer::mark("config");
   Resolved r;
   TNK_ASSIGN_OR_RETURN(r.project, workspace::resolve_project(config->workspace_root_path, ctx.paths.home, ctx.cwd));
   TNK_RETURN_IF_ERROR(refuse_tnk_dirs(ctx, r.project));
@@ -190,14 +192,31 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   TNK_ASSIGN_OR_RETURN(r.provision_script, specs::provision_script(ctx.paths.config_dir, r.profile));
   r.guest_workdir = workspace::guest_workdir(r.project, r.manifest.workspace_mount);
   TNK_RETURN_IF_ERROR(choose_backend(ctx, *config, options, r));
+  phase_timer::mark("project and specs");
 
   r.host_inference_url = host_inference_url(*config);
-  inference::ModelInfo info = probe_endpoint(ctx, r.host_inference_url);
-  r.model = inference::resolve_runtime_model(info, config->model_name.value, config->context_window.value);
-  if (!r.model.note.empty()) r.notes.push_back(r.model.note);
-  fill_runtime_env(ctx, *config, r);
-
   return r;
+}
+
+Status settle_endpoint(Context& ctx, Resolved& r, const std::optional<StartedWith>& started) {
+  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+  if (started) {
+    r.model = started->model;
+    if (!r.model.note.empty()) r.notes.push_back(r.model.note);  // what the start said of the endpoint
+    if (started->inference_url != r.host_inference_url) {
+      r.notes.push_back("tnk.toml now names the endpoint " + r.host_inference_url + ", but " + r.id +
+                        " was started with " + started->inference_url +
+                        " and keeps using it until it is stopped and started again");
+    }
+    r.host_inference_url = started->inference_url;
+  } else {
+    inference::ModelInfo info = probe_endpoint(ctx, r.host_inference_url);
+    r.model = inference::resolve_runtime_model(info, config->model_name.value, config->context_window.value);
+    if (!r.model.note.empty()) r.notes.push_back(r.model.note);
+  }
+  fill_runtime_env(ctx, *config, r);
+  phase_timer::mark("endpoint");
+  return ok_status();
 }
 
 nlohmann::json to_json(const Resolved& r) {

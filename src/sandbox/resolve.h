@@ -16,6 +16,7 @@
 #include "inference/model_probe.h"
 #include "inference/runtime_model.h"
 #include "naming/backend_kind.h"
+#include "sandbox/started_with.h"
 #include "specs/manifest.h"
 #include "state/liveness.h"
 #include "state/record.h"
@@ -56,7 +57,13 @@ struct Resolved {
   std::vector<std::string> notes;  // one-liners worth showing (fallbacks, a down endpoint)
 };
 
+// Everything but the endpoint's model and the runtime variables: settle_endpoint adds those once the
+// caller knows whether the sandbox runs.
 Result<Resolved> resolve(Context& ctx, const ResolveOptions& options);
+
+// The model the sandbox's sessions are told about, and the runtime variables: what the running sandbox
+// was started with (`started`: its endpoint is not asked again), else what the endpoint answers now.
+Status settle_endpoint(Context& ctx, Resolved& r, const std::optional<StartedWith>& started);
 
 // One GET /models of the endpoint (<= 1 s), answered from a 30 s cache when it is fresh.
 inference::ModelInfo probe_endpoint(Context& ctx, const std::string& url);

@@ -78,8 +78,11 @@ class SandboxTest : public ::testing::Test {
     ASSERT_TRUE(state::Store(paths_.sandboxes_dir()).save(record).ok());
   }
 
+  // As a sandbox that does not run resolves: its endpoint asked, not what a start kept.
   Result<sandbox::Resolved> resolve(const sandbox::ResolveOptions& options = {}) {
-    return sandbox::resolve(ctx(), options);
+    TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, sandbox::resolve(ctx(), options));
+    TNK_RETURN_IF_ERROR(sandbox::settle_endpoint(ctx(), r, std::nullopt));
+    return r;
   }
   sandbox::Resolved resolve_ok(const sandbox::ResolveOptions& options = {}) {
     auto r = resolve(options);

@@ -19,6 +19,7 @@
 #include "config/api_key.h"
 #include "config/route_source.h"
 #include "core/files.h"
+#include "core/phase_timer.h"
 #include "host/host_probe.h"
 #include "host/root_reservation.h"
 #include "idmap/userns.h"
@@ -262,9 +263,11 @@ Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::St
   for (const auto& note : plan.notes) ctx.log.note(note);
   const supervisor::SupervisorConfig& config = plan.config;
   TNK_RETURN_IF_ERROR(prepare_review(ctx, r, config));
+  phase_timer::mark("start: supervisor plan");
   bool vm = outcome.record.backend == BackendKind::kVm;
   ctx.log.verbose("starting the supervisor of " + r.id);
   TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, vm ? kVmReadyTimeout : kReadyTimeout));
+  phase_timer::mark("start: supervisor ready");
   // An ns sandbox's lower layer is the image tree itself: one deleted while this start ran (`rm -rf` of
   // the cache) left a sandbox without programs. It is stopped, and the next start builds the image again.
   if (!vm) {
@@ -280,17 +283,25 @@ Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::St
   return outcome;
 }
 
+// What a start checks and reads before anything is made: the host can run the backend, the limits hold,
+// and the key is readable. A running sandbox passed all of it when it started: a command that only enters
+// it (the warm path of exec and shell) probes none of it again.
+Status prepare_start(Context& ctx, const Resolved& r, StartInputs& in) {
+  in.facts = host::gather_host_facts(ctx.env);
+  TNK_RETURN_IF_ERROR(check_backend(r.backend, in.facts, r.project.dir));
+  TNK_RETURN_IF_ERROR(check_limits(ctx, r));
+  TNK_ASSIGN_OR_RETURN(in.gateway, inference_gateway(ctx, r));
+  return ok_status();
+}
+
 }  // namespace
 
 Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::filesystem::path& audit_log) {
   StartInputs in;
-  in.facts = host::gather_host_facts(ctx.env);
-  TNK_RETURN_IF_ERROR(check_backend(r.backend, in.facts, r.project.dir));
-  // A start needs the key, an exec into a running sandbox does not: read it before anything is made.
   const bool was_running = r.state == state::SandboxState::kRunning;
   if (!was_running) {
-    TNK_RETURN_IF_ERROR(check_limits(ctx, r));
-    TNK_ASSIGN_OR_RETURN(in.gateway, inference_gateway(ctx, r));
+    TNK_RETURN_IF_ERROR(prepare_start(ctx, r, in));
+    phase_timer::mark("start: host checks");
   }
   state::Store store(ctx.paths.sandboxes_dir());
   // The images are made before the sandbox's lock, which stays short: a second command on this sandbox
@@ -300,6 +311,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
   if (!was_running) {
     TNK_ASSIGN_OR_RETURN(auto seen, store.load(r.id));  // only to know what to make: read again below
     TNK_ASSIGN_OR_RETURN(images, boot_images(ctx, seen, r.backend));
+    phase_timer::mark("start: images");
   }
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(in.existing, store.load(r.id));  // again: another tnk may have created it meanwhile
@@ -309,10 +321,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
     now = state::observe(store, r.id);
   }
   if (now == state::SandboxState::kRunning) return running(store, r, *in.existing);
-  if (was_running) {  // it stopped meanwhile
-    TNK_RETURN_IF_ERROR(check_limits(ctx, r));
-    TNK_ASSIGN_OR_RETURN(in.gateway, inference_gateway(ctx, r));
-  }
+  if (was_running) TNK_RETURN_IF_ERROR(prepare_start(ctx, r, in));  // it stopped meanwhile
   if (now == state::SandboxState::kBroken) recover_broken(ctx, store, r.id);
   // Made again only when it stopped meanwhile, or another tnk made or remade the sandbox differently.
   if (!images || !boot_images_fit(*images, in.existing, r.backend)) {

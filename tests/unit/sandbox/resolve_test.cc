@@ -1,9 +1,12 @@
 // sandbox::resolve (src/sandbox/resolve.h): project and id from the cwd, profile, backend and network
 // with their sources, the runtime variables, and the JSON `tnk sandbox inspect -n` prints.
+#include "core/files.h"
 #include "host/host_probe.h"
 #include "naming/naming.h"
+#include "sandbox/started_with.h"
 #include "sandbox_test_util.h"
 #include "specs/revision.h"
+#include "state/store.h"
 
 namespace tnk::testing_sandbox {
 namespace {
@@ -294,6 +297,47 @@ TEST_F(SandboxTest, ResolveRuntimeEnvFallsBackWhenNothingIsConfigured) {
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_EQ(r.notes[0], r.model.note);
   EXPECT_NE(r.notes[0].find("no model_name configured, using model 'default'"), std::string::npos) << r.notes[0];
+}
+
+// The warm path: a running sandbox's sessions are told what its start was told, without asking the
+// endpoint again (the test's endpoint refuses: asking it would add its note).
+TEST_F(SandboxTest, SettleEndpointUsesWhatTheStartKeptAndSaysWhenTnkTomlMovedTheEndpoint) {
+  auto r = sandbox::resolve(ctx(), {});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  sandbox::StartedWith started;
+  started.inference_url = r->host_inference_url;
+  started.model.model_name = "kept-model";
+  started.model.source = "server";
+  started.model.context_window = 8192;
+  started.model.context_source = "server";
+  auto same = *r;
+  ASSERT_TRUE(sandbox::settle_endpoint(ctx(), same, started).ok());
+  EXPECT_EQ(same.runtime_env["TNK_MODEL_NAME"], "kept-model");
+  EXPECT_EQ(same.runtime_env["TNK_CTX_WINDOW"], "8192");
+  EXPECT_TRUE(same.notes.empty()) << same.notes[0];
+
+  started.inference_url = "http://127.0.0.1:1/v1";
+  auto moved = *r;
+  ASSERT_TRUE(sandbox::settle_endpoint(ctx(), moved, started).ok());
+  EXPECT_EQ(moved.host_inference_url, "http://127.0.0.1:1/v1");
+  ASSERT_EQ(moved.notes.size(), 1u);
+  EXPECT_NE(moved.notes[0].find("keeps using it until it is stopped and started again"), std::string::npos);
+}
+
+TEST_F(SandboxTest, WhatAStartKeptIsReadOnlyForThatStart) {
+  state::Store store(paths_.sandboxes_dir());
+  std::filesystem::create_directories(store.dir("tnk-demo"));
+  sandbox::StartedWith started;
+  started.started_at = 1700000100;
+  started.inference_url = "http://127.0.0.1:9/v1";
+  started.model.model_name = "m";
+  ASSERT_TRUE(sandbox::save_started_with(store, "tnk-demo", started).ok());
+  auto read = sandbox::load_started_with(store, "tnk-demo", 1700000100);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->model.model_name, "m");
+  EXPECT_FALSE(sandbox::load_started_with(store, "tnk-demo", 1700000200).has_value()) << "another start's file";
+  ASSERT_TRUE(write_file_atomic(store.file("tnk-demo", sandbox::kStartedWithFile), "{not json").ok());
+  EXPECT_FALSE(sandbox::load_started_with(store, "tnk-demo", 1700000100).has_value());
 }
 
 TEST_F(SandboxTest, ResolveCreatedSandboxKeepsItsMountPoint) {
