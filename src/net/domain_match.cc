@@ -115,6 +115,19 @@ bool host_listed(const std::vector<std::string>& allow, std::string_view host) {
   return false;
 }
 
+bool domain_denied(const std::vector<std::string>& deny, std::string_view host, uint16_t port, std::string* rule) {
+  std::string wanted = normalize_host(host);
+  if (!valid_name(wanted)) return false;
+  for (const std::string& text : deny) {
+    auto entry = parse_entry(text);
+    if (entry && name_matches(*entry, wanted) && (entry->port == 0 || entry->port == port)) {
+      if (rule != nullptr) *rule = text;
+      return true;
+    }
+  }
+  return false;
+}
+
 Status check_allow_entry(std::string_view entry) {
   if (parse_entry(entry)) return ok_status();
   return usage_error("invalid allow-list entry \"" + std::string(entry) + "\"",

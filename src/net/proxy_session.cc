@@ -7,15 +7,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <optional>
 
 #include "net/address_check.h"
 #include "net/dial.h"
-#include "net/domain_match.h"
 #include "net/head_reader.h"
 #include "net/http_request.h"
+#include "net/live_allow.h"
 #include "net/proxy_credential.h"
 #include "net/relay.h"
 #include "net/request_body.h"
@@ -27,6 +28,8 @@ namespace {
 
 constexpr std::chrono::milliseconds kAnswerTimeout{5'000};  // to write a refusal or the 200
 constexpr std::chrono::milliseconds kLinger{2'000};         // to read what follows a refusal
+// How an allowed connection ended when a new policy no longer allowed it (`tnk sandbox deny`, an expiry).
+constexpr const char* kCutReason = "cut: the policy no longer allows it";
 
 const char* status_text(int status) {
   switch (status) {
@@ -64,6 +67,11 @@ class Session {
  public:
   Session(UniqueFd client, ProxyShared& shared, int stop_fd)
       : client_(std::move(client)), shared_(shared), limits_(shared.config.limits), stop_fd_(stop_fd) {}
+  ~Session() {
+    if (ticket_ != 0) shared_.live.release(ticket_);  // before the descriptors close
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   void run() {
     std::optional<RequestHead> head = read_head();
@@ -106,6 +114,7 @@ class Session {
   int stop_fd_;
   std::string buffered_;
   NetEvent event_;
+  uint64_t ticket_ = 0;  // the allowed connection's registration in the lists in force
 };
 
 // The head, or nullopt once the connection is over (a malformed or late head answered here).
@@ -133,14 +142,25 @@ bool Session::check_open_port(const RequestHead& head) {
   return false;
 }
 
+// Judged by the lists in force now; an allowed connection stays registered (ticket_) until it ends,
+// so that a later list that refuses it cuts it.
 bool Session::check_allow_list(const RequestHead& head) {
   if (shared_.config.allow_any) return check_open_port(head);
-  if (domain_allowed(shared_.config.allow, head.host, head.port, &event_.rule)) return true;
-  bool port_only = host_listed(shared_.config.allow, head.host);
-  std::string who = port_only ? host_port_text(head.host, head.port) : head.host;
+  LiveAllowList::Admission admission = shared_.live.admit(head.host, head.port, client_.get());
+  if (admission.allowed) {
+    event_.rule = admission.rule;
+    ticket_ = admission.ticket;
+    return true;
+  }
+  if (admission.denied) {
+    refuse(403, "tnk: " + head.host + " is denied to this sandbox (tnk sandbox deny " + admission.rule + ")",
+           "denied (" + admission.rule + ")");
+    return false;
+  }
+  std::string who = admission.port_only ? host_port_text(head.host, head.port) : head.host;
   std::string list = shared_.config.list_name.empty() ? "" : " (" + shared_.config.list_name + ")";
   refuse(403, "tnk: " + who + " is not in this sandbox's allow-list" + list,
-         port_only ? "port not in allow-list" : "not in allow-list");
+         admission.port_only ? "port not in allow-list" : "not in allow-list");
   return false;
 }
 
@@ -175,6 +195,11 @@ UniqueFd Session::open_upstream(const RequestHead& head) {
     return {};
   }
   event_.address = address_to_string(connected->second.address);
+  if (ticket_ != 0 && !shared_.live.attach(ticket_, connected->first.get())) {
+    event_.reason = kCutReason;  // the policy changed while it connected
+    shared_.report(event_);
+    return {};
+  }
   return std::move(connected->first);
 }
 
@@ -264,7 +289,7 @@ void Session::relay_and_report(int upstream, std::string first_up, const Upstrea
   RelayStats stats = relay(client_.get(), upstream, limits_.idle_timeout, stop_fd_, std::move(first_up), bound);
   event_.bytes_up = stats.bytes_up;
   event_.bytes_down = stats.bytes_down;
-  event_.reason = stats.end;
+  event_.reason = ticket_ != 0 && shared_.live.was_cut(ticket_) ? std::string(kCutReason) : stats.end;
   shared_.report(event_);
 }
 
