@@ -22,6 +22,7 @@ import pytest
 from conftest import TNK_BIN, require
 from net_harness import audit_records, wait_for_records
 from sandbox_harness import Sandbox, compile_probe, ns_tnk  # noqa: F401 (fixture)
+from test_output import check_fields, doc_tables, field_tree
 
 pytestmark = pytest.mark.rootless_suite  # scripts/e2e-as-user.sh runs this file as an ordinary user
 
@@ -141,6 +142,7 @@ def test_allow_deny_and_expiry_change_a_running_sandbox(ns_tnk, tmp_path, outsid
     assert target in policy["allow"] and policy["hash"] != hash_before and policy["running"] is True
     assert policy["profile_allow"] == ["listed.tnk-test.example"]
     assert [(r["action"], r["entry"]) for r in policy["rules"]] == [("allow", target)]
+    check_fields(policy, field_tree(doc_tables()["fields:policy"]))  # exactly what docs/json-output.md says
 
     # deny cuts a connection held open (a slow streaming answer) and refuses the next one.
     stream = background(box, "curl", "-sSN", "--max-time", "60", f"http://{target}/stream")
