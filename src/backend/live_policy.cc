@@ -33,14 +33,17 @@ Result<sandbox::Resolved> policy_target(Context& ctx, const sandbox::ResolveOpti
 
 // What a sandbox that does not run would start with (its profile's entries as written, registries unexpanded).
 nlohmann::json stored_policy(const sandbox::Resolved& r, const std::vector<net::LiveRule>& rules) {
-  std::vector<std::string> base;
-  if (r.network == NetworkPolicy::kAllowlist) base = r.manifest.allow_domains;
-  net::PolicyInForce policy = net::policy_in_force(
-      to_string(r.network), base, r.network == NetworkPolicy::kAllowlist ? rules : std::vector<net::LiveRule>{},
-      net::unix_ms_now());
-  return {{"policy", policy.policy}, {"hash", audit::sha256_hex(net::canonical_text(policy))},
-          {"allow", policy.allow},   {"deny", policy.deny},
-          {"profile_allow", base},   {"rules", net::to_json(rules)},
+  bool applies = r.network == NetworkPolicy::kAllowlist;
+  std::vector<std::string> base = applies ? r.manifest.allow_domains : std::vector<std::string>{};
+  std::vector<net::LiveRule> applied = applies ? rules : std::vector<net::LiveRule>{};
+  net::PolicyInForce policy = net::policy_in_force(to_string(r.network), base, applied, net::unix_ms_now());
+  return {{"policy", policy.policy},
+          {"hash", audit::sha256_hex(net::canonical_text(policy))},
+          {"allow", policy.allow},
+          {"deny", policy.deny},
+          {"profile_allow", base},
+          {"rules", net::to_json(rules)},
+          {"entries", net::policy_entries(base, applied)},
           {"running", false}};
 }
 

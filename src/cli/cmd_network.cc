@@ -1,5 +1,6 @@
 // tnk sandbox forward: port forwards from the host's 127.0.0.1 into a running sandbox, for its lifetime;
 // tnk sandbox allow, deny and policy: the host user's changes of its network policy (backend/live_policy.h).
+#include <cstddef>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -55,20 +56,19 @@ std::string policy_heading(const nlohmann::json& policy) {
   return policy.value("policy", "?") + " (policy hash " + policy.value("hash", "").substr(0, 12) + ")";
 }
 
+// One line per entry: what asked for it, and how the proxy enforces it.
 void print_policy(std::ostream& os, const backend::PolicyView& view) {
   const nlohmann::json& p = view.policy;
   os << view.id << ": " << policy_heading(p) << (view.running ? "" : ", for the next start: it is not running") << "\n";
-  for (const auto& entry : p.value("profile_allow", nlohmann::json::array())) {
-    os << "  allow " << entry.get<std::string>() << "  (network.allow of the profile)\n";
+  for (const auto& entry : p.value("entries", nlohmann::json::array())) {
+    os << "  " << entry.value("action", "?") << " " << entry.value("entry", "?") << "  (" << entry.value("source", "?");
+    if (entry.value("until", nlohmann::json()).is_string()) os << ", until " << entry["until"].get<std::string>();
+    os << "; " << entry.value("enforced", "?") << ")\n";
   }
-  for (const auto& rule : p.value("rules", nlohmann::json::array())) {
-    os << "  " << rule.value("action", "?") << " " << rule.value("entry", "?") << "  (tnk sandbox "
-       << rule.value("action", "?") << " by " << rule.value("who", "?");
-    if (rule.value("expires", nlohmann::json()).is_string()) os << ", until " << rule["expires"].get<std::string>();
-    os << ")\n";
-  }
-  if (p.value("policy", "") != "allowlist") {
-    os << "  (the " << p.value("policy", "?") << " policy has no allow-list: these rules apply under allowlist only)\n";
+  std::size_t rules = p.value("rules", nlohmann::json::array()).size();
+  if (p.value("policy", "") != "allowlist" && rules > 0) {
+    os << "  " << rules << " rule(s) of tnk sandbox allow/deny kept, not applied: the " << p.value("policy", "?")
+       << " policy has no allow-list\n";
   }
 }
 
@@ -101,33 +101,36 @@ Result<int> run_policy_show(Context& ctx, const PolicyFlags& flags) {
   return kExitOk;
 }
 
+// `allow` or `deny` HOST[:PORT] (allow also takes --for).
+void add_edit_command(CLI::App& sandbox, CommandTable& table, net::RuleAction action, const std::string& summary,
+                      const std::string& explanation, const std::string& example, const std::string& host_help) {
+  auto* command = sandbox.add_subcommand(net::to_string(action), summary);
+  describe(*command, explanation, example);
+  auto flags = std::make_shared<PolicyFlags>();
+  add_sandbox_flags(*command, flags->sandbox, false);
+  command->add_option("HOST", flags->host, host_help)->required();
+  if (action == net::RuleAction::kAllow) {
+    command->add_option("--for", flags->duration, "End the rule by itself after this long: 30s, 10m, 2h, 1d")
+        ->type_name("DURATION");
+  }
+  table.add(command, [flags, action](Context& ctx) { return run_policy_edit(ctx, *flags, action); });
+}
+
 void add_policy_commands(CLI::App& sandbox, CommandTable& table) {
-  auto* allow = sandbox.add_subcommand("allow", "Let the sandbox reach a host through its proxy, at once");
-  describe(*allow,
-           "Add HOST[:PORT] to the allow-list of the sandbox's proxy (the allowlist policy). A running sandbox "
-           "decides every later connection by the new policy; a stopped one gets the rule at its next start. "
-           "Without --for the rule lasts until `tnk sandbox deny` or the sandbox's deletion. Each change is a "
-           "policy_change audit record. Nothing inside the sandbox can make this change.",
-           "tnk sandbox allow registry.example.org:8443 --for 30m");
-  auto allow_flags = std::make_shared<PolicyFlags>();
-  add_sandbox_flags(*allow, allow_flags->sandbox, false);
-  allow->add_option("HOST", allow_flags->host, "A name, *.name or IP literal, with an optional :PORT (else 80 and 443)")
-      ->required();
-  allow->add_option("--for", allow_flags->duration, "End the rule by itself after this long: 30s, 10m, 2h, 1d")
-      ->type_name("DURATION");
-  table.add(allow, [allow_flags](Context& ctx) { return run_policy_edit(ctx, *allow_flags, net::RuleAction::kAllow); });
-
-  auto* deny = sandbox.add_subcommand("deny", "Stop the sandbox reaching a host, and cut its open connections");
-  describe(*deny,
-           "Refuse HOST[:PORT] (without :PORT, every port of it) in the sandbox's proxy, even when the profile's "
-           "network.allow lists it, replacing any `tnk sandbox allow` of it. A running sandbox's connections to it "
-           "are cut at once. The rule lasts until `tnk sandbox allow` of the same HOST[:PORT].",
-           "tnk sandbox deny registry.example.org");
-  auto deny_flags = std::make_shared<PolicyFlags>();
-  add_sandbox_flags(*deny, deny_flags->sandbox, false);
-  deny->add_option("HOST", deny_flags->host, "A name, *.name or IP literal, with an optional :PORT")->required();
-  table.add(deny, [deny_flags](Context& ctx) { return run_policy_edit(ctx, *deny_flags, net::RuleAction::kDeny); });
-
+  add_edit_command(sandbox, table, net::RuleAction::kAllow, "Let the sandbox reach a host through its proxy, at once",
+                   "Add HOST[:PORT] to the allow-list of the sandbox's proxy (the allowlist policy). A running sandbox "
+                   "decides every later connection by the new policy; a stopped one gets the rule at its next start. "
+                   "Without --for the rule lasts until `tnk sandbox deny` or the sandbox's deletion. Each change is a "
+                   "policy_change audit record. Nothing inside the sandbox can make this change.",
+                   "tnk sandbox allow registry.example.org:8443 --for 30m",
+                   "A name, *.name or IP literal, with an optional :PORT (else 80 and 443)");
+  add_edit_command(sandbox, table, net::RuleAction::kDeny,
+                   "Stop the sandbox reaching a host, and cut its open connections",
+                   "Refuse HOST[:PORT] (without :PORT, every port of it) in the sandbox's proxy, even when the "
+                   "profile's network.allow lists it, replacing any `tnk sandbox allow` of it. A running sandbox's "
+                   "connections to it are cut at once. The rule lasts until `tnk sandbox allow` of the same "
+                   "HOST[:PORT].",
+                   "tnk sandbox deny registry.example.org", "A name, *.name or IP literal, with an optional :PORT");
   auto* policy = sandbox.add_subcommand("policy", "Show the network policy in force and its rules");
   describe(*policy,
            "Show the sandbox's network policy: the profile's network.allow, the rules of `tnk sandbox allow` and "

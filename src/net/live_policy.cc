@@ -96,6 +96,26 @@ std::string canonical_text(const PolicyInForce& policy) {
   return text;
 }
 
+nlohmann::json policy_entries(const std::vector<std::string>& base, const std::vector<LiveRule>& rules) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& entry : base) {
+    out.push_back({{"entry", entry},
+                   {"action", "allow"},
+                   {"source", "network.allow"},
+                   {"until", nullptr},
+                   {"enforced", "proxy: " + enforcement_text(entry, false)}});
+  }
+  for (const LiveRule& rule : rules) {
+    bool deny = rule.action == RuleAction::kDeny;
+    out.push_back({{"entry", rule.entry},
+                   {"action", to_string(rule.action)},
+                   {"source", "tnk sandbox " + to_string(rule.action) + " (" + rule.who + ")"},
+                   {"until", rule.expires_ms ? nlohmann::json(utc_text(*rule.expires_ms)) : nlohmann::json(nullptr)},
+                   {"enforced", "proxy: " + enforcement_text(rule.entry, deny)}});
+  }
+  return out;
+}
+
 std::string to_string(RuleAction action) { return action == RuleAction::kAllow ? "allow" : "deny"; }
 
 std::string describe(const LiveRule& rule) {

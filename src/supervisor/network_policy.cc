@@ -82,8 +82,14 @@ void Network::expire_rules() {
 
 nlohmann::json Network::describe_policy() const {
   net::PolicyInForce policy = in_force();
-  return {{"policy", policy.policy}, {"hash", policy_hash(policy)},    {"allow", policy.allow},
-          {"deny", policy.deny},     {"profile_allow", config_.allow}, {"rules", net::to_json(rules_)},
+  bool applies = config_.network == NetworkPolicy::kAllowlist;
+  return {{"policy", policy.policy},
+          {"hash", policy_hash(policy)},
+          {"allow", policy.allow},
+          {"deny", policy.deny},
+          {"profile_allow", config_.allow},
+          {"rules", net::to_json(rules_)},
+          {"entries", net::policy_entries(config_.allow, applies ? rules_ : std::vector<net::LiveRule>{})},
           {"running", true}};
 }
 

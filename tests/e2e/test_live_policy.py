@@ -10,17 +10,13 @@ import ipaddress
 import json
 import os
 import pwd
-import socket
-import socketserver
 import subprocess
-import threading
 import time
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from conftest import TNK_BIN, require
-from net_harness import audit_records, wait_for_records
+from net_harness import audit_records, serve, wait_for_records
 from sandbox_harness import Sandbox, compile_probe, ns_tnk  # noqa: F401 (fixture)
 from test_output import check_fields, doc_tables, field_tree
 
@@ -46,42 +42,12 @@ def outside_address():
     return None
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self):  # noqa: N802
-        self.server.seen.append(self.path)
-        if self.path == "/stream":  # a slow answer: a line every 100 ms for a minute
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.end_headers()
-            for i in range(600):
-                try:
-                    self.wfile.write(f"line {i}\n".encode())
-                    self.wfile.flush()
-                except OSError:
-                    return
-                time.sleep(0.1)
-            return
-        body = b"OUTSIDE-OK"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def outside():
-    """host:port of an HTTP server on this machine's outside-looking address (/, and /stream)."""
+    """An HTTP server on this machine's outside-looking address: OUTSIDE-OK, and a slow GET /stream."""
     address = outside_address()
     require(address is not None, "this machine has no address the allow-list's address check passes")
-    server = socketserver.ThreadingTCPServer((address, 0), _Handler)
-    server.daemon_threads = True
-    server.seen = []
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(b"OUTSIDE-OK", host=address)
     yield server
     server.shutdown()
     server.server_close()
@@ -143,11 +109,17 @@ def test_allow_deny_and_expiry_change_a_running_sandbox(ns_tnk, tmp_path, outsid
     assert policy["profile_allow"] == ["listed.tnk-test.example"]
     assert [(r["action"], r["entry"]) for r in policy["rules"]] == [("allow", target)]
     check_fields(policy, field_tree(doc_tables()["fields:policy"]))  # exactly what docs/json-output.md says
+    address, port = target.split(":")
+    text = box.run("sandbox", "policy").stdout  # each entry: what asked for it, how it is enforced
+    assert "allow listed.tnk-test.example  (network.allow; proxy: name listed.tnk-test.example, ports 80 and 443)" \
+        in text, text
+    assert f"allow {target}  (tnk sandbox allow ({policy['rules'][0]['who']}); proxy: address {address}, port {port})" \
+        in text, text
 
     # deny cuts a connection held open (a slow streaming answer) and refuses the next one.
     stream = background(box, "curl", "-sSN", "--max-time", "60", f"http://{target}/stream")
     deadline = time.monotonic() + 20
-    while "/stream" not in outside.seen and time.monotonic() < deadline:
+    while "GET /stream" not in outside.seen and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.5)
     denied_at = time.monotonic()

@@ -97,5 +97,19 @@ TEST(LivePolicy, RulesRoundTripThroughJsonAndBadOnesAreNamed) {
   EXPECT_EQ(describe(allow("a.example", kNow)), "allow a.example (until 2027-01-15T08:00:00Z)");
 }
 
+// Issue 34 item 3: every entry says what asked for it and how the proxy enforces it.
+TEST(LivePolicy, EveryEntrySaysWhereItComesFromAndHowItIsEnforced) {
+  auto entries = policy_entries({"example.org"}, {allow("*.example.net:8443", kNow + 3000), deny("192.0.2.7")});
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0]["source"], "network.allow");
+  EXPECT_EQ(entries[0]["enforced"], "proxy: name example.org, ports 80 and 443");
+  EXPECT_EQ(entries[0]["until"], nullptr);
+  EXPECT_EQ(entries[1]["source"], "tnk sandbox allow (alice)");
+  EXPECT_EQ(entries[1]["enforced"], "proxy: subdomains of example.net, port 8443");
+  EXPECT_EQ(entries[1]["until"], "2027-01-15T08:00:03Z");
+  EXPECT_EQ(entries[2]["action"], "deny");
+  EXPECT_EQ(entries[2]["enforced"], "proxy: address 192.0.2.7, every port");
+}
+
 }  // namespace
 }  // namespace tnk::net
