@@ -85,6 +85,10 @@ Result<int> run_policy_edit(Context& ctx, const PolicyFlags& flags, net::RuleAct
     if (!view.running) {
       os << view.id << " is not running: recorded '" << what << "' for its next start (" << policy_heading(view.policy)
          << ")\n";
+      if (view.policy.value("policy", "") != "allowlist") {
+        os << "it applies when the sandbox runs under the allowlist policy; its profile asks for "
+           << view.policy.value("policy", "?") << "\n";
+      }
       return;
     }
     os << view.id << ": " << what << " is in force, " << policy_heading(view.policy);

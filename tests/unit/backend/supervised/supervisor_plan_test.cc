@@ -89,6 +89,27 @@ TEST(SupervisorPlan, AllowlistGetsTheExpandedListAndAnEmptyOneIsNoted) {
             std::vector<std::string>{"network policy allowlist with an empty network.allow: only the endpoint"});
 }
 
+// Issue 34: the stored rules of `tnk sandbox allow`/`deny` reach the supervisor under allowlist, and the
+// start names them; under another policy they are named as not applied, and the supervisor gets none.
+TEST(SupervisorPlan, LiveRulesApplyUnderAllowlistOnlyAndTheStartNamesThem) {
+  SupervisorInputs in = inputs();
+  in.live_rules = {{net::RuleAction::kAllow, "extra.example.org:8443", 1, std::nullopt, "alice"},
+                   {net::RuleAction::kDeny, "github.com", 1, std::nullopt, "alice"}};
+  sandbox::Resolved allowlist = resolved(NetworkPolicy::kAllowlist);
+  auto plan = plan_supervisor(allowlist, record_of(allowlist, BackendKind::kNs), config(), in);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->config.live_rules, in.live_rules);
+  EXPECT_EQ(plan->notes, std::vector<std::string>{"extra network rules (tnk sandbox allow/deny) apply: allow "
+                                                  "extra.example.org:8443, deny github.com"});
+  sandbox::Resolved open = resolved(NetworkPolicy::kOpen);
+  auto kept = plan_supervisor(open, record_of(open, BackendKind::kNs), config(), in);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_TRUE(kept->config.live_rules.empty());
+  ASSERT_EQ(kept->notes.size(), 1u);
+  EXPECT_EQ(kept->notes[0].rfind("extra network rules (tnk sandbox allow/deny) do not apply under the open policy", 0),
+            0u);
+}
+
 TEST(SupervisorPlan, NoneHandsOnNoEndpointNoKeyAndNoRoute) {
   sandbox::Resolved r = resolved(NetworkPolicy::kNone);
   auto plan = plan_supervisor(r, record_of(r, BackendKind::kNs), config(), inputs());
