@@ -3,6 +3,7 @@ without a restart; `deny` and an expiry cut open connections; rules a stopped sa
 start; every change is a policy_change record in a chain `tnk audit verify` passes; and nothing inside the
 sandbox (agent or root) reaches the control socket or changes the policy through the proxy.
 
+The first test runs on ns and vm (the policy lives in the supervisor, the same on both); the others on ns.
 The "outside" host is an HTTP server on an address of this machine that the allow-list's address check
 passes (not loopback, private or reserved: TEST-NET-1 on this test machine's eth0), so the same tests run
 as root and as an ordinary user; nothing leaves the machine."""
@@ -17,7 +18,7 @@ import pytest
 
 from conftest import TNK_BIN, require
 from net_harness import audit_records, serve, wait_for_records
-from sandbox_harness import Sandbox, compile_probe, ns_tnk  # noqa: F401 (fixture)
+from sandbox_harness import Sandbox, any_tnk, compile_probe, ns_tnk  # noqa: F401 (fixtures)
 from test_output import check_fields, doc_tables, field_tree
 
 pytestmark = pytest.mark.rootless_suite  # scripts/e2e-as-user.sh runs this file as an ordinary user
@@ -84,14 +85,15 @@ def check_chain(log, changes):
     return records
 
 
-def test_allow_deny_and_expiry_change_a_running_sandbox(ns_tnk, tmp_path, outside):
+def test_allow_deny_and_expiry_change_a_running_sandbox(any_tnk, tmp_path, outside):
+    """On ns and vm: the policy lives in the supervisor, the same on both."""
     log = tmp_path / "audit.ndjson"
-    box = started_allowlist(ns_tnk, log)
+    box = started_allowlist(any_tnk, log)
     target = target_of(outside)
     url = f"http://{target}/"
     before = fetch(box, url)
     assert "is not in this sandbox's allow-list" in before.stdout, before.stdout + before.stderr
-    hash_before = ns_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)["hash"]
+    hash_before = any_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)["hash"]
 
     # A loop of requests that started before the change sees it, without a restart.
     loop = background(box, "sh", "-c", f"for i in $(seq 300); do c=$(curl -s -o /dev/null -w '%{{http_code}}' "
@@ -104,7 +106,7 @@ def test_allow_deny_and_expiry_change_a_running_sandbox(ns_tnk, tmp_path, outsid
     assert loop.returncode == 0, out + err
     assert out.split()[0] == "403" and out.split()[-1] == "200", out
     assert fetch(box, url).stdout == "OUTSIDE-OK"
-    policy = ns_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)
+    policy = any_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)
     assert target in policy["allow"] and policy["hash"] != hash_before and policy["running"] is True
     assert policy["profile_allow"] == ["listed.tnk-test.example"]
     assert [(r["action"], r["entry"]) for r in policy["rules"]] == [("allow", target)]
@@ -141,13 +143,13 @@ def test_allow_deny_and_expiry_change_a_running_sandbox(ns_tnk, tmp_path, outsid
     assert fetch(box, url).stdout == "OUTSIDE-OK"
     time.sleep(4)
     assert "is not in this sandbox's allow-list" in fetch(box, url).stdout
-    assert ns_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)["rules"] == []
+    assert any_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)["rules"] == []
 
     records = check_chain(log, [("allow", target), ("deny", target), ("allow", target), ("expire", target)])
     assert records[0]["old_policy_hash"] == hash_before and records[0]["running"] is True
     assert records[1]["cut"] == 1 and records[2]["until"] is not None and records[3]["who"] == "tnk"
     assert all(r["who"] for r in records)
-    verify = ns_tnk.run("audit", "verify", str(log))
+    verify = any_tnk.run("audit", "verify", str(log))
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
