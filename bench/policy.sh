@@ -6,8 +6,10 @@
 # (one curl per try) is in the figure, so it is an upper bound. Printed against the 50 ms target.
 # The server listens on an address of this machine the allow-list's address check passes (not
 # loopback, private or reserved), so nothing leaves the machine; root is not needed.
-# Usage: bench/policy.sh [ROUNDS] (default 50). Needs curl, python3 and a built tnk (TNK_BIN).
+# Usage: bench/policy.sh [ROUNDS] (default 50), as an ordinary user (tnk refuses a project root owns;
+# root: runuser -u USER -- bench/policy.sh). Needs curl, python3 and a built tnk (TNK_BIN).
 set -euo pipefail
+[ "$(id -u)" != 0 ] || { echo "bench/policy.sh: run it as an ordinary user (tnk refuses a project root owns)" >&2; exit 1; }
 
 rounds=${1:-50}
 repo=$(cd "$(dirname "$0")/.." && pwd)
