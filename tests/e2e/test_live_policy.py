@@ -180,6 +180,18 @@ def test_bad_hosts_and_durations_are_usage_errors(ns_tnk, tmp_path):
     assert registry.returncode == 64 and "hint:" in registry.stderr
 
 
+def test_an_allow_entry_the_policy_cannot_enforce_refuses_the_start(ns_tnk):
+    """Issue 34 item 3: network.allow under --network open would be widened, under inference dropped."""
+    (ns_tnk.config_dir / "sandbox.d" / "manifests" / "live.yaml").write_text("profile: live\n" + ALLOWLIST)
+    box = Sandbox(ns_tnk, ns_tnk.project("live"))
+    for policy in ("open", "inference"):
+        start = box.run("sandbox", "start", "--backend", "ns", "--profile", "live", "--network", policy)
+        assert start.returncode == 64, start.stderr
+        assert f"network.allow entry 'listed.tnk-test.example' cannot be enforced under --network {policy}" \
+            in start.stderr, start.stderr
+    box.start("--profile", "live")  # the pair: under allowlist the same manifest starts
+
+
 @pytest.mark.parametrize("identity", ["agent", "root"])
 def test_nothing_inside_can_change_the_policy(ns_tnk, tmp_path, outside, identity):
     """The control socket is not in the sandbox's mount namespace, no abstract socket leads out of its network

@@ -40,10 +40,24 @@ void live_rules_note(const sandbox::Resolved& r, const std::vector<net::LiveRule
   }
 }
 
+// Issue 34 item 3: an entry of network.allow the started policy cannot enforce as written refuses the
+// start (exit 64) rather than being dropped (`inference`, `none`) or widened to every name (`open`).
+Status check_allow_enforceable(const sandbox::Resolved& r) {
+  if (r.network == NetworkPolicy::kAllowlist || r.manifest.allow_domains.empty()) return ok_status();
+  std::string policy = to_string(r.network);
+  std::string how = r.network == NetworkPolicy::kOpen ? "it lets every name through, so the entry would be widened"
+                                                      : "it has no allow-list, so the entry would be dropped";
+  std::string why = r.network_source == "--network" ? "--network " + policy : "the " + policy + " policy";
+  return usage_error(r.manifest.source.string() + ": network.allow entry '" + r.manifest.allow_domains.front() +
+                         "' cannot be enforced under " + why + ": " + how,
+                     "start it with --network allowlist, or remove network.allow from the manifest");
+}
+
 // The endpoint, the gateway, the allow-list and the routes: under `none`, none of them.
 Status plan_network(const sandbox::Resolved& r, const Config& config, SupervisorInputs& in, SupervisorPlan& plan) {
   supervisor::SupervisorConfig& c = plan.config;
   c.network = r.network;
+  TNK_RETURN_IF_ERROR(check_allow_enforceable(r));
   live_rules_note(r, in.live_rules, plan);
   TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
   if (r.network == NetworkPolicy::kNone) return ok_status();  // not even the endpoint
