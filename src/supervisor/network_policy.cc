@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "audit/events.h"
 #include "audit/sha256.h"
@@ -70,13 +74,15 @@ Result<nlohmann::json> Network::change_policy(std::vector<net::LiveRule> rules, 
 
 void Network::expire_rules() {
   int64_t now = net::unix_ms_now();
-  for (const net::LiveRule& rule : rules_) {
-    if (!rule.expires_ms || *rule.expires_ms > now) continue;
-    // One record per rule that ends; the others stay.
+  // One record per rule that ends; the others stay.
+  for (;;) {
+    auto due = std::find_if(rules_.begin(), rules_.end(),
+                            [now](const net::LiveRule& rule) { return rule.expires_ms && *rule.expires_ms <= now; });
+    if (due == rules_.end()) return;
+    net::LiveRule ended = *due;
     std::vector<net::LiveRule> rest = rules_;
-    std::erase(rest, rule);
-    apply_rules(std::move(rest), {"expire", rule.entry, "tnk", rule.expires_ms});
-    return expire_rules();
+    std::erase(rest, ended);
+    apply_rules(std::move(rest), {"expire", ended.entry, "tnk", ended.expires_ms});
   }
 }
 
