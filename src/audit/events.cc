@@ -160,4 +160,17 @@ json route_request(const std::string& container_id, const RouteRecord& record) {
   return e;
 }
 
+json policy_change(const std::string& container_id, const PolicyChangeRecord& record) {
+  json e = event("policy_change", container_id);
+  e["action"] = record.action;
+  e["rule"] = record.rule;
+  e["who"] = record.who;
+  e["until"] = record.until ? json(*record.until) : json(nullptr);
+  e["old_policy_hash"] = record.old_hash;
+  e["new_policy_hash"] = record.new_hash;
+  e["running"] = record.running;
+  e["cut"] = record.cut;
+  return e;
+}
+
 }  // namespace tnk::audit

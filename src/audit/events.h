@@ -88,4 +88,17 @@ struct RouteRecord {
 };
 nlohmann::json route_request(const std::string& container_id, const RouteRecord& record);
 
+// A change of a sandbox's network policy from the host (`tnk sandbox allow`, `deny`) or a rule's
+// expiry (docs/audit-format.md, policy_change).
+struct PolicyChangeRecord {
+  std::string action;                // "allow", "deny", "expire"
+  std::string rule;                  // the entry: "example.org", "*.example.org:8443"
+  std::string who;                   // the host user; "tnk" for an expiry
+  std::optional<std::string> until;  // the rule's expiry (ISO 8601 UTC), when it has one
+  std::string old_hash, new_hash;    // of the policy in force before and after (net/live_policy.h)
+  bool running = false;              // applied to the running sandbox (else recorded for its next start)
+  uint64_t cut = 0;                  // connections the change cut
+};
+nlohmann::json policy_change(const std::string& container_id, const PolicyChangeRecord& record);
+
 }  // namespace tnk::audit

@@ -1,8 +1,14 @@
-// tnk sandbox forward: port forwards from the host's 127.0.0.1 into a running sandbox, for its lifetime.
+// tnk sandbox forward: port forwards from the host's 127.0.0.1 into a running sandbox, for its lifetime;
+// tnk sandbox allow, deny and policy: the host user's changes of its network policy (backend/live_policy.h).
+#include <cstddef>
+#include <cstdint>
 #include <iostream>
+#include <memory>
 
 #include "backend/forward.h"
+#include "backend/live_policy.h"
 #include "cli/sandbox_verbs.h"
+#include "net/live_policy.h"
 #include "net/policy.h"
 
 namespace tnk::cli {
@@ -39,9 +45,111 @@ Result<int> run_forward(Context& ctx, const ForwardFlags& flags) {
   return kExitOk;
 }
 
+struct PolicyFlags {
+  SandboxFlags sandbox;
+  std::string host;      // HOST[:PORT]
+  std::string duration;  // --for
+};
+
+// "allowlist (sha256 1f2e3d4c...)": the policy and the start of its hash, which the audit records carry whole.
+std::string policy_heading(const nlohmann::json& policy) {
+  return policy.value("policy", "?") + " (policy hash " + policy.value("hash", "").substr(0, 12) + ")";
+}
+
+// One line per entry: what asked for it, and how the proxy enforces it.
+void print_policy(std::ostream& os, const backend::PolicyView& view) {
+  const nlohmann::json& p = view.policy;
+  os << view.id << ": " << policy_heading(p) << (view.running ? "" : ", for the next start: it is not running") << "\n";
+  for (const auto& entry : p.value("entries", nlohmann::json::array())) {
+    os << "  " << entry.value("action", "?") << " " << entry.value("entry", "?") << "  (" << entry.value("source", "?");
+    if (entry.value("until", nlohmann::json()).is_string()) os << ", until " << entry["until"].get<std::string>();
+    os << "; " << entry.value("enforced", "?") << ")\n";
+  }
+  std::size_t rules = p.value("rules", nlohmann::json::array()).size();
+  if (p.value("policy", "") != "allowlist" && rules > 0) {
+    os << "  " << rules << " rule(s) of tnk sandbox allow/deny kept, not applied: the " << p.value("policy", "?")
+       << " policy has no allow-list\n";
+  }
+}
+
+Result<int> run_policy_edit(Context& ctx, const PolicyFlags& flags, net::RuleAction action) {
+  backend::PolicyEdit edit{action, {}, std::nullopt};
+  TNK_ASSIGN_OR_RETURN(edit.entry, net::parse_rule_entry(flags.host));
+  if (!flags.duration.empty()) {
+    TNK_ASSIGN_OR_RETURN(edit.period, net::parse_rule_duration(flags.duration));
+  }
+  TNK_ASSIGN_OR_RETURN(backend::PolicyView view, backend::edit_policy(ctx, flags.sandbox.resolve_options(), edit));
+  std::string what =
+      net::to_string(action) + " " + edit.entry + (flags.duration.empty() ? "" : " for " + flags.duration);
+  ctx.out.document(view.policy, [&](std::ostream& os) {
+    if (!view.running) {
+      os << view.id << " is not running: recorded '" << what << "' for its next start (" << policy_heading(view.policy)
+         << ")\n";
+      if (view.policy.value("policy", "") != "allowlist") {
+        os << "it applies when the sandbox runs under the allowlist policy; its profile asks for "
+           << view.policy.value("policy", "?") << "\n";
+      }
+      return;
+    }
+    os << view.id << ": " << what << " is in force, " << policy_heading(view.policy);
+    uint64_t cut = view.policy.value("cut", uint64_t{0});
+    if (cut > 0) os << "; " << cut << " open connection(s) cut";
+    os << "\n";
+  });
+  return kExitOk;
+}
+
+Result<int> run_policy_show(Context& ctx, const PolicyFlags& flags) {
+  TNK_ASSIGN_OR_RETURN(backend::PolicyView view, backend::show_policy(ctx, flags.sandbox.resolve_options()));
+  ctx.out.document(view.policy, [&](std::ostream& os) { print_policy(os, view); });
+  return kExitOk;
+}
+
+// `allow` or `deny` HOST[:PORT] (allow also takes --for).
+void add_edit_command(CLI::App& sandbox, CommandTable& table, net::RuleAction action, const std::string& summary,
+                      const std::string& explanation, const std::string& example, const std::string& host_help) {
+  auto* command = sandbox.add_subcommand(net::to_string(action), summary);
+  describe(*command, explanation, example);
+  auto flags = std::make_shared<PolicyFlags>();
+  add_sandbox_flags(*command, flags->sandbox, false);
+  command->add_option("HOST", flags->host, host_help)->required();
+  if (action == net::RuleAction::kAllow) {
+    command->add_option("--for", flags->duration, "End the rule by itself after this long: 30s, 10m, 2h, 1d")
+        ->type_name("DURATION");
+  }
+  table.add(command, [flags, action](Context& ctx) { return run_policy_edit(ctx, *flags, action); });
+}
+
+void add_policy_commands(CLI::App& sandbox, CommandTable& table) {
+  add_edit_command(sandbox, table, net::RuleAction::kAllow, "Let the sandbox reach a host through its proxy, at once",
+                   "Add HOST[:PORT] to the allow-list of the sandbox's proxy (the allowlist policy). A running sandbox "
+                   "decides every later connection by the new policy; a stopped one gets the rule at its next start. "
+                   "Without --for the rule lasts until `tnk sandbox deny` or the sandbox's deletion. Each change is a "
+                   "policy_change audit record. Nothing inside the sandbox can make this change.",
+                   "tnk sandbox allow registry.example.org:8443 --for 30m",
+                   "A name, *.name or IP literal, with an optional :PORT (else 80 and 443)");
+  add_edit_command(sandbox, table, net::RuleAction::kDeny,
+                   "Stop the sandbox reaching a host, and cut its open connections",
+                   "Refuse HOST[:PORT] (without :PORT, every port of it) in the sandbox's proxy, even when the "
+                   "profile's network.allow lists it, replacing any `tnk sandbox allow` of it. A running sandbox's "
+                   "connections to it are cut at once. The rule lasts until `tnk sandbox allow` of the same "
+                   "HOST[:PORT].",
+                   "tnk sandbox deny registry.example.org", "A name, *.name or IP literal, with an optional :PORT");
+  auto* policy = sandbox.add_subcommand("policy", "Show the network policy in force and its rules");
+  describe(*policy,
+           "Show the sandbox's network policy: the profile's network.allow, the rules of `tnk sandbox allow` and "
+           "`deny` with who added them and until when, and the policy's hash (as the policy_change records carry "
+           "it). A stopped sandbox shows what its next start applies.",
+           "tnk sandbox policy -o json");
+  auto policy_flags = std::make_shared<PolicyFlags>();
+  add_sandbox_flags(*policy, policy_flags->sandbox, false);
+  table.add(policy, [policy_flags](Context& ctx) { return run_policy_show(ctx, *policy_flags); });
+}
+
 }  // namespace
 
 void add_network_commands(CLI::App& sandbox, CommandTable& table) {
+  add_policy_commands(sandbox, table);
   auto* forward = sandbox.add_subcommand("forward", "Forward a port of the host's 127.0.0.1 into the sandbox");
   describe(*forward,
            "Forward HOSTPORT on the host's 127.0.0.1 (never another address) to GUESTPORT on the sandbox's own "

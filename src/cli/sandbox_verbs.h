@@ -21,7 +21,7 @@ struct SandboxFlags {
 void add_sandbox_flags(CLI::App& command, SandboxFlags& flags, bool with_backend);
 void add_session_commands(CLI::App& sandbox, CommandTable& table);            // start, shell, exec
 void add_sandbox_lifecycle_commands(CLI::App& sandbox, CommandTable& table);  // stop, delete
-void add_network_commands(CLI::App& sandbox, CommandTable& table);            // forward
+void add_network_commands(CLI::App& sandbox, CommandTable& table);            // forward, allow, deny, policy
 void add_debug_commands(CLI::App& sandbox, CommandTable& table);              // agent-ping (hidden)
 void add_review_commands(CLI::App& sandbox, CommandTable& table);             // diff, apply, discard
 

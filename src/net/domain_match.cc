@@ -115,6 +115,30 @@ bool host_listed(const std::vector<std::string>& allow, std::string_view host) {
   return false;
 }
 
+bool domain_denied(const std::vector<std::string>& deny, std::string_view host, uint16_t port, std::string* rule) {
+  std::string wanted = normalize_host(host);
+  if (!valid_name(wanted)) return false;
+  for (const std::string& text : deny) {
+    auto entry = parse_entry(text);
+    if (entry && name_matches(*entry, wanted) && (entry->port == 0 || entry->port == port)) {
+      if (rule != nullptr) *rule = text;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string enforcement_text(std::string_view text, bool deny) {
+  auto entry = parse_entry(text);
+  if (!entry) return "not enforceable: not an allow-list entry";
+  in6_addr buffer;
+  bool address = ::inet_pton(AF_INET, entry->name.c_str(), &buffer) == 1 ||
+                 ::inet_pton(AF_INET6, entry->name.c_str(), &buffer) == 1;
+  std::string what = entry->wildcard ? "subdomains of " + entry->name : (address ? "address " : "name ") + entry->name;
+  if (entry->port != 0) return what + ", port " + std::to_string(entry->port);
+  return what + (deny ? ", every port" : ", ports 80 and 443");
+}
+
 Status check_allow_entry(std::string_view entry) {
   if (parse_entry(entry)) return ok_status();
   return usage_error("invalid allow-list entry \"" + std::string(entry) + "\"",

@@ -20,6 +20,14 @@ bool domain_allowed(const std::vector<std::string>& allow, std::string_view host
 // True when some entry names `host` on any port (to explain a refusal by port rather than by name).
 bool host_listed(const std::vector<std::string>& allow, std::string_view host);
 
+// A deny-list (`tnk sandbox deny`): true when some entry covers host:port. Unlike an allow entry, one
+// without a port covers every port of its names. `rule` (optional) receives that entry.
+bool domain_denied(const std::vector<std::string>& deny, std::string_view host, uint16_t port, std::string* rule);
+
+// How the proxy enforces an entry, for `tnk sandbox policy`: "name example.org, ports 80 and 443",
+// "subdomains of example.org, port 8443", "address 192.0.2.7, every port" (a deny without a port).
+std::string enforcement_text(std::string_view entry, bool deny);
+
 // Checks one entry's syntax for config loaders; the error names the entry and shows the accepted forms.
 Status check_allow_entry(std::string_view entry);
 

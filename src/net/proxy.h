@@ -41,7 +41,11 @@ inline constexpr std::string_view kProxyHealthHost = "tnk-proxy.invalid";
 inline constexpr uint16_t kOpenPorts[] = {80, 443};
 
 struct ProxyConfig {
-  std::vector<std::string> allow;    // entries as domain_match.h describes
+  std::vector<std::string> allow;  // entries as domain_match.h describes
+  std::vector<std::string> deny;   // entries the allow-list must not reach (domain_denied: any port without one)
+  // When valid, the proxy's end of a policy channel (policy_channel.h): the supervisor replaces
+  // `allow` and `deny` there while the proxy runs, and the connections they no longer allow are cut.
+  int policy_fd = -1;
   bool allow_any = false;            // the `open` policy: every name (internal addresses stay refused)...
   std::vector<uint16_t> open_ports;  // ...on 80, 443 and these ports only (the manifest's network.open_ports)
   std::string list_name;             // named in refusals: "... not in this sandbox's allow-list (<list_name>)"

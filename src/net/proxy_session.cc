@@ -7,15 +7,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <optional>
 
 #include "net/address_check.h"
 #include "net/dial.h"
-#include "net/domain_match.h"
 #include "net/head_reader.h"
 #include "net/http_request.h"
+#include "net/live_allow.h"
 #include "net/proxy_credential.h"
 #include "net/relay.h"
 #include "net/request_body.h"
@@ -27,6 +28,8 @@ namespace {
 
 constexpr std::chrono::milliseconds kAnswerTimeout{5'000};  // to write a refusal or the 200
 constexpr std::chrono::milliseconds kLinger{2'000};         // to read what follows a refusal
+// How an allowed connection ended when a new policy no longer allowed it (`tnk sandbox deny`, an expiry).
+constexpr const char* kCutReason = "cut: the policy no longer allows it";
 
 const char* status_text(int status) {
   switch (status) {
@@ -64,6 +67,11 @@ class Session {
  public:
   Session(UniqueFd client, ProxyShared& shared, int stop_fd)
       : client_(std::move(client)), shared_(shared), limits_(shared.config.limits), stop_fd_(stop_fd) {}
+  ~Session() {
+    if (ticket_ != 0) shared_.live.release(ticket_);  // before the descriptors close
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   void run() {
     std::optional<RequestHead> head = read_head();
@@ -77,14 +85,12 @@ class Session {
     }
     if (!check_allow_list(*head)) return;
     if (head->is_connect) {
-      UniqueFd upstream = open_upstream(*head);
-      if (upstream.valid()) tunnel(*head, std::move(upstream));
+      if (open_upstream(*head)) tunnel(*head);
       return;
     }
     auto body = RequestBody::of(*head);
     if (!body.ok()) return refuse(400, "tnk: " + body.error().message, body.error().message);
-    UniqueFd upstream = open_upstream(*head);
-    if (upstream.valid()) pass_request(*head, *body, std::move(upstream));
+    if (open_upstream(*head)) pass_request(*head, *body);
   }
 
  private:
@@ -92,10 +98,10 @@ class Session {
   bool check_allow_list(const RequestHead& head);
   bool check_open_port(const RequestHead& head);
   void answer_health();
-  UniqueFd open_upstream(const RequestHead& head);
-  void tunnel(const RequestHead& head, UniqueFd upstream);
+  bool open_upstream(const RequestHead& head);
+  void tunnel(const RequestHead& head);
   HelloCheck check_client_hello(const RequestHead& head);
-  void pass_request(const RequestHead& head, RequestBody& body, UniqueFd upstream);
+  void pass_request(const RequestHead& head, RequestBody& body);
   void relay_and_report(int upstream, std::string first_up, const UpstreamBound& bound = {});
   void fail_upstream(const Error& error, const RequestHead& head);
   void refuse(int status, const std::string& line, std::string reason);
@@ -106,6 +112,10 @@ class Session {
   int stop_fd_;
   std::string buffered_;
   NetEvent event_;
+  // The upstream stays open until the destructor released the ticket: a replacement of the lists
+  // (LiveAllowList::replace) may shut it down until then, so it must not be a number reused meanwhile.
+  UniqueFd upstream_;
+  uint64_t ticket_ = 0;  // the allowed connection's registration in the lists in force
 };
 
 // The head, or nullopt once the connection is over (a malformed or late head answered here).
@@ -133,14 +143,25 @@ bool Session::check_open_port(const RequestHead& head) {
   return false;
 }
 
+// Judged by the lists in force now; an allowed connection stays registered (ticket_) until it ends,
+// so that a later list that refuses it cuts it.
 bool Session::check_allow_list(const RequestHead& head) {
   if (shared_.config.allow_any) return check_open_port(head);
-  if (domain_allowed(shared_.config.allow, head.host, head.port, &event_.rule)) return true;
-  bool port_only = host_listed(shared_.config.allow, head.host);
-  std::string who = port_only ? host_port_text(head.host, head.port) : head.host;
+  LiveAllowList::Admission admission = shared_.live.admit(head.host, head.port, client_.get());
+  if (admission.allowed) {
+    event_.rule = admission.rule;
+    ticket_ = admission.ticket;
+    return true;
+  }
+  if (admission.denied) {
+    refuse(403, "tnk: " + head.host + " is denied to this sandbox (tnk sandbox deny " + admission.rule + ")",
+           "denied (" + admission.rule + ")");
+    return false;
+  }
+  std::string who = admission.port_only ? host_port_text(head.host, head.port) : head.host;
   std::string list = shared_.config.list_name.empty() ? "" : " (" + shared_.config.list_name + ")";
   refuse(403, "tnk: " + who + " is not in this sandbox's allow-list" + list,
-         port_only ? "port not in allow-list" : "not in allow-list");
+         admission.port_only ? "port not in allow-list" : "not in allow-list");
   return false;
 }
 
@@ -151,31 +172,37 @@ void Session::answer_health() {
   }
 }
 
-// Resolves, refuses when any address is host-internal, then connects to a checked address.
-UniqueFd Session::open_upstream(const RequestHead& head) {
+// Resolves, refuses when any address is host-internal, then connects (upstream_) to a checked address.
+bool Session::open_upstream(const RequestHead& head) {
   auto deadline = Clock::now() + limits_.connect_timeout;
   auto endpoints = resolve_tcp(head.host, head.port, deadline, stop_fd_);
   if (!endpoints.ok()) {
     event_.allowed = true;
     fail_upstream(endpoints.error(), head);
-    return {};
+    return false;
   }
   for (const Endpoint& endpoint : *endpoints) {
     if (auto kind = shared_.address_check(endpoint.address)) {
       event_.address = address_to_string(endpoint.address);
       refuse(403, "tnk: " + head.host + " resolves to " + event_.address + ", a host-internal address (" + *kind + ")",
              "host-internal address (" + *kind + ")");
-      return {};
+      return false;
     }
   }
   event_.allowed = true;
   auto connected = connect_any(*endpoints, deadline, stop_fd_);
   if (!connected.ok()) {
     fail_upstream(connected.error(), head);
-    return {};
+    return false;
   }
   event_.address = address_to_string(connected->second.address);
-  return std::move(connected->first);
+  upstream_ = std::move(connected->first);
+  if (ticket_ != 0 && !shared_.live.attach(ticket_, upstream_.get())) {
+    event_.reason = kCutReason;  // the policy changed while it connected
+    shared_.report(event_);
+    return false;
+  }
+  return true;
 }
 
 void Session::fail_upstream(const Error& error, const RequestHead& head) {
@@ -193,7 +220,7 @@ void Session::fail_upstream(const Error& error, const RequestHead& head) {
 // A CONNECT tunnel: after the 200, the client's first bytes must be a TLS ClientHello for the CONNECT
 // name before anything reaches the upstream (security review L3: an allowed name on a shared front end
 // must not carry a handshake for another of its tenants).
-void Session::tunnel(const RequestHead& head, UniqueFd upstream) {
+void Session::tunnel(const RequestHead& head) {
   static constexpr std::string_view kEstablished = "HTTP/1.1 200 Connection established\r\n\r\n";
   if (!send_all(client_.get(), kEstablished, Clock::now() + kAnswerTimeout, stop_fd_)) {
     event_.reason = "error: the client left before the tunnel opened";
@@ -208,7 +235,7 @@ void Session::tunnel(const RequestHead& head, UniqueFd upstream) {
     shared_.report(event_);
     return;
   }
-  relay_and_report(upstream.get(), buffered_.substr(head.head_bytes));
+  relay_and_report(upstream_.get(), buffered_.substr(head.head_bytes));
 }
 
 // Reads the tunnel's first bytes (at most kMaxClientHelloBytes, for at most the head timeout) until
@@ -248,14 +275,14 @@ HelloCheck Session::check_client_hello(const RequestHead& head) {
 // Plain http: exactly one request (its head in origin form, with "Connection: close", and its body)
 // goes upstream, then its answer comes back; a request pipelined behind it is never passed (security
 // review L3: it could name another Host on the same server).
-void Session::pass_request(const RequestHead& head, RequestBody& body, UniqueFd upstream) {
+void Session::pass_request(const RequestHead& head, RequestBody& body) {
   auto first_up = first_request_bytes(head, std::string_view(buffered_).substr(head.head_bytes), body);
   if (!first_up.ok()) {
     event_.allowed = false;  // malformed body framing: a refusal, although the destination was allowed
     return refuse(400, "tnk: " + first_up.error().message, first_up.error().message);
   }
   UpstreamBound bound = [&body](std::string_view data) { return body.take(data); };
-  relay_and_report(upstream.get(), std::move(*first_up), bound);
+  relay_and_report(upstream_.get(), std::move(*first_up), bound);
 }
 
 void Session::relay_and_report(int upstream, std::string first_up, const UpstreamBound& bound) {
@@ -264,7 +291,7 @@ void Session::relay_and_report(int upstream, std::string first_up, const Upstrea
   RelayStats stats = relay(client_.get(), upstream, limits_.idle_timeout, stop_fd_, std::move(first_up), bound);
   event_.bytes_up = stats.bytes_up;
   event_.bytes_down = stats.bytes_down;
-  event_.reason = stats.end;
+  event_.reason = ticket_ != 0 && shared_.live.was_cut(ticket_) ? std::string(kCutReason) : stats.end;
   shared_.report(event_);
 }
 

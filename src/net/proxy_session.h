@@ -5,15 +5,17 @@
 #include <string>
 
 #include "core/unique_fd.h"
+#include "net/live_allow.h"
 #include "net/proxy.h"
 
 namespace tnk::net {
 
-// What all connections of one serve_proxy share: the config, the effective address check, and the
-// lock that serializes on_event calls.
+// What all connections of one serve_proxy share: the config, the effective address check, the lists
+// in force (which the supervisor may replace), and the lock that serializes on_event calls.
 struct ProxyShared {
   const ProxyConfig& config;
   AddressCheck address_check;
+  LiveAllowList live;
   std::mutex event_mu;
 
   void report(const NetEvent& event);

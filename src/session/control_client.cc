@@ -74,17 +74,38 @@ json unforward_op(uint16_t host_port) {
   return {{"op", control_op_name(ControlOp::kForward)}, {"host_port", host_port}, {"remove", true}};
 }
 
-Result<json> request_network(const std::filesystem::path& ctl_sock, const json& op, std::chrono::milliseconds timeout) {
+namespace {
+
+// Sends `op` and returns the object under `event`'s key of the same name: {"event":"network","network":{...}}.
+Result<json> request_description(const std::filesystem::path& ctl_sock, const json& op, const char* event,
+                                 std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   TNK_ASSIGN_OR_RETURN(UniqueFd fd, connect_control(ctl_sock, timeout));
   json request = op;
   request["v"] = kProtocolVersion;
   TNK_RETURN_IF_ERROR(send_message(fd.get(), request));
-  auto answer = expect_event(fd.get(), deadline, "network");
+  auto answer = expect_event(fd.get(), deadline, event);
   if (!answer.ok()) return timed_out(answer.error()) ? no_answer(ctl_sock, timeout, "answer") : answer.error();
-  auto it = answer->find("network");
-  if (it == answer->end() || !it->is_object()) return failed("the sandbox's supervisor sent no network description");
+  auto it = answer->find(event);
+  if (it == answer->end() || !it->is_object()) {
+    return failed(std::string("the sandbox's supervisor sent no ") + event + " description");
+  }
   return *it;
+}
+
+}  // namespace
+
+Result<json> request_network(const std::filesystem::path& ctl_sock, const json& op, std::chrono::milliseconds timeout) {
+  return request_description(ctl_sock, op, "network", timeout);
+}
+
+json policy_op() { return {{"op", control_op_name(ControlOp::kPolicy)}}; }
+json policy_change_op(const json& rules, const json& change) {
+  return {{"op", control_op_name(ControlOp::kPolicy)}, {"rules", rules}, {"change", change}};
+}
+
+Result<json> request_policy(const std::filesystem::path& ctl_sock, const json& op, std::chrono::milliseconds timeout) {
+  return request_description(ctl_sock, op, "policy", timeout);
 }
 
 json agent_ping_op(int count) {

@@ -32,6 +32,14 @@ nlohmann::json network_op(bool ask_proxy);
 nlohmann::json forward_op(uint16_t host_port, uint16_t guest_port);
 nlohmann::json unforward_op(uint16_t host_port);
 
+// The policy op (docs/control-protocol.md): without rules it asks for the policy in force; with them
+// (net/live_policy.h's JSON) they replace the running sandbox's, `change` saying what changed
+// ({"action","rule","who","until_ms"}) for its audit record. Returns the policy in force after it.
+Result<nlohmann::json> request_policy(const std::filesystem::path& ctl_sock, const nlohmann::json& op,
+                                      std::chrono::milliseconds timeout);
+nlohmann::json policy_op();
+nlohmann::json policy_change_op(const nlohmann::json& rules, const nlohmann::json& change);
+
 // Debugging and bench/vm.sh: asks a vm sandbox's supervisor for `count` (1..kMaxAgentPings) round trips
 // of the guest agent's ping frame over its agent connection; returns them in microseconds, in order.
 // The supervisor's loop waits meanwhile. Another backend answers with an error.

@@ -36,6 +36,9 @@ inline constexpr const char* kRuntimeDir = "run";                // ns: generate
 inline constexpr const char* kProvisionLock = "provision.lock";  // flock held while provisioning runs
 // The protected paths and what became of each at start (state/protection.h), rewritten when one appears.
 inline constexpr const char* kProtectionFile = "protection.json";
+// The host user's network rules (`tnk sandbox allow`, `deny`; net/live_policy.h), applied at every
+// start until they expire or are replaced; rewritten atomically under the lock.
+inline constexpr const char* kNetworkRulesFile = "network_rules.json";
 // What the host's git would run from the project at start, and what tnk held since (state/git_guard.h).
 inline constexpr const char* kGitGuardFile = "git_guard.json";
 // Review mode (docs/workspace.md): the layer the sandbox's writes to the project land in, and the

@@ -16,6 +16,7 @@ nlohmann::json to_json(const SupervisorConfig& config) {
       {"inference_port", config.inference_port},
       {"network", to_string(config.network)},
       {"allow", config.allow},
+      {"live_rules", net::to_json(config.live_rules)},
       {"open_ports", config.open_ports},
       {"audit_log", config.audit_log.string()},
       {"vm_kernel", config.vm_kernel.string()},
@@ -86,6 +87,7 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
     config.network = *network;
     config.allow = json.at("allow").get<std::vector<std::string>>();
     config.open_ports = json.value("open_ports", std::vector<uint16_t>());
+    TNK_ASSIGN_OR_RETURN(config.live_rules, net::rules_from_json(json.value("live_rules", nlohmann::json::array())));
     config.audit_log = json.at("audit_log").get<std::string>();
     for (const auto& f : json.value("forwards", nlohmann::json::array())) {
       config.forwards.push_back({f.at("host_port").get<uint16_t>(), f.at("guest_port").get<uint16_t>()});

@@ -15,6 +15,7 @@
 #include "core/result.h"
 #include "naming/backend_kind.h"
 #include "net/credential_route.h"
+#include "net/live_policy.h"
 #include "net/policy.h"
 
 namespace tnk::supervisor {
@@ -51,7 +52,10 @@ struct SupervisorConfig {
   uint16_t inference_port = 0;                        // 0: no endpoint forwarder
   InferenceGateway gateway;                           // what the inference gateway adds and checks
   NetworkPolicy network = NetworkPolicy::kInference;  // in JSON by its name (net/policy.h)
-  std::vector<std::string> allow;     // allowlist: the domains the proxy lets through (registries resolved)
+  std::vector<std::string> allow;  // allowlist: the domains the proxy lets through (registries resolved)
+  // allowlist: the host user's rules (`tnk sandbox allow`, `deny`; net/live_policy.h) from the sandbox's
+  // state at start; the supervisor keeps them, and their changes, while it runs.
+  std::vector<net::LiveRule> live_rules;
   std::vector<uint16_t> open_ports;   // open (and provisioning under open): ports besides 80 and 443
   std::vector<PortForward> forwards;  // set up at start (the manifest's `ports`)
   std::filesystem::path audit_log;    // where network records go besides the sessions' own logs; empty: none

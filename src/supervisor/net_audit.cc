@@ -60,8 +60,9 @@ nlohmann::json record_of(const std::string& id, const nlohmann::json& line) {
 
 }  // namespace
 
-void NetAudit::record(const nlohmann::json& line) {
-  nlohmann::json json = record_of(config_.id, line);
+void NetAudit::record(const nlohmann::json& line) { write(record_of(config_.id, line)); }
+
+void NetAudit::write(const nlohmann::json& json) {
   if (!config_.audit_log.empty()) open(config_.audit_log);  // the sandbox's own log, kept open while it runs
   for (auto& [path, log] : logs_) {
     if (!log.writer) continue;

@@ -22,6 +22,8 @@ class NetAudit {
 
   // One relay line (net/net_event.h JSON plus "policy") -> a net_allow or net_deny record in every log.
   void record(const nlohmann::json& line);
+  // A record of the supervisor's own (policy_change) in every log.
+  void write(const nlohmann::json& record);
 
  private:
   struct Log {

@@ -19,6 +19,7 @@
 #include "core/terminal_text.h"
 #include "core/unique_fd.h"
 #include "net/policy.h"
+#include "net/policy_channel.h"
 #include "net/proxy_credential.h"
 #include "supervisor/log_line.h"
 #include "supervisor/relays.h"
@@ -111,12 +112,17 @@ Status Network::start_policy_proxy() {
   if (!has_egress_proxy(config_.network)) return ok_status();
   TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_inside(kProxyPort));
   net::ProxyConfig proxy;
-  proxy.allow = config_.allow;
+  net::PolicyInForce policy = in_force();
+  proxy.allow = policy.allow;
+  proxy.deny = policy.deny;
   proxy.allow_any = config_.network == NetworkPolicy::kOpen;
   proxy.open_ports = config_.open_ports;
   proxy.list_name = "network.allow";
+  TNK_ASSIGN_OR_RETURN(net::PolicyChannel channel, net::open_policy_channel());
+  proxy.policy_fd = channel.proxy_end.get();
   TNK_ASSIGN_OR_RETURN(proxy_,
                        start_proxy(std::move(listener), proxy, {events_write_.get(), to_string(config_.network)}));
+  proxy_policy_ = std::move(channel.supervisor_end);  // the proxy's end closes here: the child has its own
   return ok_status();
 }
 

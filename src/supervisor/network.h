@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include "core/result.h"
 #include "core/unique_fd.h"
+#include "net/live_policy.h"
 #include "supervisor/config.h"
 #include "supervisor/engine.h"
 #include "supervisor/net_audit.h"
@@ -53,6 +55,20 @@ class Network {
 
   NetAudit& audit() { return audit_; }
 
+  // The host user's rules (`tnk sandbox allow`, `deny`): `rules` replace the running ones, the proxy
+  // decides by the new policy before this returns and cuts what it no longer allows, and the change is a
+  // policy_change record. A usage error under a policy without an allow-list. (network_policy.cc)
+  struct PolicyChange {
+    std::string action, rule, who;
+    std::optional<int64_t> until_ms;
+  };
+  Result<nlohmann::json> change_policy(std::vector<net::LiveRule> rules, const PolicyChange& change);
+  // Ends the rules whose time has come (each a policy_change record); next_expiry() says when to call.
+  void expire_rules();
+  std::optional<int64_t> next_expiry() const { return net::next_expiry(rules_); }
+  // {"policy", "hash", "allow", "deny", "profile_allow", "rules"}: the policy in force.
+  nlohmann::json describe_policy() const;
+
   // Ends every relay (each reports the connections it cut) and writes the last records.
   void stop();
 
@@ -63,6 +79,9 @@ class Network {
   std::vector<std::string> routes_env() const;
   Result<pid_t> start_forward_relay(const PortForward& forward, UniqueFd listener);
   std::string ask_proxy(uint16_t port, bool* answers);
+  net::PolicyInForce in_force() const;
+  // Puts `rules` in force (the proxy's lists) and writes the policy_change record; returns the cut count.
+  uint64_t apply_rules(std::vector<net::LiveRule> rules, const PolicyChange& change);
 
   const SupervisorConfig& config_;
   Engine& engine_;
@@ -71,6 +90,8 @@ class Network {
   NetAudit audit_{config_};
   pid_t forwarder_ = 0;
   pid_t proxy_ = 0;
+  UniqueFd proxy_policy_;                                 // the supervisor's end of the proxy's policy channel
+  std::vector<net::LiveRule> rules_{config_.live_rules};  // the host user's rules in force
   pid_t provision_proxy_ = 0;
   std::string inference_token_;  // what the gateway asks of a request before it adds the endpoint's key
   pid_t routes_ = 0;             // the route gateway, when tnk.toml has [[routes]]

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/files.h"
 #include "supervisor/line_rate.h"
@@ -115,7 +116,9 @@ Result<pid_t> start_proxy(UniqueFd listener, net::ProxyConfig config, const Rela
   config.on_event = event_sink(events);
   return fork_relay("egress proxy", "tnk-proxy",
                     [&](int stop_fd, const std::optional<RelayAccount>& account) -> Status {
-                      TNK_RETURN_IF_ERROR(drop_relay_privileges({fd, stop_fd, events.fd}, account));
+                      std::vector<int> keep = {fd, stop_fd, events.fd};
+                      if (config.policy_fd >= 0) keep.push_back(config.policy_fd);
+                      TNK_RETURN_IF_ERROR(drop_relay_privileges(keep, account));
                       return net::serve_proxy(fd, config, stop_fd);
                     });
 }

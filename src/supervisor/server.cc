@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/json_fields.h"
 #include "core/subprocess.h"
+#include "net/live_policy.h"
 #include "session/control_client.h"
 #include "session/messages.h"
 #include "state/layout.h"
@@ -70,11 +72,12 @@ Status Server::run() {
       fds.push_back({conn->fd.get(), POLLIN, 0});
       polled.push_back(conn.get());
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    if (::poll(fds.data(), fds.size(), expiry_timeout_ms()) < 0) {
       if (errno == EINTR) continue;
       failure_ = sys_error(errno, "poll");
       break;
     }
+    network_.expire_rules();
     for (size_t i = 0; i < polled.size() && !done_; ++i) {
       if (fds[i + 4].revents && !polled[i]->closed && !handle_message(*polled[i])) finish(*polled[i]);
     }
@@ -157,6 +160,9 @@ bool Server::handle_op(Connection& conn, session::ControlOp op, session::Message
       return true;
     case session::ControlOp::kAgentPing:
       if (fresh) send_or_log(conn.fd.get(), agent_ping_event(engine_, body));
+      return true;
+    case session::ControlOp::kPolicy:
+      if (fresh) send_or_log(conn.fd.get(), handle_policy(body));
       return true;
   }
   return true;
@@ -311,6 +317,33 @@ nlohmann::json Server::handle_forward(const nlohmann::json& body) {
     if (!added) return refused(added.error());
   }
   return network_event();
+}
+
+// {"op":"policy"}: the policy in force; with "rules" and "change", those rules replace the running ones.
+nlohmann::json Server::handle_policy(const nlohmann::json& body) {
+  auto answer = [](const nlohmann::json& policy) {
+    return nlohmann::json{{"event", "policy"}, {"v", session::kProtocolVersion}, {"policy", policy}};
+  };
+  if (!body.contains("rules")) return answer(network_.describe_policy());
+  auto refused = [](const Error& e) { return error_event(e, exit_code_for(e.kind)); };
+  auto rules = net::rules_from_json(body["rules"]);
+  if (!rules) return refused(rules.error());
+  nlohmann::json change = body.value("change", nlohmann::json::object());
+  if (!change.is_object()) return refused(failed("control message: field 'change' must be an object"));
+  JsonFields fields = session::control_fields(change);
+  Network::PolicyChange what{text_field(change, "action"), text_field(change, "rule"), text_field(change, "who"),
+                             std::nullopt};
+  if (auto until = fields.optional_integer("until_ms", 0, 0); until && *until > 0) what.until_ms = *until;
+  auto changed = network_.change_policy(std::move(*rules), what);
+  if (!changed) return refused(changed.error());
+  return answer(*changed);
+}
+
+// Until the next rule's expiry (poll's -1: none), so that it ends on time.
+int Server::expiry_timeout_ms() const {
+  auto next = network_.next_expiry();
+  if (!next) return -1;
+  return static_cast<int>(std::clamp<int64_t>(*next - net::unix_ms_now(), 0, 60'000));
 }
 
 void Server::stop_sandbox(std::chrono::milliseconds grace) {

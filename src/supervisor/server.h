@@ -60,6 +60,8 @@ class Server {
   void engine_sessions_ended();
   nlohmann::json handle_forward(const nlohmann::json& body);
   nlohmann::json network_event(bool ask_proxy = false);
+  nlohmann::json handle_policy(const nlohmann::json& body);
+  int expiry_timeout_ms() const;
   void stop_sandbox(std::chrono::milliseconds grace);
 
   SupervisorConfig config_;

@@ -35,19 +35,33 @@ class _Answer(http.server.BaseHTTPRequestHandler):
 
     def _answer(self):
         self.server.seen.append(f"{self.command} {self.path}")
+        if self.path == "/stream":
+            return self._stream()
         body = self.server.answer
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
+    def _stream(self):
+        """A slow answer, a line every 100 ms for a minute: a connection held open."""
+        self.send_response(200)
+        self.end_headers()
+        for i in range(600):
+            try:
+                self.wfile.write(f"line {i}\n".encode())
+                self.wfile.flush()
+            except OSError:
+                return
+            time.sleep(0.1)
+
     def log_message(self, *args):
         pass
 
 
 def serve(answer, host="127.0.0.1"):
-    """A threaded HTTP server answering every GET and POST with `answer` (bytes); `seen` lists the requests
-    it received ("POST /api/pull")."""
+    """A threaded HTTP server answering every GET and POST with `answer` (bytes), but `GET /stream` with a
+    line every 100 ms for a minute; `seen` lists the requests it received ("POST /api/pull")."""
     server = socketserver.ThreadingTCPServer((host, 0), _Answer)
     server.answer = answer
     server.seen = []

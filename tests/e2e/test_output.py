@@ -151,7 +151,7 @@ DOCUMENTS = ["error", "status", "ls", "inspect", "config-show", "config-init", "
 
 
 # Documented, and checked where a running sandbox exists (test_network.py).
-RUNNING_DOCUMENTS = ["forward", "diff", "apply"]  # diff, apply: test_review.py
+RUNNING_DOCUMENTS = ["forward", "diff", "apply", "policy"]  # diff, apply: test_review.py; policy: test_live_policy.py
 
 
 def test_doc_documents_exactly_these_outputs():

@@ -27,6 +27,7 @@
 #include "image/recipe.h"
 #include "image/store.h"
 #include "review/layer.h"
+#include "sandbox/live_rules.h"
 #include "sandbox/registries.h"
 #include "session/control_client.h"
 #include "state/layout.h"
@@ -232,6 +233,7 @@ Result<SupervisorInputs> read_supervisor_inputs(Context& ctx, const Resolved& r,
     if (!allow) return allow.error().context("network.allow of " + r.manifest.source.string());
     out.allow = *allow;
   }
+  TNK_ASSIGN_OR_RETURN(out.live_rules, sandbox::load_live_rules(out.state_dir));
   out.review = wants_review(r, out.state_dir);
   if (record.backend == BackendKind::kVm) {
     out.vm = VmBoot{in.images.vm->kernel.vmlinux, in.images.vm->disk.base,

@@ -1,8 +1,11 @@
 #include "backend/supervised/supervisor_plan.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "inference/url.h"
+#include "net/live_policy.h"
 
 namespace tnk::supervised {
 
@@ -23,10 +26,39 @@ Status check_git_routes(const sandbox::Resolved& r, const Config& config,
   return ok_status();
 }
 
+// Which of `tnk sandbox allow`/`deny`'s rules this start applies, or that its policy has no allow-list
+// for them (they stay stored for a start under allowlist).
+void live_rules_note(const sandbox::Resolved& r, const std::vector<net::LiveRule>& rules, SupervisorPlan& plan) {
+  if (rules.empty()) return;
+  std::string list;
+  for (const net::LiveRule& rule : rules) list += (list.empty() ? "" : ", ") + net::describe(rule);
+  if (r.network == NetworkPolicy::kAllowlist) {
+    plan.notes.push_back("extra network rules (tnk sandbox allow/deny) apply: " + list);
+  } else {
+    plan.notes.push_back("extra network rules (tnk sandbox allow/deny) do not apply under the " + to_string(r.network) +
+                         " policy, only under allowlist: " + list);
+  }
+}
+
+// Issue 34 item 3: an entry of network.allow the started policy cannot enforce as written refuses the
+// start (exit 64) rather than being dropped (`inference`, `none`) or widened to every name (`open`).
+Status check_allow_enforceable(const sandbox::Resolved& r) {
+  if (r.network == NetworkPolicy::kAllowlist || r.manifest.allow_domains.empty()) return ok_status();
+  std::string policy = to_string(r.network);
+  std::string how = r.network == NetworkPolicy::kOpen ? "it lets every name through, so the entry would be widened"
+                                                      : "it has no allow-list, so the entry would be dropped";
+  std::string why = r.network_source == "--network" ? "--network " + policy : "the " + policy + " policy";
+  return usage_error(r.manifest.source.string() + ": network.allow entry '" + r.manifest.allow_domains.front() +
+                         "' cannot be enforced under " + why + ": " + how,
+                     "start it with --network allowlist, or remove network.allow from the manifest");
+}
+
 // The endpoint, the gateway, the allow-list and the routes: under `none`, none of them.
 Status plan_network(const sandbox::Resolved& r, const Config& config, SupervisorInputs& in, SupervisorPlan& plan) {
   supervisor::SupervisorConfig& c = plan.config;
   c.network = r.network;
+  TNK_RETURN_IF_ERROR(check_allow_enforceable(r));
+  live_rules_note(r, in.live_rules, plan);
   TNK_ASSIGN_OR_RETURN(auto url, inference::parse_url(r.host_inference_url));
   if (r.network == NetworkPolicy::kNone) return ok_status();  // not even the endpoint
   c.inference_host = url.host;
@@ -34,7 +66,8 @@ Status plan_network(const sandbox::Resolved& r, const Config& config, Supervisor
   c.gateway = std::move(in.gateway);
   if (r.network == NetworkPolicy::kAllowlist) {
     c.allow = std::move(in.allow);
-    if (c.allow.empty())
+    c.live_rules = std::move(in.live_rules);
+    if (c.allow.empty() && c.live_rules.empty())
       plan.notes.push_back("network policy allowlist with an empty network.allow: only the endpoint");
   }
   TNK_RETURN_IF_ERROR(check_git_routes(r, config, in.routes));

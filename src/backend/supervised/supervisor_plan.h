@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "core/result.h"
 #include "net/credential_route.h"
+#include "net/live_policy.h"
 #include "sandbox/resolve.h"
 #include "state/record.h"
 #include "supervisor/config.h"
@@ -34,6 +35,7 @@ struct SupervisorInputs {
   supervisor::InferenceGateway gateway;      // with the key, read at this start
   std::vector<net::CredentialRoute> routes;  // tnk.toml's [[routes]], credentials read at this start
   std::vector<std::string> allow;            // network.allow, registries expanded (`allowlist` only)
+  std::vector<net::LiveRule> live_rules;     // `tnk sandbox allow`/`deny`'s rules in force (sandbox/live_rules.h)
   bool review = false;                       // review mode, as choose_review decided
   std::optional<VmBoot> vm;                  // set for a vm sandbox
 };

@@ -3,6 +3,7 @@
  * host's answer shows the call reaches the kernel there, the sandbox's that it is refused. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -23,9 +25,31 @@ static int report(long rc) {
   return 0;
 }
 
+/* Connects a SOCK_SEQPACKET socket (a supervisor's ctl.sock) to PATH, or to an abstract name (@name),
+ * and, connected, sends a policy change as tnk would: "OK" only when the supervisor answered. */
+static int connect_unix(const char *where) {
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  size_t len = strlen(where);
+  if (len >= sizeof addr.sun_path) return report(-1);
+  memcpy(addr.sun_path, where, len);
+  if (where[0] == '@') addr.sun_path[0] = '\0';
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return report(-1);
+  if (connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) != 0) {
+    return report(-1);
+  }
+  const char *change = "{\"op\":\"policy\",\"v\":1,\"rules\":[{\"action\":\"allow\",\"entry\":\"*.example\"}],"
+                       "\"change\":{\"action\":\"allow\",\"rule\":\"*.example\",\"who\":\"probe\"}}";
+  char answer[4096];
+  if (send(fd, change, strlen(change), MSG_NOSIGNAL) < 0) return report(-1);
+  return report(recv(fd, answer, sizeof answer, 0) > 0 ? 0 : -1);
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "unix")) return connect_unix(argv[2]);
   if (argc != 2) {
-    fprintf(stderr, "usage: probe tiocsti|finit_module|keyctl|bpf|unshare_user|mount|perf_event_open|modify_ldt|vsock|inet\n");
+    fprintf(stderr, "usage: probe tiocsti|finit_module|keyctl|bpf|unshare_user|mount|perf_event_open|modify_ldt|vsock|inet\n"
+                    "       probe unix PATH|@ABSTRACT\n");
     return 2;
   }
   const char *what = argv[1];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "net/address_check.h"
+#include "net/policy_channel.h"
 #include "net/proxy.h"
 #include "net/proxy_credential.h"
 #include "net_test_util.h"
@@ -602,6 +603,44 @@ TEST(NetProxy, NoFdLeakAfterManyConnections) {
     EXPECT_TRUE(proxy.stop().ok());
   }
   EXPECT_EQ(count_open_fds(), before);
+}
+
+// `tnk sandbox deny` and an expiry: a replaced list cuts the tunnels it no longer allows and refuses new
+// ones at once; `allow` lets them through again, without a restart (issue 34).
+TEST(NetProxy, AReplacedListCutsWhatItNoLongerAllowsAndAllowsWhatItAdds) {
+  EchoServer echo;
+  std::string port = std::to_string(echo.port());
+  std::string target = "127.0.0.1:" + port;
+  auto channel = open_policy_channel();
+  ASSERT_TRUE(channel.ok());
+  ProxyConfig config = allowing({target});
+  config.address_check = allow_test_server(echo.port());
+  config.policy_fd = channel->proxy_end.get();
+  ProxyUnderTest proxy(std::move(config));
+  std::string connect = "CONNECT " + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  UniqueFd open_tunnel = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(open_tunnel.get(), connect));
+  EXPECT_EQ(read_until(open_tunnel.get(), "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
+
+  auto cut = send_policy(channel->supervisor_end.get(), {}, {"127.0.0.1"}, 2s);
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  EXPECT_EQ(*cut, 1u);
+  EXPECT_EQ(read_until_eof(open_tunnel.get()), "");  // cut, without waiting for the idle timeout
+  auto events = proxy.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].allowed);
+  EXPECT_EQ(events[0].reason, "cut: the policy no longer allows it");
+  std::string refused = proxy.ask(connect);
+  EXPECT_EQ(status_line(refused), "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(answer_body(refused), "tnk: 127.0.0.1 is denied to this sandbox (tnk sandbox deny 127.0.0.1)\n");
+  EXPECT_EQ(proxy.events(2).at(1).reason, "denied (127.0.0.1)");
+
+  ASSERT_EQ(*send_policy(channel->supervisor_end.get(), {target}, {}, 2s), 0u);
+  UniqueFd again = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(again.get(), connect + "hi"));
+  std::string answer = read_until(again.get(), "hi");
+  EXPECT_EQ(answer, "HTTP/1.1 200 Connection established\r\n\r\nhi");
+  EXPECT_TRUE(proxy.stop().ok());
 }
 
 TEST(NetProxy, BrokenListenerIsAnError) {

@@ -157,9 +157,11 @@ ExecRequest sample() {
 // The wire names are the protocol (docs/control-protocol.md): a renamed op breaks a running supervisor.
 TEST(SessionMessages, ControlOpsHaveTheirWireNamesBothWays) {
   const std::vector<std::pair<ControlOp, std::string>> wire = {
-      {ControlOp::kExec, "exec"},       {ControlOp::kResize, "resize"},       {ControlOp::kSignal, "signal"},
-      {ControlOp::kPing, "ping"},       {ControlOp::kStop, "stop"},           {ControlOp::kNetwork, "network"},
-      {ControlOp::kForward, "forward"}, {ControlOp::kAgentPing, "agent-ping"}};
+      {ControlOp::kExec, "exec"},       {ControlOp::kResize, "resize"},
+      {ControlOp::kSignal, "signal"},   {ControlOp::kPing, "ping"},
+      {ControlOp::kStop, "stop"},       {ControlOp::kNetwork, "network"},
+      {ControlOp::kForward, "forward"}, {ControlOp::kAgentPing, "agent-ping"},
+      {ControlOp::kPolicy, "policy"}};
   for (const auto& [op, name] : wire) {
     EXPECT_EQ(control_op_name(op), name);
     EXPECT_EQ(control_op_from_name(name), op) << name;

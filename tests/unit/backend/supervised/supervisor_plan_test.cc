@@ -25,7 +25,8 @@ sandbox::Resolved resolved(NetworkPolicy network) {
   r.manifest.readonly_paths = {".git/hooks", ".git/config"};
   r.manifest.open_ports = {8443};
   r.manifest.ports = {PortForward{3000, 3000}};
-  r.manifest.allow_domains = {"@npm", "example.org"};
+  // Only where the policy enforces it: elsewhere the start is refused (AnAllowEntryThePolicyCannotEnforce...).
+  if (network == NetworkPolicy::kAllowlist) r.manifest.allow_domains = {"@npm", "example.org"};
   r.manifest.git_routes = {{"github", "https://github.com/"}};
   return r;
 }
@@ -87,6 +88,47 @@ TEST(SupervisorPlan, AllowlistGetsTheExpandedListAndAnEmptyOneIsNoted) {
   ASSERT_TRUE(noted.ok());
   EXPECT_EQ(noted->notes,
             std::vector<std::string>{"network policy allowlist with an empty network.allow: only the endpoint"});
+}
+
+// Issue 34: the stored rules of `tnk sandbox allow`/`deny` reach the supervisor under allowlist, and the
+// start names them; under another policy they are named as not applied, and the supervisor gets none.
+TEST(SupervisorPlan, LiveRulesApplyUnderAllowlistOnlyAndTheStartNamesThem) {
+  SupervisorInputs in = inputs();
+  in.live_rules = {{net::RuleAction::kAllow, "extra.example.org:8443", 1, std::nullopt, "alice"},
+                   {net::RuleAction::kDeny, "github.com", 1, std::nullopt, "alice"}};
+  sandbox::Resolved allowlist = resolved(NetworkPolicy::kAllowlist);
+  auto plan = plan_supervisor(allowlist, record_of(allowlist, BackendKind::kNs), config(), in);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->config.live_rules, in.live_rules);
+  EXPECT_EQ(plan->notes, std::vector<std::string>{"extra network rules (tnk sandbox allow/deny) apply: allow "
+                                                  "extra.example.org:8443, deny github.com"});
+  sandbox::Resolved open = resolved(NetworkPolicy::kOpen);
+  auto kept = plan_supervisor(open, record_of(open, BackendKind::kNs), config(), in);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_TRUE(kept->config.live_rules.empty());
+  ASSERT_EQ(kept->notes.size(), 1u);
+  EXPECT_EQ(kept->notes[0].rfind("extra network rules (tnk sandbox allow/deny) do not apply under the open policy", 0),
+            0u);
+}
+
+// Issue 34 item 3: network.allow under a policy that would drop or widen it refuses the start, naming it.
+TEST(SupervisorPlan, AnAllowEntryThePolicyCannotEnforceRefusesTheStart) {
+  for (NetworkPolicy policy : {NetworkPolicy::kInference, NetworkPolicy::kOpen, NetworkPolicy::kNone}) {
+    sandbox::Resolved r = resolved(policy);
+    r.manifest.allow_domains = {"docs.example.org", "*.example.net"};
+    r.network_source = "--network";
+    auto plan = plan_supervisor(r, record_of(r, BackendKind::kNs), config(), inputs());
+    ASSERT_FALSE(plan.ok()) << to_string(policy);
+    EXPECT_EQ(plan.error().kind, ErrorKind::kUsage);
+    EXPECT_NE(plan.error().message.find(": network.allow entry 'docs.example.org' cannot be enforced under --network " +
+                                        to_string(policy)),
+              std::string::npos)
+        << plan.error().message;
+    EXPECT_NE(plan.error().hint.find("--network allowlist"), std::string::npos);
+  }
+  sandbox::Resolved allowlist = resolved(NetworkPolicy::kAllowlist);
+  allowlist.manifest.allow_domains = {"docs.example.org:22"};  // any port: the proxy enforces it as written
+  EXPECT_TRUE(plan_supervisor(allowlist, record_of(allowlist, BackendKind::kNs), config(), inputs()).ok());
 }
 
 TEST(SupervisorPlan, NoneHandsOnNoEndpointNoKeyAndNoRoute) {

@@ -1,0 +1,101 @@
+#include "backend/live_policy.h"
+
+#include <vector>
+
+#include "audit/events.h"
+#include "audit/sha256.h"
+#include "backend/registry.h"
+#include "core/user_name.h"
+#include "sandbox/audit_target.h"
+#include "sandbox/live_rules.h"
+#include "session/control_client.h"
+#include "state/layout.h"
+#include "state/store.h"
+
+namespace tnk::backend {
+namespace {
+
+constexpr std::chrono::seconds kPolicyOpTimeout{5};
+
+// A sandbox tnk can change the policy of: it exists, and its backend runs a supervisor.
+Result<sandbox::Resolved> policy_target(Context& ctx, const sandbox::ResolveOptions& options) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, options));
+  if (!r.record) {
+    return not_found("sandbox " + r.id + " does not exist", "start it once with tnk sandbox start, then add rules");
+  }
+  TNK_ASSIGN_OR_RETURN(auto opened, open_backend(r.backend));
+  if (!opened->capabilities().running_network) {
+    return usage_error(std::string("the ") + to_string(r.backend) + " backend has no network policy tnk changes",
+                       "list the host under network.allow in the profile's manifest");
+  }
+  return r;
+}
+
+// What a sandbox that does not run would start with (its profile's entries as written, registries unexpanded).
+nlohmann::json stored_policy(const sandbox::Resolved& r, const std::vector<net::LiveRule>& rules) {
+  bool applies = r.network == NetworkPolicy::kAllowlist;
+  std::vector<std::string> base = applies ? r.manifest.allow_domains : std::vector<std::string>{};
+  std::vector<net::LiveRule> applied = applies ? rules : std::vector<net::LiveRule>{};
+  net::PolicyInForce policy = net::policy_in_force(to_string(r.network), base, applied, net::unix_ms_now());
+  return {{"policy", policy.policy},
+          {"hash", audit::sha256_hex(net::canonical_text(policy))},
+          {"allow", policy.allow},
+          {"deny", policy.deny},
+          {"profile_allow", base},
+          {"rules", net::to_json(rules)},
+          {"entries", net::policy_entries(base, applied)},
+          {"running", false}};
+}
+
+std::filesystem::path control_socket(Context& ctx, const std::string& id) {
+  return state::Store(ctx.paths.sandboxes_dir()).file(id, state::kControlSocket);
+}
+
+}  // namespace
+
+Result<PolicyView> show_policy(Context& ctx, const sandbox::ResolveOptions& options) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, policy_target(ctx, options));
+  if (r.state == state::SandboxState::kRunning) {
+    TNK_ASSIGN_OR_RETURN(nlohmann::json policy,
+                         session::request_policy(control_socket(ctx, r.id), session::policy_op(), kPolicyOpTimeout));
+    return PolicyView{r.id, true, policy};
+  }
+  state::Store store(ctx.paths.sandboxes_dir());
+  TNK_ASSIGN_OR_RETURN(auto rules, sandbox::load_live_rules(store.dir(r.id)));
+  return PolicyView{r.id, false, stored_policy(r, rules)};
+}
+
+Result<PolicyView> edit_policy(Context& ctx, const sandbox::ResolveOptions& options, const PolicyEdit& edit) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, policy_target(ctx, options));
+  state::Store store(ctx.paths.sandboxes_dir());
+  TNK_ASSIGN_OR_RETURN(auto lock, store.lock_existing(r.id, ctx.log));
+  if (!lock) return not_found("sandbox " + r.id + " does not exist");
+  std::filesystem::path dir = store.dir(r.id);
+  TNK_ASSIGN_OR_RETURN(std::vector<net::LiveRule> rules, sandbox::load_live_rules(dir));
+  int64_t now = net::unix_ms_now();
+  net::LiveRule rule{edit.action, edit.entry, now, std::nullopt, effective_user_name()};
+  if (edit.period) rule.expires_ms = now + std::chrono::duration_cast<std::chrono::milliseconds>(*edit.period).count();
+  std::vector<net::LiveRule> changed = net::with_rule(rules, rule, now);
+  PolicyView view{r.id, r.state == state::SandboxState::kRunning, {}};
+  if (view.running) {
+    nlohmann::json change = {{"action", net::to_string(rule.action)}, {"rule", rule.entry}, {"who", rule.who}};
+    if (rule.expires_ms) change["until_ms"] = *rule.expires_ms;
+    TNK_ASSIGN_OR_RETURN(view.policy, session::request_policy(control_socket(ctx, r.id),
+                                                              session::policy_change_op(net::to_json(changed), change),
+                                                              kPolicyOpTimeout));
+    TNK_RETURN_IF_ERROR(sandbox::save_live_rules(dir, changed));
+    return view;
+  }
+  TNK_RETURN_IF_ERROR(sandbox::save_live_rules(dir, changed));
+  std::string old_hash = stored_policy(r, rules).value("hash", "");
+  view.policy = stored_policy(r, changed);
+  std::optional<std::string> until;
+  if (rule.expires_ms) until = net::utc_text(*rule.expires_ms);
+  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, "", r.id));
+  sandbox::audit_append(audit, audit::policy_change(r.id, {net::to_string(rule.action), rule.entry, rule.who, until,
+                                                           old_hash, view.policy.value("hash", ""), false, 0}));
+  TNK_RETURN_IF_ERROR(sandbox::audit_outcome(audit));
+  return view;
+}
+
+}  // namespace tnk::backend

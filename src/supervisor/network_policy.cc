@@ -1,0 +1,102 @@
+// The host user's live rules in the running supervisor (network.h: change_policy, expire_rules).
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "audit/events.h"
+#include "audit/sha256.h"
+#include "net/policy_channel.h"
+#include "supervisor/log_line.h"
+#include "supervisor/network.h"
+
+namespace tnk::supervisor {
+namespace {
+
+// The proxy applies a list in microseconds; a proxy that does not answer within this is stuck.
+constexpr std::chrono::milliseconds kProxyPolicyTimeout{2000};
+
+std::string policy_hash(const net::PolicyInForce& policy) { return audit::sha256_hex(net::canonical_text(policy)); }
+
+}  // namespace
+
+net::PolicyInForce Network::in_force() const {
+  // The rules change an allow-list: under another policy they are kept, not applied. rules_ as held, not
+  // as the clock says: a rule is in force until expire_rules ends it (and records that it did).
+  bool applies = config_.network == NetworkPolicy::kAllowlist;
+  return net::policy_in_force(to_string(config_.network), config_.allow,
+                              applies ? rules_ : std::vector<net::LiveRule>{}, std::numeric_limits<int64_t>::min());
+}
+
+uint64_t Network::apply_rules(std::vector<net::LiveRule> rules, const PolicyChange& change) {
+  std::string old_hash = policy_hash(in_force());
+  rules_ = std::move(rules);
+  net::PolicyInForce policy = in_force();
+  uint64_t cut = 0;
+  if (proxy_ != 0 && proxy_policy_.valid()) {
+    auto sent = net::send_policy(proxy_policy_.get(), policy.allow, policy.deny, kProxyPolicyTimeout);
+    if (sent) {
+      cut = *sent;
+    } else {
+      // A proxy that cannot take the new lists must not go on with the old ones: the restart (relay_ended)
+      // starts it with the lists in force.
+      log_line("the egress proxy did not take the new policy (" + sent.error().message + "); restarting it");
+      ::kill(proxy_, SIGKILL);
+    }
+  }
+  std::optional<std::string> until;
+  if (change.until_ms) until = net::utc_text(*change.until_ms);
+  audit_.write(audit::policy_change(
+      config_.id, {change.action, change.rule, change.who, until, old_hash, policy_hash(policy), true, cut}));
+  log_line("policy " + change.action + " " + change.rule + " by " + change.who + ": now " + policy_hash(policy) +
+           (cut > 0 ? ", " + std::to_string(cut) + " connection(s) cut" : ""));
+  return cut;
+}
+
+Result<nlohmann::json> Network::change_policy(std::vector<net::LiveRule> rules, const PolicyChange& change) {
+  if (config_.network != NetworkPolicy::kAllowlist) {
+    return usage_error("sandbox " + config_.id + " runs under the " + to_string(config_.network) +
+                           " policy: tnk sandbox allow and deny change an allow-list",
+                       "start it with --network allowlist (tnk sandbox stop, then tnk sandbox start --network "
+                       "allowlist)");
+  }
+  uint64_t cut = apply_rules(net::unexpired(rules, net::unix_ms_now()), change);
+  nlohmann::json described = describe_policy();
+  described["cut"] = cut;
+  return described;
+}
+
+void Network::expire_rules() {
+  int64_t now = net::unix_ms_now();
+  // One record per rule that ends; the others stay.
+  for (;;) {
+    auto due = std::find_if(rules_.begin(), rules_.end(),
+                            [now](const net::LiveRule& rule) { return rule.expires_ms && *rule.expires_ms <= now; });
+    if (due == rules_.end()) return;
+    net::LiveRule ended = *due;
+    std::vector<net::LiveRule> rest = rules_;
+    std::erase(rest, ended);
+    apply_rules(std::move(rest), {"expire", ended.entry, "tnk", ended.expires_ms});
+  }
+}
+
+nlohmann::json Network::describe_policy() const {
+  net::PolicyInForce policy = in_force();
+  bool applies = config_.network == NetworkPolicy::kAllowlist;
+  return {{"policy", policy.policy},
+          {"hash", policy_hash(policy)},
+          {"allow", policy.allow},
+          {"deny", policy.deny},
+          {"profile_allow", config_.allow},
+          {"rules", net::to_json(rules_)},
+          {"entries", net::policy_entries(config_.allow, applies ? rules_ : std::vector<net::LiveRule>{})},
+          {"running", true}};
+}
+
+}  // namespace tnk::supervisor

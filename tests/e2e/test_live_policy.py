@@ -1,0 +1,228 @@
+"""Issue 34: the host user changes a running sandbox's allow-list (`tnk sandbox allow`, `deny`, `policy`)
+without a restart; `deny` and an expiry cut open connections; rules a stopped sandbox gets apply at its next
+start; every change is a policy_change record in a chain `tnk audit verify` passes; and nothing inside the
+sandbox (agent or root) reaches the control socket or changes the policy through the proxy.
+
+The first test runs on ns and vm (the policy lives in the supervisor, the same on both); the others on ns.
+The "outside" host is an HTTP server on an address of this machine that the allow-list's address check
+passes (not loopback, private or reserved: TEST-NET-1 on this test machine's eth0), so the same tests run
+as root and as an ordinary user; nothing leaves the machine."""
+import ipaddress
+import json
+import os
+import pwd
+import subprocess
+import time
+
+import pytest
+
+from conftest import TNK_BIN, require
+from net_harness import audit_records, serve, wait_for_records
+from sandbox_harness import Sandbox, any_tnk, compile_probe, ns_tnk  # noqa: F401 (fixtures)
+from test_output import check_fields, doc_tables, field_tree
+
+pytestmark = pytest.mark.rootless_suite  # scripts/e2e-as-user.sh runs this file as an ordinary user
+
+ALLOWLIST = """security:
+  network: allowlist
+network:
+  allow:
+    - listed.tnk-test.example
+"""
+
+
+def outside_address():
+    """An IPv4 address of this machine that the proxy's allow-list check lets through, or None."""
+    out = subprocess.run(["ip", "-j", "-4", "addr"], capture_output=True, text=True).stdout
+    for iface in json.loads(out or "[]"):
+        for info in iface.get("addr_info", []):
+            address = ipaddress.ip_address(info["local"])
+            internal = address.is_private or address.is_loopback or address.is_link_local or address.is_reserved
+            if not internal or address in ipaddress.ip_network("192.0.2.0/24"):  # TEST-NET-1 passes the check
+                return str(address)
+    return None
+
+
+@pytest.fixture
+def outside():
+    """An HTTP server on this machine's outside-looking address: OUTSIDE-OK, and a slow GET /stream."""
+    address = outside_address()
+    require(address is not None, "this machine has no address the allow-list's address check passes")
+    server = serve(b"OUTSIDE-OK", host=address)
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def target_of(server):
+    host, port = server.server_address[:2]
+    return f"{host}:{port}"
+
+
+def started_allowlist(tnk, log):
+    (tnk.config_dir / "sandbox.d" / "manifests" / "live.yaml").write_text("profile: live\n" + ALLOWLIST)
+    box = Sandbox(tnk, tnk.project("live"))
+    box.start("--profile", "live", "--audit-log", str(log))
+    return box
+
+
+def fetch(box, url):
+    """The answer's body, or curl's complaint; curl's own status in `code`."""
+    return box.exec("curl", "-sS", "--max-time", "10", url)
+
+
+def background(box, *argv):
+    return subprocess.Popen([TNK_BIN, "sandbox", "exec", "--", *argv], cwd=str(box.project), env=dict(box.tnk.env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def check_chain(log, changes):
+    """The policy_change records: as many as `changes`, in order, each starting from the last one's policy."""
+    records = audit_records(log, "policy_change")
+    assert [(r["action"], r["rule"]) for r in records] == changes, records
+    for before, after in zip(records, records[1:]):
+        assert after["old_policy_hash"] == before["new_policy_hash"], (before, after)
+    return records
+
+
+def test_allow_deny_and_expiry_change_a_running_sandbox(any_tnk, tmp_path, outside):
+    """On ns and vm: the policy lives in the supervisor, the same on both."""
+    log = tmp_path / "audit.ndjson"
+    box = started_allowlist(any_tnk, log)
+    target = target_of(outside)
+    url = f"http://{target}/"
+    before = fetch(box, url)
+    assert "is not in this sandbox's allow-list" in before.stdout, before.stdout + before.stderr
+    hash_before = any_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)["hash"]
+
+    # A loop of requests that started before the change sees it, without a restart.
+    loop = background(box, "sh", "-c", f"for i in $(seq 300); do c=$(curl -s -o /dev/null -w '%{{http_code}}' "
+                                       f"--max-time 5 {url}); echo $c; [ $c = 200 ] && exit 0; sleep 0.05; done; exit 1")
+    time.sleep(1.5)
+    allow = box.run("sandbox", "allow", target)
+    assert allow.returncode == 0, allow.stderr
+    assert f"allow {target} is in force" in allow.stdout, allow.stdout
+    out, err = loop.communicate(timeout=60)
+    assert loop.returncode == 0, out + err
+    assert out.split()[0] == "403" and out.split()[-1] == "200", out
+    assert fetch(box, url).stdout == "OUTSIDE-OK"
+    policy = any_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)
+    assert target in policy["allow"] and policy["hash"] != hash_before and policy["running"] is True
+    assert policy["profile_allow"] == ["listed.tnk-test.example"]
+    assert [(r["action"], r["entry"]) for r in policy["rules"]] == [("allow", target)]
+    check_fields(policy, field_tree(doc_tables()["fields:policy"]))  # exactly what docs/json-output.md says
+    address, port = target.split(":")
+    text = box.run("sandbox", "policy").stdout  # each entry: what asked for it, how it is enforced
+    assert "allow listed.tnk-test.example  (network.allow; proxy: name listed.tnk-test.example, ports 80 and 443)" \
+        in text, text
+    assert f"allow {target}  (tnk sandbox allow ({policy['rules'][0]['who']}); proxy: address {address}, port {port})" \
+        in text, text
+
+    # deny cuts a connection held open (a slow streaming answer) and refuses the next one.
+    stream = background(box, "curl", "-sSN", "--max-time", "60", f"http://{target}/stream")
+    deadline = time.monotonic() + 20
+    while "GET /stream" not in outside.seen and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    denied_at = time.monotonic()
+    deny = box.run("sandbox", "deny", target)
+    assert deny.returncode == 0, deny.stderr
+    assert "1 open connection(s) cut" in deny.stdout, deny.stdout
+    stream_out, _ = stream.communicate(timeout=30)
+    assert time.monotonic() - denied_at < 10, "the stream went on after deny"
+    assert "line 1" in stream_out and "line 590" not in stream_out
+    refused = fetch(box, url)
+    assert f"{target.split(':')[0]} is denied to this sandbox" in refused.stdout, refused.stdout
+    cut = wait_for_records(log, "net_allow", lambda rs: any(r["end"].startswith("cut") for r in rs if "end" in r))
+    assert any(r.get("end") == "cut: the policy no longer allows it" and r["port"] == outside.server_address[1]
+               for r in cut), cut
+
+    # A temporary rule ends by itself.
+    temporary = box.run("sandbox", "allow", target, "--for", "3s")
+    assert temporary.returncode == 0, temporary.stderr
+    assert fetch(box, url).stdout == "OUTSIDE-OK"
+    time.sleep(4)
+    assert "is not in this sandbox's allow-list" in fetch(box, url).stdout
+    assert any_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)["rules"] == []
+
+    records = check_chain(log, [("allow", target), ("deny", target), ("allow", target), ("expire", target)])
+    assert records[0]["old_policy_hash"] == hash_before and records[0]["running"] is True
+    assert records[1]["cut"] == 1 and records[2]["until"] is not None and records[3]["who"] == "tnk"
+    assert all(r["who"] for r in records)
+    verify = any_tnk.run("audit", "verify", str(log))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_rules_of_a_stopped_sandbox_apply_at_its_next_start(ns_tnk, tmp_path, outside):
+    log = tmp_path / "audit.ndjson"
+    box = started_allowlist(ns_tnk, log)
+    assert box.run("sandbox", "stop").returncode == 0
+    target = target_of(outside)
+    allow = box.run("sandbox", "allow", target)
+    assert allow.returncode == 0, allow.stderr
+    assert "is not running: recorded 'allow " + target + "' for its next start" in allow.stdout, allow.stdout
+    stored = ns_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)
+    assert stored["running"] is False and target in stored["allow"]
+    start = box.start("--profile", "live", "--audit-log", str(log))
+    assert f"extra network rules (tnk sandbox allow/deny) apply: allow {target}" in start.stderr, start.stderr
+    assert fetch(box, f"http://{target}/").stdout == "OUTSIDE-OK"
+    running = ns_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)
+    assert running["hash"] == stored["hash"]
+
+
+def test_bad_hosts_and_durations_are_usage_errors(ns_tnk, tmp_path):
+    box = started_allowlist(ns_tnk, tmp_path / "audit.ndjson")
+    host = box.run("sandbox", "allow", "exa mple.org")
+    assert host.returncode == 64 and "invalid host 'exa mple.org'" in host.stderr, host.stderr
+    duration = box.run("sandbox", "allow", "example.org", "--for", "3x")
+    assert duration.returncode == 64 and "invalid duration '3x'" in duration.stderr, duration.stderr
+    registry = box.run("sandbox", "deny", "@debian")
+    assert registry.returncode == 64 and "hint:" in registry.stderr
+
+
+def test_an_allow_entry_the_policy_cannot_enforce_refuses_the_start(ns_tnk):
+    """Issue 34 item 3: network.allow under --network open would be widened, under inference dropped."""
+    (ns_tnk.config_dir / "sandbox.d" / "manifests" / "live.yaml").write_text("profile: live\n" + ALLOWLIST)
+    box = Sandbox(ns_tnk, ns_tnk.project("live"))
+    for policy in ("open", "inference"):
+        start = box.run("sandbox", "start", "--backend", "ns", "--profile", "live", "--network", policy)
+        assert start.returncode == 64, start.stderr
+        assert f"network.allow entry 'listed.tnk-test.example' cannot be enforced under --network {policy}" \
+            in start.stderr, start.stderr
+    box.start("--profile", "live")  # the pair: under allowlist the same manifest starts
+
+
+@pytest.mark.parametrize("identity", ["agent", "root"])
+def test_nothing_inside_can_change_the_policy(ns_tnk, tmp_path, outside, identity):
+    """The control socket is not in the sandbox's mount namespace, no abstract socket leads out of its network
+    namespace, and the proxy takes no policy from requests; the same change from the host succeeds."""
+    log = tmp_path / "audit.ndjson"
+    box = started_allowlist(ns_tnk, log)
+    probe = compile_probe(box.project)
+    root = identity == "root"
+    target = target_of(outside)
+    ctl = ns_tnk.state_dir / "sandboxes" / box.tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)["id"]
+    ctl = ctl / "ctl.sock"
+    # Harmless side by side with malicious: the probe reaches the supervisor from the host...
+    host = subprocess.run([str(probe), "unix", str(ctl)], capture_output=True, text=True)
+    assert host.stdout.strip() == "OK", host.stdout + host.stderr
+    # ...and not from inside: not by its path, nor by any abstract name the sandbox can see.
+    inside = box.exec("/workspace/probe", "unix", str(ctl), root=root)
+    assert inside.stdout.strip() == "ENOENT", inside.stdout + inside.stderr
+    abstract = box.sh("grep -o '@.*' /proc/net/unix || true", root=root).stdout.split()
+    for name in abstract + ["@tnk", "@/tnk/ctl.sock"]:
+        tried = box.exec("/workspace/probe", "unix", name, root=root).stdout.strip()
+        assert tried != "OK", f"{name} answered a policy change from inside"
+    # Requests to the proxy dressed as policy changes are refused like any other unlisted host.
+    body = json.dumps({"allow": [target], "deny": []})
+    for crafted in (["http://tnk-proxy.invalid/policy", "-X", "POST", "-d", body],
+                    ["-X", "PUT", "-d", body, "http://tnk-proxy.invalid/allow"],
+                    ["--proxy-header", f"X-Tnk-Allow: {target}", f"http://{target}/"]):
+        box.exec("curl", "-sS", "--max-time", "5", *crafted, root=root)
+    still = fetch(box, f"http://{target}/")
+    assert "is not in this sandbox's allow-list" in still.stdout, still.stdout
+    allowed = box.run("sandbox", "allow", target)
+    assert allowed.returncode == 0, allowed.stderr
+    assert fetch(box, f"http://{target}/").stdout == "OUTSIDE-OK"
+    whos = [r["who"] for r in audit_records(log, "policy_change")]
+    assert whos == ["probe", pwd.getpwuid(os.geteuid()).pw_name], whos  # the host's probe, then tnk
