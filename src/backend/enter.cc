@@ -30,7 +30,7 @@ Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::B
   auto began = std::chrono::steady_clock::now();
   std::filesystem::path audit_log = audit ? audit->path() : std::filesystem::path();
   TNK_ASSIGN_OR_RETURN(auto outcome, backend.ensure_running(ctx, r, audit_log));
-  phase_timer::mark(outcome.already_running ? "reach the running sandbox" : "start");
+  mark_phase(outcome.already_running ? "reach the running sandbox" : "start");
   if (!outcome.already_running) {
     Status kept = sandbox::save_started_with(state::Store(ctx.paths.sandboxes_dir()), r.id,
                                              {outcome.record.started_at.value_or(0), r.host_inference_url, r.model});
@@ -48,7 +48,7 @@ Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::B
   provision.reprovision = request.reprovision;
   provision.check_guest_token = request.start_verb;
   Status provisioned = backend.provision_if_needed(ctx, r, provision, audit);
-  phase_timer::mark("provisioning check");
+  mark_phase("provisioning check");
   return provisioned;
 }
 
@@ -58,7 +58,7 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, request.resolve, request.start_verb));
   TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
   TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, r.id, r.project.dir));
-  phase_timer::mark("audit log");
+  mark_phase("audit log");
   Status ready = start_and_provision(ctx, request, *backend, r, audit);
   bool fatal = request.start_verb || !request.session || r.state != state::SandboxState::kRunning;
   if (!ready.ok() && fatal) return ready.error();
@@ -70,9 +70,9 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
   // A record lost before the session makes run_session refuse to run it; one lost after it (its
   // session_exit) makes the command fail instead of returning the session's status.
   Result<int> code = backend->run_session(ctx, r, *request.session, audit);
-  phase_timer::mark("session");
+  mark_phase("session");
   if (backend->capabilities().protected_paths) report_appeared(ctx, r.id, audit);
-  phase_timer::mark("protected paths");
+  mark_phase("protected paths");
   if (!code) return code;
   Status recorded = sandbox::audit_outcome(audit);
   if (!recorded.ok()) return recorded.error().context("the session ended with status " + std::to_string(*code));

@@ -49,7 +49,7 @@ Result<sandbox::Resolved> resolve(Context& ctx, const sandbox::ResolveOptions& o
   std::optional<sandbox::StartedWith> started;
   if (r.record) {
     observe_state(ctx, r);
-    phase_timer::mark("observe");
+    mark_phase("observe");
     if (r.state == state::SandboxState::kRunning && r.record->started_at) {
       started = sandbox::load_started_with(state::Store(ctx.paths.sandboxes_dir()), r.id, *r.record->started_at);
     }

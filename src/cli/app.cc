@@ -104,7 +104,7 @@ int run_command(int argc, char** argv, GlobalOptions& global) {
   auto words = command_words(argc, argv);
   if (!needs_whole_tree(words)) table.select(words);
   auto root = make_root(global, table);
-  phase_timer::mark("command tree");
+  mark_phase("command tree");
 
   Output early_out(std::cout, std::cerr, early_format(argc, argv), color);
   try {
@@ -133,7 +133,7 @@ int run_command(int argc, char** argv, GlobalOptions& global) {
     early_out.error(usage_error(e.what(), "run `" + command_path(*command) + " --help` for usage"));
     return kExitUsage;
   }
-  phase_timer::mark("parse");
+  mark_phase("parse");
 
   auto format = parse_output_format(global.output);
   Output out(std::cout, std::cerr, format ? *format : OutputFormat::kText, color);
@@ -172,7 +172,7 @@ int run_command(int argc, char** argv, GlobalOptions& global) {
 int run(int argc, char** argv) {
   GlobalOptions global;
   int code = run_command(argc, argv, global);
-  if (global.timings) std::cerr << phase_timer::report() << '\n';
+  if (global.timings) std::cerr << phase_timings() << '\n';
   return code;
 }
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 
-namespace tnk::phase_timer {
+namespace tnk {
 namespace {
 
 struct Mark {
@@ -33,11 +33,11 @@ std::string milliseconds(int64_t ns) {
 
 }  // namespace
 
-void mark(std::string_view name) {
+void mark_phase(std::string_view name) {
   if (g_count < g_marks.size()) g_marks[g_count++] = Mark{name, now_ns()};
 }
 
-std::string report() {
+std::string phase_timings() {
   std::string out = "timings:";
   int64_t previous = g_begin;
   for (size_t i = 0; i < g_count; ++i) {
@@ -48,4 +48,4 @@ std::string report() {
   return out;
 }
 
-}  // namespace tnk::phase_timer
+}  // namespace tnk

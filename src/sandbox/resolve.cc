@@ -166,7 +166,7 @@ const std::vector<std::string>& runtime_env_names() {
 
 Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
-  phase_timer::mark("config");
+  mark_phase("config");
   Resolved r;
   TNK_ASSIGN_OR_RETURN(r.project, workspace::resolve_project(config->workspace_root_path, ctx.paths.home, ctx.cwd));
   TNK_RETURN_IF_ERROR(refuse_tnk_dirs(ctx, r.project));
@@ -192,7 +192,7 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   TNK_ASSIGN_OR_RETURN(r.provision_script, specs::provision_script(ctx.paths.config_dir, r.profile));
   r.guest_workdir = workspace::guest_workdir(r.project, r.manifest.workspace_mount);
   TNK_RETURN_IF_ERROR(choose_backend(ctx, *config, options, r));
-  phase_timer::mark("project and specs");
+  mark_phase("project and specs");
 
   r.host_inference_url = host_inference_url(*config);
   return r;
@@ -215,7 +215,7 @@ Status settle_endpoint(Context& ctx, Resolved& r, const std::optional<StartedWit
     if (!r.model.note.empty()) r.notes.push_back(r.model.note);
   }
   fill_runtime_env(ctx, *config, r);
-  phase_timer::mark("endpoint");
+  mark_phase("endpoint");
   return ok_status();
 }
 

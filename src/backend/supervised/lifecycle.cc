@@ -265,11 +265,11 @@ Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::St
   for (const auto& note : plan.notes) ctx.log.note(note);
   const supervisor::SupervisorConfig& config = plan.config;
   TNK_RETURN_IF_ERROR(prepare_review(ctx, r, config));
-  phase_timer::mark("start: supervisor plan");
+  mark_phase("start: supervisor plan");
   bool vm = outcome.record.backend == BackendKind::kVm;
   ctx.log.verbose("starting the supervisor of " + r.id);
   TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, vm ? kVmReadyTimeout : kReadyTimeout));
-  phase_timer::mark("start: supervisor ready");
+  mark_phase("start: supervisor ready");
   // An ns sandbox's lower layer is the image tree itself: one deleted while this start ran (`rm -rf` of
   // the cache) left a sandbox without programs. It is stopped, and the next start builds the image again.
   if (!vm) {
@@ -303,7 +303,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
   const bool was_running = r.state == state::SandboxState::kRunning;
   if (!was_running) {
     TNK_RETURN_IF_ERROR(prepare_start(ctx, r, in));
-    phase_timer::mark("start: host checks");
+    mark_phase("start: host checks");
   }
   state::Store store(ctx.paths.sandboxes_dir());
   // The images are made before the sandbox's lock, which stays short: a second command on this sandbox
@@ -313,7 +313,7 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
   if (!was_running) {
     TNK_ASSIGN_OR_RETURN(auto seen, store.load(r.id));  // only to know what to make: read again below
     TNK_ASSIGN_OR_RETURN(images, boot_images(ctx, seen, r.backend));
-    phase_timer::mark("start: images");
+    mark_phase("start: images");
   }
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(in.existing, store.load(r.id));  // again: another tnk may have created it meanwhile
