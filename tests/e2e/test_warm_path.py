@@ -14,6 +14,12 @@ pytestmark = pytest.mark.rootless_suite  # scripts/test.sh runs this file as an 
 ENDPOINT_NOTE = "inference endpoint"
 
 
+def started(tnk, name):
+    box = Sandbox(tnk, tnk.project(name))
+    box.start()
+    return box
+
+
 def supervisor_pid(box):
     (directory,) = sorted((box.tnk.state_dir / "sandboxes").iterdir())
     return int((directory / "supervisor.pid").read_text().split()[0])
@@ -21,8 +27,8 @@ def supervisor_pid(box):
 
 def test_the_endpoint_note_comes_with_the_start_and_not_with_each_exec(ns_tnk):
     box = Sandbox(ns_tnk, ns_tnk.project("notes"))
-    started = box.start()
-    assert ENDPOINT_NOTE in started.stderr  # the test's endpoint refuses: the start says so, once
+    start = box.start()
+    assert ENDPOINT_NOTE in start.stderr  # the test's endpoint refuses: the start says so, once
     warm = box.exec("sh", "-c", 'echo "$TNK_MODEL_NAME $TNK_CTX_WINDOW"')
     assert warm.returncode == 0, warm.stderr
     assert warm.stdout == "default 32768\n"  # what the start was told
@@ -33,8 +39,7 @@ def test_the_endpoint_note_comes_with_the_start_and_not_with_each_exec(ns_tnk):
 
 
 def test_a_moved_endpoint_is_noticed_and_the_running_sandbox_keeps_its_own(ns_tnk):
-    box = Sandbox(ns_tnk, ns_tnk.project("moved"))
-    box.start()
+    box = started(ns_tnk, "moved")
     ns_tnk.config_dir.mkdir(parents=True, exist_ok=True)
     (ns_tnk.config_dir / "tnk.toml").write_text('inference_url = "http://127.0.0.1:1/v1"\n')
     warm = box.run("-v", "sandbox", "exec", "--", "sh", "-c", 'echo "$TNK_INFERENCE_URL"')
@@ -44,8 +49,7 @@ def test_a_moved_endpoint_is_noticed_and_the_running_sandbox_keeps_its_own(ns_tn
 
 
 def test_a_supervisor_that_died_is_noticed_and_the_command_still_runs(ns_tnk):
-    box = Sandbox(ns_tnk, ns_tnk.project("died"))
-    box.start()
+    box = started(ns_tnk, "died")
     assert box.exec("true").returncode == 0
     os.kill(supervisor_pid(box), signal.SIGKILL)
     time.sleep(0.2)
@@ -57,8 +61,7 @@ def test_a_supervisor_that_died_is_noticed_and_the_command_still_runs(ns_tnk):
 
 
 def test_a_deleted_sandbox_is_noticed_and_made_again(ns_tnk):
-    box = Sandbox(ns_tnk, ns_tnk.project("gone"))
-    box.start()
+    box = started(ns_tnk, "gone")
     assert box.exec("sh", "-c", "echo kept > /home/agent/mark").returncode == 0
     assert box.run("sandbox", "delete", "--yes").returncode == 0
     after = box.exec("sh", "-c", "cat /home/agent/mark 2>/dev/null || echo fresh")
@@ -68,8 +71,7 @@ def test_a_deleted_sandbox_is_noticed_and_made_again(ns_tnk):
 
 
 def test_a_policy_the_running_sandbox_does_not_have_needs_a_restart_and_says_so(ns_tnk):
-    box = Sandbox(ns_tnk, ns_tnk.project("policy"))
-    box.start()
+    box = started(ns_tnk, "policy")
     asked = box.run("sandbox", "shell", "--network", "open", "--no-tty", "-c", "echo ran")
     # The command runs in the sandbox as it is, and the warning names the restart the policy needs.
     assert asked.returncode == 0, asked.stderr
@@ -78,8 +80,7 @@ def test_a_policy_the_running_sandbox_does_not_have_needs_a_restart_and_says_so(
 
 
 def test_timings_name_the_phases_of_a_warm_exec(ns_tnk):
-    box = Sandbox(ns_tnk, ns_tnk.project("timed"))
-    box.start()
+    box = started(ns_tnk, "timed")
     timed = box.run("--timings", "sandbox", "exec", "--", "true")
     assert timed.returncode == 0, timed.stderr
     line = next(l for l in timed.stderr.splitlines() if l.startswith("timings:"))
