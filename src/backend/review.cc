@@ -215,6 +215,7 @@ Result<std::vector<review::Touched>> review_discard(Context& ctx, const ReviewRe
     TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::take_baseline(o.record.project_dir));
     TNK_RETURN_IF_ERROR(review::write_layer_baseline(o.layer, baseline));
   } else {
+    TNK_RETURN_IF_ERROR(review::check_droppable(upper, named));
     TNK_RETURN_IF_ERROR(
         as_layer_owner("discarding in " + what, [upper, &named] { return review::drop_paths(upper, named); }));
     TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::read_layer_baseline(o.layer));

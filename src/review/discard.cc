@@ -23,7 +23,7 @@ Result<std::string> opaque_above(int upper_fd, const std::string& rel) {
 
 }  // namespace
 
-Status drop_paths(int upper_fd, const std::vector<std::string>& paths) {
+Status check_droppable(int upper_fd, const std::vector<std::string>& paths) {
   for (const auto& rel : paths) {
     TNK_ASSIGN_OR_RETURN(std::string opaque, opaque_above(upper_fd, rel));
     if (!opaque.empty()) {
@@ -32,6 +32,10 @@ Status drop_paths(int upper_fd, const std::vector<std::string>& paths) {
                     "discard the directory: `tnk sandbox discard " + opaque + "`");
     }
   }
+  return ok_status();
+}
+
+Status drop_paths(int upper_fd, const std::vector<std::string>& paths) {
   for (const auto& rel : paths) {
     auto [parent, name] = split_rel(rel);
     Result<UniqueFd> dir = open_dir_below(upper_fd, parent);

@@ -10,11 +10,13 @@
 
 namespace tnk::review {
 
-// Removes what the layer `upper_fd` holds at and below each of `paths` (project-relative, not ""),
-// never following a link, so the project's entry shows through there again. A path inside a directory
-// the sandbox replaced whole (an opaque one) is refused, naming the directory to discard instead:
-// removing the layer's entry there would hide the project's, not restore it. Checks every path
-// before it removes anything.
+// Refuses a path inside a directory the sandbox replaced whole (an opaque one), naming the directory
+// to discard instead: removing the layer's entry there would hide the project's, not restore it.
+Status check_droppable(int upper_fd, const std::vector<std::string>& paths);
+
+// Removes what the layer `upper_fd` holds at and below each of `paths` (project-relative, not "";
+// checked with check_droppable first), never following a link, so the project's entry shows through
+// there again.
 Status drop_paths(int upper_fd, const std::vector<std::string>& paths);
 
 // Stamps `paths` (and what is below them) afresh from the project into `baseline`: the sandbox sees
