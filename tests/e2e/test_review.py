@@ -416,3 +416,21 @@ def test_vm_review_session_diff_and_apply(vm_tnk):
     assert (box.project / "edited.txt").read_text() == "v1\nsandbox\n"
     assert not (box.project / "deleted.txt").exists()
     assert changes(diff(box)) == {}
+
+
+# The same apply while a vm runs: virtiofsd's overlay is left as it is, the guest keeps its processes
+# and its view.
+def test_vm_apply_while_running(vm_tnk):
+    box = review_project(vm_tnk, "vmlive")
+    box.start("--profile", "reviewed")
+    assert box.sh(SESSION).returncode == OK
+    assert box.sh("nohup sleep 600 >/dev/null 2>&1 & echo $! > /tmp/sleeper.pid").returncode == OK
+    sleeper = box.sh("cat /tmp/sleeper.pid").stdout.strip()
+    assert box.run("sandbox", "apply", "created.txt", "edited.txt", "deleted.txt").returncode == OK
+    assert (box.project / "created.txt").read_text() == "new\n"
+    assert (box.project / "edited.txt").read_text() == "v1\nsandbox\n"
+    assert not (box.project / "deleted.txt").exists()
+    assert box.exec("kill", "-0", sleeper).returncode == OK
+    seen = box.sh("cat /workspace/created.txt /workspace/edited.txt; test ! -e /workspace/deleted.txt")
+    assert seen.stdout == "new\nv1\nsandbox\n"
+    assert set(changes(diff(box))) == set(EXPECTED) - {"created.txt", "edited.txt", "deleted.txt"}
