@@ -12,9 +12,7 @@ using namespace fixture;
 
 std::string patch(const LayerFixture& f) {
   UniqueFd upper = f.open(f.upper), project = f.open(f.project);
-  auto changes = diff_layer(upper.get(), project.get());
-  EXPECT_TRUE(changes.ok());
-  auto lines = patch_of(upper.get(), project.get(), *changes);
+  auto lines = patch_of(upper.get(), project.get(), layer_changes(f));
   EXPECT_TRUE(lines.ok()) << (lines ? "" : lines.error().message);
   std::string out;
   if (lines) {
