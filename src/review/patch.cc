@@ -59,6 +59,12 @@ class PatchWriter {
   PatchWriter(int upper, int project) : upper_(upper), project_(project) {}
 
   Status change(const Change& c) {
+    if (c.kind == ChangeKind::kMode) {  // the same bytes (a directory's mode is not in a patch)
+      if (c.type != EntryType::kFile) return ok_status();
+      section(c.path, Side{true, git_mode(c.old_type, c.old_mode), {}, false},
+              Side{true, git_mode(c.type, c.new_mode), {}, false});
+      return ok_status();
+    }
     if (c.old_type == c.type) {
       if (!in_patch(c.type)) return ok_status();
       TNK_ASSIGN_OR_RETURN(Side a, read_side(project_, c.path, c.old_type, c.old_mode, "the project"));

@@ -267,6 +267,27 @@ def test_diff_patch_path_filter_colour_and_escapes(ns_tnk):
     assert b"\x1b[3" not in patch_of(box, "edited.txt"), "no colour when stdout is not a terminal"
 
 
+# The pair: a .gitattributes the sandbox wrote selects a diff driver whose textconv the user's own git
+# config defines; the host's git, diffing the patched copy, runs it; `diff --patch` runs nothing.
+def test_diff_patch_runs_no_diff_driver_the_sandbox_selected(ns_tnk):
+    box = review_project(ns_tnk, "attrs")
+    marker = ns_tnk.home / "textconv-ran"
+    (ns_tnk.home / ".gitconfig").write_text(f'[diff "evil"]\n\ttextconv = touch {marker}; cat\n')
+    box.start("--review")
+    assert box.sh("cd /workspace && echo '* diff=evil' > .gitattributes && echo changed >> edited.txt").returncode == OK
+    patch = patch_of(box)
+    assert b"+changed" in patch and b"+* diff=evil" in patch
+    assert not marker.exists(), "diff --patch ran the sandbox's diff driver"
+
+    copy = ns_tnk.home / "copy"
+    shutil.copytree(box.project, copy, symlinks=True)
+    env = {"HOME": str(ns_tnk.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    assert subprocess.run(["git", "add", "-A"], cwd=copy, env=env, capture_output=True).returncode == 0
+    assert git_apply(copy, patch).returncode == 0
+    subprocess.run(["git", "diff"], cwd=copy, env=env, capture_output=True, timeout=60)
+    assert marker.exists(), "the control: the host's git runs it"
+
+
 # Issue 33 item 4: apply while the sandbox runs. The layer stays as it is under the mounted overlay (its
 # copies match the project afterwards), a process started before keeps running, and the rule holds: a
 # path the host changed since the layer was made is refused, named. discard needs the sandbox stopped;

@@ -48,6 +48,9 @@ TEST(ReviewPatch, AChmodIsOldModeNewModeAndAPermissionGitDoesNotKeepIsNothing) {
   put(f.upper / "run.sh", "echo\n", fs::perms(0755));
   put(f.project / "private.txt", "x\n");
   put(f.upper / "private.txt", "x\n", fs::perms(0600));
+  fs::create_directories(f.project / "dir");
+  fs::create_directories(f.upper / "dir");
+  fs::permissions(f.upper / "dir", fs::perms(0700));  // git has no directories: not in the patch
   EXPECT_EQ(patch(f), "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n");
 }
 
