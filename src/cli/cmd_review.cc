@@ -160,7 +160,7 @@ void add_review_commands(CLI::App& sandbox, CommandTable& table) {
            "tnk itself: no git and nothing the sandbox wrote runs. Coloured on a terminal unless NO_COLOR, where "
            "control characters are shown escaped. Works while the sandbox runs. Exit 66 when the sandbox has no "
            "review layer.",
-           "tnk sandbox diff --patch src/ | less -R");
+           "tnk sandbox diff --patch src/");
   auto diff_flags = std::make_shared<ReviewFlags>();
   diff->add_option("PATH", diff_flags->paths, "Only changes to these paths (files or directories)");
   diff->add_flag("--stat", diff_flags->stat, "Print only the counts");
@@ -182,7 +182,7 @@ void add_review_commands(CLI::App& sandbox, CommandTable& table) {
   apply->add_option("--audit-log", apply_flags->audit_log, "Append the audit record to this file");
   table.add(apply, [apply_flags](Context& ctx) { return run_apply(ctx, *apply_flags); });
 
-  auto* discard = sandbox.add_subcommand("discard", "Drop every change of a review-mode sandbox");
+  auto* discard = sandbox.add_subcommand("discard", "Drop a review-mode sandbox's changes (all, or at PATHs)");
   describe(*discard,
            "Empty the review layer (with PATHs, drop what it holds at and below each), so the sandbox sees the "
            "project as it is on the host there again, and write a workspace_discard audit record naming every "
