@@ -235,6 +235,7 @@ def test_diff_patch_path_filter_colour_and_escapes(ns_tnk):
     both = patch_of(box, "edited.txt", "newdir").decode()
     assert both.count("diff --git") == 2 and "b/newdir/deep.txt" in both
     assert_error(box.run("sandbox", "diff", "--patch", "-o", "json"), USAGE, "--patch prints a unified diff, not JSON")
+    assert_error(box.run("sandbox", "diff", "--patch", "--stat"), USAGE, "--patch and --stat: choose one")
     plain = patch_of(box, "esc.txt")
     assert b"+ok\x1b[2Khidden" in plain, "piped, the bytes are the file's (git apply needs them)"
 
