@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Review mode's checkpoints (issue 14 item 5): `tnk sandbox diff` and `tnk sandbox apply` on a 5,000-file
 # project (a git work tree) with 100 changed files, each well under a second.
-# Usage: bench/review.sh [ROUNDS] [BACKEND] (default 9, at most 9; ns), as a user or root. A built tnk (TNK_BIN,
+# Usage: bench/review.sh [ROUNDS] [BACKEND] (default 4, at most 4; ns), as a user or root. A built tnk (TNK_BIN,
 # default build/tnk) and git. Uses a temporary HOME; the image cache is the caller's. Every apply round
-# first lets a session change 100 files again and stops the sandbox (untimed): apply needs it stopped.
+# first lets a session change 100 files again and stops the sandbox (untimed); the last block applies
+# them with the sandbox running.
 set -euo pipefail
 
-rounds=${1:-9}
-[ "$rounds" -le 9 ] || { echo "bench/review.sh: at most 9 rounds (each session deletes 10 of 100 files)" >&2; exit 1; }
+rounds=${1:-4}
+# One session, then two per round (a stopped and a running apply), each deleting 10 of 100 files.
+[ "$rounds" -le 4 ] || { echo "bench/review.sh: at most 4 rounds (each session deletes 10 of 100 files)" >&2; exit 1; }
 backend=${2:-ns}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tnk=${TNK_BIN:-$repo/build/tnk}
@@ -43,7 +45,8 @@ echo
 echo "== diff of 100 changes in 5000 files, sandbox stopped (ms)"
 python3 "$repo/bench/timing.py" "$rounds" \
   "tnk sandbox diff=$(j "$tnk" sandbox diff)" \
-  "tnk sandbox diff --stat=$(j "$tnk" sandbox diff --stat)"
+  "tnk sandbox diff --stat=$(j "$tnk" sandbox diff --stat)" \
+  "tnk sandbox diff --patch=$(j bash -c "$tnk sandbox diff --patch >/dev/null")"
 
 echo
 echo "== apply of the same 100 changes (ms; the session that makes them again, and the stop, are not timed)"
@@ -51,3 +54,11 @@ again="$tnk sandbox exec -- sh -c '$change' >/dev/null && $tnk -q sandbox stop"
 python3 "$repo/bench/timing.py" "$rounds" \
   "tnk sandbox apply=$(j "$tnk" sandbox apply)" \
   --before "tnk sandbox apply=$(j bash -c "$again")"
+
+echo
+echo "== apply of 100 changes while the sandbox runs (ms; the session that makes them, after a start, is not timed)"
+"$tnk" -q sandbox start --backend "$backend" --profile base --review
+live="$tnk sandbox exec -- sh -c '$change' >/dev/null"
+python3 "$repo/bench/timing.py" "$rounds" \
+  "tnk sandbox apply (running)=$(j "$tnk" sandbox apply)" \
+  --before "tnk sandbox apply (running)=$(j bash -c "$live")"

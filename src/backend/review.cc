@@ -3,14 +3,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include "audit/events.h"
 #include "backend/protection.h"
 #include "core/strings.h"
 #include "idmap/userns.h"
+#include "review/discard.h"
 #include "review/git_ignore.h"
 #include "review/layer.h"
+#include "review/patch.h"
 #include "sandbox/audit_target.h"
 #include "state/liveness.h"
 #include "state/store.h"
@@ -113,17 +117,25 @@ Status write_record(Context& ctx, const ReviewRequest& request, const Opened& o,
 
 // Rootless, what root inside made in the layer belongs to the user's subordinate range: what the user
 // cannot remove is removed as the range's owner.
-Status empty_layer(const Opened& o) {
-  const std::string what = o.layer.upper.string();
-  Status emptied = review::empty_dir(o.upper.get(), what);
-  if (emptied || ::geteuid() == 0) return emptied;
-  int upper = o.upper.get();
-  auto again = idmap::run_as_range_owner("emptying " + what, [upper, &what]() -> Result<std::string> {
-    TNK_RETURN_IF_ERROR(review::empty_dir(upper, what));
+Status as_layer_owner(const std::string& what, const std::function<Status()>& change) {
+  Status done = change();
+  if (done || ::geteuid() == 0) return done;
+  auto again = idmap::run_as_range_owner(what, [&change]() -> Result<std::string> {
+    TNK_RETURN_IF_ERROR(change());
     return std::string();
   });
   if (!again) return again.error();
   return ok_status();
+}
+
+// The PATH arguments as project-relative paths.
+Result<std::vector<std::string>> named_paths(const Context& ctx, const ReviewRequest& request, const Opened& o) {
+  std::vector<std::string> named;
+  for (const auto& arg : request.paths) {
+    TNK_ASSIGN_OR_RETURN(std::string rel, project_relative(ctx, o.record.project_dir, arg));
+    named.push_back(rel);
+  }
+  return named;
 }
 
 std::string octal(uint32_t mode) {
@@ -139,13 +151,22 @@ Result<DiffReport> review_diff(Context& ctx, const ReviewRequest& request) {
   return select_changes(ctx, request, o);
 }
 
+Result<PatchReport> review_patch(Context& ctx, const ReviewRequest& request) {
+  TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
+  TNK_ASSIGN_OR_RETURN(DiffReport selected, select_changes(ctx, request, o));
+  PatchReport report;
+  report.ignored_hidden = selected.ignored_hidden;
+  report.running = selected.running;
+  TNK_ASSIGN_OR_RETURN(report.lines, review::patch_of(o.upper.get(), o.project.get(), selected.changes));
+  return report;
+}
+
 Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequest& request) {
   state::Store store(ctx.paths.sandboxes_dir());
   // No start meanwhile; no sandbox (no lock): open_layer says so.
   TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(request.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
   TNK_ASSIGN_OR_RETURN(DiffReport selected, select_changes(ctx, request, o));
-  TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "apply"));
   TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::read_layer_baseline(o.layer));
   TNK_ASSIGN_OR_RETURN(auto refused, review::conflicts(o.project.get(), baseline, selected.changes));
   if (!refused.empty()) {
@@ -154,7 +175,9 @@ Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequ
                   "look at each with `tnk sandbox diff PATH`; apply the other paths by naming them (`tnk sandbox "
                   "apply PATH...`), or drop the layer with `tnk sandbox discard`");
   }
-  auto touched = review::apply_changes(o.upper.get(), o.project.get(), selected.changes, baseline);
+  // While the sandbox runs, its mounted overlay's upper directory stays as it is (review/apply.h).
+  auto touched = review::apply_changes(o.upper.get(), o.project.get(), selected.changes, baseline,
+                                       o.running ? review::LayerAfter::kKept : review::LayerAfter::kTakenOut);
   // What was applied stays recorded even when a later path failed.
   Status saved = review::write_layer_baseline(o.layer, baseline);
   if (!touched) return touched.error().context("applying the review layer of " + request.id);
@@ -165,11 +188,7 @@ Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequ
   }
   // What the host's git would now run from the applied layer is held (state/git_guard.h), unless the
   // user named it: `diff` flagged it, and naming it is applying it knowingly.
-  std::vector<std::string> named;
-  for (const auto& arg : request.paths) {
-    TNK_ASSIGN_OR_RETURN(std::string rel, project_relative(ctx, o.record.project_dir, arg));
-    named.push_back(rel);
-  }
+  TNK_ASSIGN_OR_RETURN(std::vector<std::string> named, named_paths(ctx, request, o));
   TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, request.id, o.record.project_dir));
   guard_git(ctx, request.id, audit, named);
   TNK_RETURN_IF_ERROR(sandbox::audit_outcome(audit));
@@ -181,11 +200,28 @@ Result<std::vector<review::Touched>> review_discard(Context& ctx, const ReviewRe
   TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(request.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
   TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "discard"));
-  TNK_ASSIGN_OR_RETURN(auto changes, review::diff_layer(o.upper.get(), o.project.get()));
-  TNK_ASSIGN_OR_RETURN(auto dropped, review::describe_layer(o.upper.get(), changes));
-  TNK_RETURN_IF_ERROR(empty_layer(o));
-  TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::take_baseline(o.record.project_dir));
-  TNK_RETURN_IF_ERROR(review::write_layer_baseline(o.layer, baseline));
+  TNK_ASSIGN_OR_RETURN(std::vector<std::string> named, named_paths(ctx, request, o));
+  bool whole = named.empty() || std::find(named.begin(), named.end(), "") != named.end();
+  // Everything the layer holds at the PATHs goes, ignored paths too: select them all for the record.
+  ReviewRequest everything = request;
+  everything.all = true;
+  if (whole) everything.paths.clear();
+  TNK_ASSIGN_OR_RETURN(DiffReport selected, select_changes(ctx, everything, o));
+  TNK_ASSIGN_OR_RETURN(auto dropped, review::describe_layer(o.upper.get(), selected.changes));
+  const std::string what = o.layer.upper.string();
+  int upper = o.upper.get();
+  if (whole) {
+    TNK_RETURN_IF_ERROR(as_layer_owner("emptying " + what, [upper, &what] { return review::empty_dir(upper, what); }));
+    TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::take_baseline(o.record.project_dir));
+    TNK_RETURN_IF_ERROR(review::write_layer_baseline(o.layer, baseline));
+  } else {
+    TNK_RETURN_IF_ERROR(review::check_droppable(upper, named));
+    TNK_RETURN_IF_ERROR(
+        as_layer_owner("discarding in " + what, [upper, &named] { return review::drop_paths(upper, named); }));
+    TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::read_layer_baseline(o.layer));
+    TNK_RETURN_IF_ERROR(review::restamp_paths(o.project.get(), named, baseline));
+    TNK_RETURN_IF_ERROR(review::write_layer_baseline(o.layer, baseline));
+  }
   TNK_RETURN_IF_ERROR(write_record(
       ctx, request, o, audit::workspace_discard(request.id, o.record.project_dir.string(), to_json(dropped))));
   return dropped;

@@ -1,7 +1,7 @@
 // Review mode's verbs (docs/workspace.md): what a sandbox's review layer changes in its project
-// (`tnk sandbox diff`), writing it there (`apply`), dropping it (`discard`). The logic is review/'s;
-// this module finds the sandbox, takes its lock, keeps apply and discard to a stopped sandbox, and
-// writes their audit records.
+// (`tnk sandbox diff`, its lines with `--patch`), writing it there (`apply`), dropping it (`discard`).
+// The logic is review/'s; this module finds the sandbox, takes its lock, keeps discard to a stopped
+// sandbox, and writes their audit records.
 #pragma once
 
 #include <string>
@@ -11,6 +11,7 @@
 #include "core/result.h"
 #include "review/apply.h"
 #include "review/diff.h"
+#include "review/patch.h"
 
 namespace tnk::backend {
 
@@ -30,11 +31,22 @@ struct DiffReport {
 
 Result<DiffReport> review_diff(Context& ctx, const ReviewRequest& request);
 
-// Refuses when the sandbox runs, when a selected change's host path changed since the layer was made
-// (naming each), and when a PATH selects nothing; writes nothing then.
+struct PatchReport {
+  std::vector<review::PatchLine> lines;  // the selected changes as a unified diff (review/patch.h)
+  size_t ignored_hidden = 0;
+  bool running = false;
+};
+
+// What review_diff selects, as the changed lines.
+Result<PatchReport> review_patch(Context& ctx, const ReviewRequest& request);
+
+// Refuses when a selected change's host path changed since the layer was made (naming each), and when
+// a PATH selects nothing; writes nothing then. Works while the sandbox runs: the layer is then left as
+// it is (review::LayerAfter::kKept).
 Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequest& request);
 
-// Drops the whole layer (the sandbox must be stopped) and takes a new baseline of the project.
+// Drops the whole layer and takes a new baseline of the project; with PATHs, what the layer holds at
+// and below them (ignored paths too) and stamps them afresh. The sandbox must be stopped.
 Result<std::vector<review::Touched>> review_discard(Context& ctx, const ReviewRequest& request);
 
 nlohmann::json to_json(const review::Change& change);

@@ -10,15 +10,15 @@
 #include "core/phase_timer.h"
 
 namespace tnk::cli {
-namespace {
 
-// NO_COLOR wins; CLICOLOR_FORCE=1 forces; otherwise colour only on a terminal that is not dumb.
-bool use_color(const Env& env, bool stderr_tty) {
+bool use_color(const Env& env, bool tty) {
   if (env.get_nonempty("NO_COLOR")) return false;
   if (env.get("CLICOLOR_FORCE") == "1") return true;
   if (env.get("CLICOLOR") == "0" || env.get("TERM") == "dumb") return false;
-  return stderr_tty;
+  return tty;
 }
+
+namespace {
 
 // The deepest subcommand the user named (`tnk sandbox ls` -> the `ls` App).
 const CLI::App* selected_command(const CLI::App& root) {

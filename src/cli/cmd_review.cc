@@ -12,6 +12,7 @@ struct ReviewFlags {
   std::vector<std::string> paths;
   bool all = false;
   bool stat = false;
+  bool patch = false;
   std::string audit_log;
 };
 
@@ -63,13 +64,57 @@ void print_changes(std::ostream& os, const backend::DiffReport& report, bool sta
   }
 }
 
+// git diff's colours: bold headers, cyan hunk lines, red removed, green added.
+const char* colour_of(review::PatchLineKind kind) {
+  switch (kind) {
+    case review::PatchLineKind::kHeader: return "\033[1m";
+    case review::PatchLineKind::kHunk: return "\033[36m";
+    case review::PatchLineKind::kRemoved: return "\033[31m";
+    case review::PatchLineKind::kAdded: return "\033[32m";
+    case review::PatchLineKind::kContext:
+    case review::PatchLineKind::kPlain: return nullptr;
+  }
+  return nullptr;
+}
+
+void note_state(Context& ctx, bool running, size_t ignored_hidden) {
+  if (running) ctx.log.note("the sandbox runs: this is its layer now, which may still change");
+  if (ignored_hidden > 0) {
+    ctx.log.note(std::to_string(ignored_hidden) + " ignored path(s) (.gitignore) not shown: --all shows them");
+  }
+}
+
+// The patch as `git apply` reads it when stdout is not a terminal. On a terminal the sandbox's bytes
+// are made visible (terminal_safe: an escape sequence in a file could otherwise hide a line from the
+// reviewer) and coloured unless NO_COLOR.
+Result<int> run_patch(Context& ctx, const backend::ReviewRequest& request) {
+  if (ctx.out.machine()) {
+    return usage_error("--patch prints a unified diff, not " +
+                           std::string(ctx.out.format() == OutputFormat::kJson ? "JSON" : "NDJSON"),
+                       "drop -o, or drop --patch for the changes as JSON");
+  }
+  TNK_ASSIGN_OR_RETURN(backend::PatchReport report, backend::review_patch(ctx, request));
+  note_state(ctx, report.running, report.ignored_hidden);
+  const bool tty = ctx.terminal.stdout_tty;
+  const bool colour = use_color(ctx.env, tty);
+  std::string text;
+  for (const auto& line : report.lines) {
+    const char* code = colour ? colour_of(line.kind) : nullptr;
+    if (code != nullptr) text += code;
+    text += tty ? terminal_safe(line.text) : line.text;
+    if (code != nullptr) text += "\033[m";
+    text += '\n';
+  }
+  ctx.out.raw(text);
+  return kExitOk;
+}
+
 Result<int> run_diff(Context& ctx, const ReviewFlags& flags) {
   TNK_ASSIGN_OR_RETURN(auto request, request_of(ctx, flags));
+  if (flags.patch && flags.stat) return usage_error("--patch and --stat: choose one", "tnk sandbox diff --patch");
+  if (flags.patch) return run_patch(ctx, request);
   TNK_ASSIGN_OR_RETURN(backend::DiffReport report, backend::review_diff(ctx, request));
-  if (report.running) ctx.log.note("the sandbox runs: this is its layer now, which may still change");
-  if (report.ignored_hidden > 0) {
-    ctx.log.note(std::to_string(report.ignored_hidden) + " ignored path(s) (.gitignore) not shown: --all shows them");
-  }
+  note_state(ctx, report.running, report.ignored_hidden);
   nlohmann::json changes = nlohmann::json::array();
   for (const auto& c : report.changes) changes.push_back(backend::to_json(c));
   nlohmann::json doc = {{"sandbox", request.id},
@@ -110,11 +155,16 @@ void add_review_commands(CLI::App& sandbox, CommandTable& table) {
            "List what the sandbox's review layer changes in the project: A added, M modified, D deleted, m mode "
            "changed (a rename is a D and an A), flagging the paths the host runs later (git hooks and config, "
            "build and package scripts). Paths the project's .gitignore ignores (as the host's git reads it) are "
-           "left out unless --all. Exit 66 when the sandbox has no review layer.",
-           "tnk sandbox diff --stat");
+           "left out unless --all. --patch prints the changed lines as a unified diff that `git apply` accepts "
+           "(binary files as a GIT binary patch, chmod as old mode/new mode, links as git shows them), written by "
+           "tnk itself: no git and nothing the sandbox wrote runs. Coloured on a terminal unless NO_COLOR, where "
+           "control characters are shown escaped. Works while the sandbox runs. Exit 66 when the sandbox has no "
+           "review layer.",
+           "tnk sandbox diff --patch src/");
   auto diff_flags = std::make_shared<ReviewFlags>();
   diff->add_option("PATH", diff_flags->paths, "Only changes to these paths (files or directories)");
   diff->add_flag("--stat", diff_flags->stat, "Print only the counts");
+  diff->add_flag("--patch,-p", diff_flags->patch, "Print the changed lines as a unified diff (git apply reads it)");
   diff->add_flag("--all", diff_flags->all, "Include paths the project's .gitignore ignores");
   table.add(diff, [diff_flags](Context& ctx) { return run_diff(ctx, *diff_flags); });
 
@@ -122,7 +172,8 @@ void add_review_commands(CLI::App& sandbox, CommandTable& table) {
   describe(*apply,
            "Write the review layer's changes (all that `diff` shows, or those below each PATH) into the project, "
            "each file atomically, never through a symbolic link and never setuid or setgid, then take them out "
-           "of the layer and write a workspace_apply audit record. Needs the sandbox stopped. Refuses, writing "
+           "of the layer and write a workspace_apply audit record. Works while the sandbox runs: its processes "
+           "keep running, and the layer is left as it is (its copies then match the project). Refuses, writing "
            "nothing, when a selected path changed in the project since the layer was made.",
            "tnk sandbox apply src/ README.md");
   auto apply_flags = std::make_shared<ReviewFlags>();
@@ -131,12 +182,15 @@ void add_review_commands(CLI::App& sandbox, CommandTable& table) {
   apply->add_option("--audit-log", apply_flags->audit_log, "Append the audit record to this file");
   table.add(apply, [apply_flags](Context& ctx) { return run_apply(ctx, *apply_flags); });
 
-  auto* discard = sandbox.add_subcommand("discard", "Drop every change of a review-mode sandbox");
+  auto* discard = sandbox.add_subcommand("discard", "Drop a review-mode sandbox's changes (all, or at PATHs)");
   describe(*discard,
-           "Empty the review layer, so the sandbox sees the project as it is on the host again, and write a "
-           "workspace_discard audit record naming every dropped path. Needs the sandbox stopped.",
-           "tnk sandbox discard");
+           "Empty the review layer (with PATHs, drop what it holds at and below each), so the sandbox sees the "
+           "project as it is on the host there again, and write a workspace_discard audit record naming every "
+           "dropped path. Needs the sandbox stopped: overlayfs does not allow its layer to change under a "
+           "mounted overlay.",
+           "tnk sandbox discard build/ notes.txt");
   auto discard_flags = std::make_shared<ReviewFlags>();
+  discard->add_option("PATH", discard_flags->paths, "Discard only what is at and below these paths");
   discard->add_option("--audit-log", discard_flags->audit_log, "Append the audit record to this file");
   table.add(discard, [discard_flags](Context& ctx) { return run_discard(ctx, *discard_flags); });
 }

@@ -66,6 +66,11 @@ void add_manpage_command(CLI::App& root, CommandTable& table);
 void add_version_command(CLI::App& root, CommandTable& table);
 
 // Adds the explanation and the example that `<command> --help` shows below the usage.
+// Whether to colour what goes to a stream that is (`tty`) or is not a terminal: NO_COLOR wins;
+// CLICOLOR_FORCE=1 forces; otherwise colour only on a terminal that is not dumb. Messages go to stderr;
+// `diff --patch` colours stdout.
+bool use_color(const Env& env, bool tty);
+
 void describe(CLI::App& command, const std::string& explanation, const std::string& example);
 
 // "tnk sandbox start": the command's words from the root down.

@@ -52,31 +52,10 @@ Result<std::string> subtree_reason(int project_fd, const Baseline& baseline, con
   return std::string();
 }
 
-Result<std::string> read_in(int top, const std::string& rel, const std::string& what) {
-  auto [parent, name] = split_rel(rel);
-  TNK_ASSIGN_OR_RETURN(UniqueFd dir, open_dir_below(top, parent));
-  // O_NONBLOCK, then a regular file or nothing: a FIFO put there would hang the command.
-  UniqueFd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  if (!file.valid()) return sys_error(errno, "reading " + rel + " in " + what);
-  struct stat st {};
-  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return failed("reading " + rel + " in " + what + ": it is not a regular file", "run the command again");
-  }
-  return read_all(file.get(), rel);
-}
-
-Result<std::string> link_in(int top, const std::string& rel, const std::string& what) {
-  auto [parent, name] = split_rel(rel);
-  TNK_ASSIGN_OR_RETURN(UniqueFd dir, open_dir_below(top, parent));
-  char buf[4096];
-  ssize_t n = ::readlinkat(dir.get(), name.c_str(), buf, sizeof buf);
-  if (n < 0) return sys_error(errno, "reading the link " + rel + " in " + what);
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 class Applier {
  public:
-  Applier(int upper, int project, Baseline& baseline) : upper_(upper), project_(project), baseline_(baseline) {
+  Applier(int upper, int project, Baseline& baseline, LayerAfter after)
+      : upper_(upper), project_(project), baseline_(baseline), keep_layer_(after == LayerAfter::kKept) {
     struct stat st {};
     if (::geteuid() == 0 && ::fstat(project, &st) == 0) owner_ = {st.st_uid, st.st_gid};
   }
@@ -91,7 +70,7 @@ class Applier {
         return sys_error(errno, "changing the mode of " + c.path);
       }
       if (c.type == EntryType::kFile) {
-        TNK_ASSIGN_OR_RETURN(t.sha256, hash_of(read_in(upper_, c.path, "the layer")));
+        TNK_ASSIGN_OR_RETURN(t.sha256, hash_of(read_file_below(upper_, c.path, "the layer")));
       }
     } else if (c.type == EntryType::kDir) {
       TNK_RETURN_IF_ERROR(replace_non_dir(dir.get(), name, c));
@@ -112,6 +91,7 @@ class Applier {
 
   // Empty layer directories left by the applied changes go, so the project's own show through again.
   void prune() {
+    if (keep_layer_) return;
     std::vector<std::string> dirs(touched_dirs_.begin(), touched_dirs_.end());
     std::sort(dirs.rbegin(), dirs.rend());  // children before their parents
     for (const auto& rel : dirs) {
@@ -159,10 +139,10 @@ class Applier {
     const std::string temp = ".tnk-apply." + std::to_string(::getpid()) + "." + name.substr(0, 180);
     std::string content;
     if (c.type == EntryType::kSymlink) {
-      TNK_ASSIGN_OR_RETURN(content, link_in(upper_, c.path, "the layer"));
+      TNK_ASSIGN_OR_RETURN(content, read_link_below(upper_, c.path, "the layer"));
       if (::symlinkat(content.c_str(), dir, temp.c_str()) != 0) return sys_error(errno, "writing " + c.path);
     } else if (c.type == EntryType::kFile) {
-      TNK_ASSIGN_OR_RETURN(content, read_in(upper_, c.path, "the layer"));
+      TNK_ASSIGN_OR_RETURN(content, read_file_below(upper_, c.path, "the layer"));
       UniqueFd out(::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
       if (!out.valid()) return sys_error(errno, "writing " + c.path);
       Status wrote = write_all(out.get(), content, c.path);
@@ -197,14 +177,14 @@ class Applier {
     Result<UniqueFd> dir = open_dir_below(project_, parent);
     if (dir) {
       if (c.old_type == EntryType::kFile) {
-        TNK_ASSIGN_OR_RETURN(t.sha256, hash_of(read_in(project_, c.path, "the project")));
+        TNK_ASSIGN_OR_RETURN(t.sha256, hash_of(read_file_below(project_, c.path, "the project")));
       }
       TNK_RETURN_IF_ERROR(remove_tree(dir->get(), name, c.path));
     }
     Result<UniqueFd> up = open_dir_below(upper_, parent);
     struct stat st {};
-    if (up && ::fstatat(up->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode) &&
-        st.st_rdev == makedev(0, 0) && ::unlinkat(up->get(), name.c_str(), 0) != 0) {
+    if (!keep_layer_ && up && ::fstatat(up->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0) && ::unlinkat(up->get(), name.c_str(), 0) != 0) {
       return sys_error(errno, "removing the whiteout of " + c.path + " from the layer");
     }
     const std::string prefix = c.path + "/";
@@ -221,6 +201,7 @@ class Applier {
   // The layer's copy goes (the project has the same now), but below an opaque directory, which would
   // then hide the project's copy: there it stays.
   Status take_out_of_layer(const Change& c, const std::string& parent, const std::string& name) {
+    if (keep_layer_) return ok_status();
     touched_dirs_.insert(parent);
     if (c.type == EntryType::kDir) {
       touched_dirs_.insert(c.path);
@@ -267,6 +248,7 @@ class Applier {
 
   int upper_, project_;
   Baseline& baseline_;
+  bool keep_layer_;                               // the overlay is mounted: its layer is left alone
   std::optional<std::pair<uid_t, gid_t>> owner_;  // run as root: new entries belong to the project's owner
   std::vector<Touched> done_;
   std::set<std::string> touched_dirs_;
@@ -305,7 +287,7 @@ Result<std::vector<std::string>> conflicts(int project_fd, const Baseline& basel
 }
 
 Result<std::vector<Touched>> apply_changes(int upper_fd, int project_fd, const std::vector<Change>& changes,
-                                           Baseline& baseline) {
+                                           Baseline& baseline, LayerAfter after) {
   // Deletions first, deepest first, so a path a deletion frees can take its replacement; then the rest,
   // parents before children.
   std::vector<Change> ordered = changes;
@@ -314,7 +296,7 @@ Result<std::vector<Touched>> apply_changes(int upper_fd, int project_fd, const s
     if (a_del != b_del) return a_del;
     return a_del ? a.path > b.path : a.path < b.path;
   });
-  Applier applier(upper_fd, project_fd, baseline);
+  Applier applier(upper_fd, project_fd, baseline, after);
   for (const auto& c : ordered) {
     struct stat st {};
     // A directory made on the way for an earlier change is there already.
@@ -333,10 +315,10 @@ Result<std::vector<Touched>> describe_layer(int upper_fd, const std::vector<Chan
   for (const auto& c : changes) {
     Touched t{c.path, c.kind, c.kind == ChangeKind::kDeleted ? c.old_type : c.type, {}};
     if (c.kind != ChangeKind::kDeleted && c.type == EntryType::kFile) {
-      TNK_ASSIGN_OR_RETURN(std::string content, read_in(upper_fd, c.path, "the layer"));
+      TNK_ASSIGN_OR_RETURN(std::string content, read_file_below(upper_fd, c.path, "the layer"));
       t.sha256 = audit::sha256_hex(content);
     } else if (c.kind != ChangeKind::kDeleted && c.type == EntryType::kSymlink) {
-      TNK_ASSIGN_OR_RETURN(std::string target, link_in(upper_fd, c.path, "the layer"));
+      TNK_ASSIGN_OR_RETURN(std::string target, read_link_below(upper_fd, c.path, "the layer"));
       t.sha256 = audit::sha256_hex(target);
     }
     out.push_back(std::move(t));

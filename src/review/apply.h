@@ -1,5 +1,6 @@
-// Writing a review layer's changes into the project, and dropping them. The caller has the sandbox
-// stopped: overlayfs forbids changing its upper or lower directory under a mounted overlay.
+// Writing a review layer's changes into the project, and dropping them. Dropping changes the layer,
+// which overlayfs forbids under a mounted overlay: the caller has the sandbox stopped. Applying works
+// on a running sandbox too (LayerAfter::kKept).
 #pragma once
 
 #include <string>
@@ -24,12 +25,19 @@ struct Touched {
 Result<std::vector<std::string>> conflicts(int project_fd, const Baseline& baseline,
                                            const std::vector<Change>& changes);
 
+// What becomes of an applied change's entry in the layer. kTakenOut: it leaves (but below an opaque
+// directory, where the copy stays and matches the project), for a sandbox that is stopped. kKept: the
+// layer is not touched, for a sandbox that runs: overlayfs does not allow its upper directory to
+// change under a mounted overlay, and every applied path is one the layer's entry (a file, link,
+// directory or whiteout) shadows, so writing the project below it changes nothing the sandbox sees;
+// the layer's copy then matches the project and `diff` no longer lists it.
+enum class LayerAfter { kTakenOut, kKept };
+
 // Applies `changes` (checked with conflicts() first): each file written to a temporary name beside its
 // target and renamed over it, with setuid and setgid bits dropped, every directory opened without
-// following a link; then takes it out of the layer (but below an opaque directory, where the copy
-// stays and matches the project) and updates `baseline`.
+// following a link; then deals with the layer's entry as `after` says and updates `baseline`.
 Result<std::vector<Touched>> apply_changes(int upper_fd, int project_fd, const std::vector<Change>& changes,
-                                           Baseline& baseline);
+                                           Baseline& baseline, LayerAfter after);
 
 // What discarding `changes` drops, with the layer's content hashes (nothing is removed here).
 Result<std::vector<Touched>> describe_layer(int upper_fd, const std::vector<Change>& changes);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "core/files.h"
 #include "core/nofollow_dir.h"
 
 namespace tnk::review {
@@ -54,6 +55,31 @@ Result<bool> stat_below(int top, const std::string& rel, struct stat* st) {
   if (::fstatat(dir->get(), name.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0) return true;
   if (errno == ENOENT || errno == ENOTDIR) return false;
   return sys_error(errno, "checking " + rel);
+}
+
+Result<std::string> read_file_below(int top, const std::string& rel, const std::string& what, uint64_t max_size) {
+  auto [parent, name] = split_rel(rel);
+  TNK_ASSIGN_OR_RETURN(UniqueFd dir, open_dir_below(top, parent));
+  UniqueFd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!file.valid()) return sys_error(errno, "reading " + rel + " in " + what);
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return failed("reading " + rel + " in " + what + ": it is not a regular file", "run the command again");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_size) {
+    return failed("reading " + rel + " in " + what + ": it is larger than " + std::to_string(max_size) + " bytes",
+                  "run the command again");
+  }
+  return read_all(file.get(), rel);
+}
+
+Result<std::string> read_link_below(int top, const std::string& rel, const std::string& what) {
+  auto [parent, name] = split_rel(rel);
+  TNK_ASSIGN_OR_RETURN(UniqueFd dir, open_dir_below(top, parent));
+  char buf[4096];
+  ssize_t n = ::readlinkat(dir.get(), name.c_str(), buf, sizeof buf);
+  if (n < 0) return sys_error(errno, "reading the link " + rel + " in " + what);
+  return std::string(buf, static_cast<size_t>(n));
 }
 
 Result<std::vector<std::string>> list_dir(int dir, const std::string& what) {

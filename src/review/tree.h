@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,6 +22,15 @@ Result<UniqueFd> open_dir_below(int top, const std::string& rel, int create_mode
 // lstat of `rel` below `top` (its parent opened without following links). Returns false when absent
 // (or when a parent is not a directory).
 Result<bool> stat_below(int top, const std::string& rel, struct stat* st);
+
+// The bytes of the regular file `rel` below `top` (in `what`: "the layer", "the project"). Opened
+// without following a link and without blocking (a FIFO put there would hang the command); anything
+// but a regular file, or one larger than `max_size`, is an error naming it.
+Result<std::string> read_file_below(int top, const std::string& rel, const std::string& what,
+                                    uint64_t max_size = UINT64_MAX);
+
+// The target of the symbolic link `rel` below `top`.
+Result<std::string> read_link_below(int top, const std::string& rel, const std::string& what);
 
 // The names in the directory `dir`, sorted, without "." and "..".
 Result<std::vector<std::string>> list_dir(int dir, const std::string& what);

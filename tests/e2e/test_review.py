@@ -5,11 +5,15 @@ describes what this shows."""
 import hashlib
 import json
 import os
+import pty
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import TNK_BIN
 from e2e_util import FAILED, NOT_FOUND, OK, USAGE, assert_error
 from sandbox_harness import Sandbox, ns_tnk, vm_tnk  # noqa: F401 (fixtures)
 from test_output import check_fields, doc_tables, field_tree
@@ -101,7 +105,7 @@ def test_review_holds_every_change_until_applied_and_refuses_host_changes(ns_tnk
     seen = box.sh("cat /workspace/edited.txt /workspace/newdir/deep.txt; test ! -e /workspace/deleted.txt")
     assert seen.stdout == "v1\nsandbox\ndeep\n", "the sandbox sees its own changes"
     assert tree(box.project) == before, "the host's project is unchanged while the sandbox runs"
-    assert_error(box.run("sandbox", "apply"), FAILED, "is running: apply needs it stopped")
+    assert_error(box.run("sandbox", "discard"), FAILED, "is running: discard needs it stopped")
     assert box.run("sandbox", "stop").returncode == OK
     assert tree(box.project) == before
 
@@ -161,6 +165,186 @@ def test_review_holds_every_change_until_applied_and_refuses_host_changes(ns_tnk
     assert dropped == {"debug.log": hashlib.sha256(b"noise\n").hexdigest(),
                        "edited.txt": hashlib.sha256(b"v1\nsandbox\n").hexdigest()}
     assert ns_tnk.run("audit", "verify", str(audit)).returncode == OK
+
+
+# Issue 33 item 4: the changed lines, as a patch `git apply` takes. The sandbox's session adds a binary
+# file, edits one, makes a link and a chmod besides SESSION's edits.
+MORE = r"""
+set -e
+cd /workspace
+printf 'new\000binary\377' > added.bin
+printf 'changed\000bytes' > data.bin
+ln -s edited.txt link-to-edited
+rm -r olddir
+"""
+
+
+def without_git(t):
+    return {k: v for k, v in t.items() if k != ".git" and not k.startswith(".git/")}
+
+
+def patch_of(box, *args, env=None):
+    """`tnk sandbox diff --patch` as bytes, stdout not a terminal."""
+    full = dict(box.tnk.env, **(env or {}))
+    result = subprocess.run([TNK_BIN, "sandbox", "diff", "--patch", *args], cwd=box.project, env=full,
+                            capture_output=True, timeout=120)
+    assert result.returncode == OK, result.stderr
+    return result.stdout
+
+
+def git_apply(copy: Path, patch: bytes, *args):
+    return subprocess.run(["git", "apply", *args, "-"], input=patch, cwd=copy, capture_output=True, timeout=60)
+
+
+def test_diff_patch_is_what_git_apply_needs_to_make_the_sandbox_tree(ns_tnk):
+    box = review_project(ns_tnk, "patch")
+    (box.project / "data.bin").write_bytes(b"old\x00bytes")
+    (box.project / "olddir" / "sub").mkdir(parents=True)
+    (box.project / "olddir" / "a.txt").write_text("a\n")
+    (box.project / "olddir" / "sub" / "b.txt").write_text("b\n")
+    box.start("--review")
+    assert box.sh(SESSION + MORE).returncode == OK
+    running = patch_of(box, "--all")  # while the sandbox runs
+    assert box.run("sandbox", "stop").returncode == OK
+    patch = patch_of(box, "--all")
+    assert patch == running
+    text = patch.decode()
+    assert "diff --git a/script.sh b/script.sh\nold mode 100644\nnew mode 100755\n" in text
+    assert "diff --git a/link-to-edited b/link-to-edited\nnew file mode 120000\n" in text
+    assert "+edited.txt\n\\ No newline at end of file\n" in text
+    assert "GIT binary patch\nliteral " in text and "diff --git a/olddir/sub/b.txt b/olddir/sub/b.txt\ndeleted" in text
+    assert "-v1\n+v1\n" not in text and " v1\n+sandbox\n" in text
+
+    # In a copy of the project, git apply takes it, and makes what tnk's apply makes of the layer.
+    copy = ns_tnk.home / "copy"
+    shutil.copytree(box.project, copy, symlinks=True)
+    checked = git_apply(copy, patch, "--check")
+    assert checked.returncode == 0, checked.stderr
+    assert git_apply(copy, patch).returncode == 0
+    assert box.run("sandbox", "apply", "--all").returncode == OK
+    assert without_git(tree(copy)) == without_git(tree(box.project))
+    assert patch_of(box, "--all") == b"", "nothing is left to patch"
+
+
+def test_diff_patch_path_filter_colour_and_escapes(ns_tnk):
+    box = review_project(ns_tnk, "patchview")
+    box.start("--review")
+    assert box.sh(SESSION + "printf 'ok\\033[2Khidden\\n' > /workspace/esc.txt").returncode == OK
+    only = patch_of(box, "edited.txt").decode()
+    assert only.count("diff --git") == 1 and "diff --git a/edited.txt b/edited.txt" in only
+    both = patch_of(box, "edited.txt", "newdir").decode()
+    assert both.count("diff --git") == 2 and "b/newdir/deep.txt" in both
+    assert_error(box.run("sandbox", "diff", "--patch", "-o", "json"), USAGE, "--patch prints a unified diff, not JSON")
+    assert_error(box.run("sandbox", "diff", "--patch", "--stat"), USAGE, "--patch and --stat: choose one")
+    plain = patch_of(box, "esc.txt")
+    assert b"+ok\x1b[2Khidden" in plain, "piped, the bytes are the file's (git apply needs them)"
+
+    def on_a_terminal(env):
+        """stdout and stderr on a pseudo-terminal, as a user at a terminal runs it."""
+        master, slave = pty.openpty()
+        full = dict(box.tnk.env, TERM="xterm", **env)
+        proc = subprocess.Popen([TNK_BIN, "sandbox", "diff", "--patch", "esc.txt", "edited.txt"],
+                                cwd=box.project, env=full, stdout=slave, stderr=slave)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        assert proc.wait(timeout=60) == OK, out
+        return out.decode()
+
+    coloured = on_a_terminal({})
+    assert "\x1b[32m+sandbox\x1b[m" in coloured and "\x1b[36m@@ " in coloured, coloured
+    assert "+ok\\x1b[2Khidden" in coloured, "on a terminal a control sequence is shown, not obeyed"
+    assert "\x1b[2K" not in coloured
+    no_colour = on_a_terminal({"NO_COLOR": "1"})
+    assert "+sandbox" in no_colour and "\x1b[" not in no_colour, no_colour
+    assert b"\x1b[3" not in patch_of(box, "edited.txt"), "no colour when stdout is not a terminal"
+
+
+# The pair: a .gitattributes the sandbox wrote selects a diff driver whose textconv the user's own git
+# config defines; the host's git, diffing the patched copy, runs it; `diff --patch` runs nothing.
+def test_diff_patch_runs_no_diff_driver_the_sandbox_selected(ns_tnk):
+    box = review_project(ns_tnk, "attrs")
+    marker = ns_tnk.home / "textconv-ran"
+    (ns_tnk.home / ".gitconfig").write_text(f'[diff "evil"]\n\ttextconv = touch {marker}; cat\n')
+    box.start("--review")
+    assert box.sh("cd /workspace && echo '* diff=evil' > .gitattributes && echo changed >> edited.txt").returncode == OK
+    patch = patch_of(box)
+    assert b"+changed" in patch and b"+* diff=evil" in patch
+    assert not marker.exists(), "diff --patch ran the sandbox's diff driver"
+
+    copy = ns_tnk.home / "copy"
+    shutil.copytree(box.project, copy, symlinks=True)
+    env = {"HOME": str(ns_tnk.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    assert subprocess.run(["git", "add", "-A"], cwd=copy, env=env, capture_output=True).returncode == 0
+    assert git_apply(copy, patch).returncode == 0
+    subprocess.run(["git", "diff"], cwd=copy, env=env, capture_output=True, timeout=60)
+    assert marker.exists(), "the control: the host's git runs it"
+
+
+# Issue 33 item 4: apply while the sandbox runs. The layer stays as it is under the mounted overlay (its
+# copies match the project afterwards), a process started before keeps running, and the rule holds: a
+# path the host changed since the layer was made is refused, named. discard needs the sandbox stopped;
+# `discard PATH` drops only that path.
+def test_apply_while_running_and_discard_a_path(ns_tnk):
+    box = review_project(ns_tnk, "live")
+    box.start("--review")
+    assert box.sh(SESSION).returncode == OK
+    assert box.sh("nohup sleep 600 >/dev/null 2>&1 & echo $! > /tmp/sleeper.pid").returncode == OK
+    sleeper = box.sh("cat /tmp/sleeper.pid").stdout.strip()
+    sandbox_view = box.sh("cd /workspace && cat edited.txt created.txt newdir/deep.txt && ls").stdout
+
+    (box.project / "edited.txt").write_text("host v2\n")
+    assert_error(box.run("sandbox", "apply", "edited.txt", "created.txt"), FAILED,
+                 "edited.txt: changed on the host since the layer was made")
+    assert not (box.project / "created.txt").exists(), "a refused apply writes nothing"
+
+    live = ["created.txt", "newdir", "script.sh", "deleted.txt", "renamed-from.txt", "renamed-to.txt"]
+    assert box.run("sandbox", "apply", *live).returncode == OK
+    assert (box.project / "created.txt").read_text() == "new\n"
+    assert (box.project / "newdir" / "deep.txt").read_text() == "deep\n"
+    assert (box.project / "script.sh").stat().st_mode & 0o777 == 0o755
+    assert not (box.project / "deleted.txt").exists() and not (box.project / "renamed-from.txt").exists()
+    assert box.exec("kill", "-0", sleeper).returncode == OK, "the process started before keeps running"
+    assert box.sh("cd /workspace && cat edited.txt created.txt newdir/deep.txt && ls").stdout == sandbox_view
+    assert changes(diff(box)) == {"Makefile": "modified", "edited.txt": "modified"}
+
+    # The sandbox goes on writing an applied file: it is a change again, and applies again.
+    assert box.sh("echo more >> /workspace/created.txt").returncode == OK
+    assert changes(diff(box)) == {"Makefile": "modified", "created.txt": "modified", "edited.txt": "modified"}
+    assert box.run("sandbox", "apply", "created.txt").returncode == OK
+    assert (box.project / "created.txt").read_text() == "new\nmore\n"
+    assert box.exec("kill", "-0", sleeper).returncode == OK
+
+    assert_error(box.run("sandbox", "discard", "Makefile"), FAILED, "is running: discard needs it stopped")
+    assert box.run("sandbox", "stop").returncode == OK
+    assert box.run("sandbox", "discard", "Makefile").returncode == OK
+    assert changes(diff(box)) == {"edited.txt": "modified"}, "discard PATH drops only that path"
+    assert (box.project / "Makefile").read_text() == "all: ; echo ok\n"
+    assert (box.project / "edited.txt").read_text() == "host v2\n"
+    assert box.run("sandbox", "discard", "edited.txt").returncode == OK
+    assert changes(diff(box)) == {}
+    box.start("--review")
+    assert box.sh("cat /workspace/Makefile /workspace/edited.txt /workspace/created.txt").stdout == \
+        "all: ; echo ok\nhost v2\nnew\nmore\n", "the sandbox sees the project there again"
+
+
+def test_discard_a_path_in_a_directory_replaced_whole_is_refused(ns_tnk):
+    box = review_project(ns_tnk, "opaque")
+    box.start("--review")
+    assert box.sh("cd /workspace && rm -r keep && mkdir keep && echo new > keep/other.txt").returncode == OK
+    assert box.run("sandbox", "stop").returncode == OK
+    assert_error(box.run("sandbox", "discard", "keep/other.txt"), FAILED,
+                 "the sandbox replaced its directory keep whole")
+    assert box.run("sandbox", "discard", "keep").returncode == OK
+    assert changes(diff(box)) == {}
 
 
 def test_discard_leaves_the_project_as_it_was(ns_tnk):
@@ -254,3 +438,21 @@ def test_vm_review_session_diff_and_apply(vm_tnk):
     assert (box.project / "edited.txt").read_text() == "v1\nsandbox\n"
     assert not (box.project / "deleted.txt").exists()
     assert changes(diff(box)) == {}
+
+
+# The same apply while a vm runs: virtiofsd's overlay is left as it is, the guest keeps its processes
+# and its view.
+def test_vm_apply_while_running(vm_tnk):
+    box = review_project(vm_tnk, "vmlive")
+    box.start("--profile", "reviewed")
+    assert box.sh(SESSION).returncode == OK
+    assert box.sh("nohup sleep 600 >/dev/null 2>&1 & echo $! > /tmp/sleeper.pid").returncode == OK
+    sleeper = box.sh("cat /tmp/sleeper.pid").stdout.strip()
+    assert box.run("sandbox", "apply", "created.txt", "edited.txt", "deleted.txt").returncode == OK
+    assert (box.project / "created.txt").read_text() == "new\n"
+    assert (box.project / "edited.txt").read_text() == "v1\nsandbox\n"
+    assert not (box.project / "deleted.txt").exists()
+    assert box.exec("kill", "-0", sleeper).returncode == OK
+    seen = box.sh("cat /workspace/created.txt /workspace/edited.txt; test ! -e /workspace/deleted.txt")
+    assert seen.stdout == "new\nv1\nsandbox\n"
+    assert set(changes(diff(box))) == set(EXPECTED) - {"created.txt", "edited.txt", "deleted.txt"}

@@ -30,7 +30,7 @@ Applied apply_layer(const LayerFixture& f, Baseline& baseline, const std::string
   EXPECT_TRUE(refused.ok());
   out.refused = *refused;
   if (!out.refused.empty()) return out;
-  auto touched = apply_changes(upper.get(), project.get(), selected, baseline);
+  auto touched = apply_changes(upper.get(), project.get(), selected, baseline, LayerAfter::kTakenOut);
   EXPECT_TRUE(touched.ok()) << (touched ? "" : touched.error().message);
   if (touched) out.touched = *touched;
   return out;
@@ -153,7 +153,7 @@ TEST(ReviewApply, NeverFollowsASymlinkOutOfTheProject) {
   ASSERT_TRUE(refused.ok());
   EXPECT_FALSE(refused->empty());
   // Even unchecked, the link is replaced by the directory, never written through.
-  auto touched = apply_changes(upper.get(), project.get(), *changes, baseline);
+  auto touched = apply_changes(upper.get(), project.get(), *changes, baseline, LayerAfter::kTakenOut);
   EXPECT_TRUE(touched.ok());
   EXPECT_TRUE(fs::is_empty(outside));
   EXPECT_TRUE(fs::is_directory(fs::symlink_status(f.project / "escape")));

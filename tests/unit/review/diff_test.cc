@@ -12,18 +12,6 @@ namespace {
 
 using namespace fixture;
 
-std::vector<Change> diff(const LayerFixture& f) {
-  auto changes = diff_layer(f.open(f.upper).get(), f.open(f.project).get());
-  EXPECT_TRUE(changes.ok()) << (changes ? "" : changes.error().message);
-  return changes ? *changes : std::vector<Change>();
-}
-
-std::string summary(const std::vector<Change>& changes) {
-  std::string out;
-  for (const auto& c : changes) out += std::string(to_string(c.kind)) + " " + c.path + ";";
-  return out;
-}
-
 TEST(ReviewDiff, ReportsAddedModifiedDeletedAndModeChanges) {
   LayerFixture f;
   put(f.project / "same.txt", "same");
@@ -37,7 +25,7 @@ TEST(ReviewDiff, ReportsAddedModifiedDeletedAndModeChanges) {
   ASSERT_TRUE(whiteout(f.upper / "gone.txt"));
   put(f.upper / "run.sh", "echo", fs::perms(0755));
   put(f.upper / "new/b.c", "int b;");
-  auto changes = diff(f);
+  auto changes = layer_changes(f);
   EXPECT_EQ(summary(changes), "modified edited.txt;deleted gone.txt;added new;added new/b.c;mode run.sh;");
   EXPECT_EQ(changes[4].old_mode, 0644u);
   EXPECT_EQ(changes[4].new_mode, 0755u);
@@ -49,7 +37,7 @@ TEST(ReviewDiff, SameSizeDifferentBytesIsAModification) {
   LayerFixture f;
   put(f.project / "x", "aaaa");
   put(f.upper / "x", "aaab");
-  EXPECT_EQ(summary(diff(f)), "modified x;");
+  EXPECT_EQ(summary(layer_changes(f)), "modified x;");
 }
 
 TEST(ReviewDiff, ARenameIsADeletionAndAnAddition) {
@@ -57,7 +45,7 @@ TEST(ReviewDiff, ARenameIsADeletionAndAnAddition) {
   put(f.project / "old.txt", "text");
   ASSERT_TRUE(whiteout(f.upper / "old.txt"));
   put(f.upper / "new.txt", "text");
-  EXPECT_EQ(summary(diff(f)), "added new.txt;deleted old.txt;");
+  EXPECT_EQ(summary(layer_changes(f)), "added new.txt;deleted old.txt;");
 }
 
 TEST(ReviewDiff, AnOpaqueDirectoryHidesWhatTheProjectHadThere) {
@@ -67,7 +55,7 @@ TEST(ReviewDiff, AnOpaqueDirectoryHidesWhatTheProjectHadThere) {
   if (!make_opaque(f.upper / "lib")) GTEST_SKIP() << "no user xattrs on " << f.upper;
   put(f.upper / "lib/keep.c", "k");
   put(f.upper / "lib/fresh.c", "f");
-  EXPECT_EQ(summary(diff(f)), "added lib/fresh.c;deleted lib/old.c;");
+  EXPECT_EQ(summary(layer_changes(f)), "added lib/fresh.c;deleted lib/old.c;");
 }
 
 TEST(ReviewDiff, SymlinksAreComparedByTargetNeverFollowed) {
@@ -75,7 +63,7 @@ TEST(ReviewDiff, SymlinksAreComparedByTargetNeverFollowed) {
   fs::create_symlink("a", f.project / "same");
   fs::create_symlink("a", f.upper / "same");
   fs::create_symlink("/etc", f.upper / "out");
-  EXPECT_EQ(summary(diff(f)), "added out;");
+  EXPECT_EQ(summary(layer_changes(f)), "added out;");
 }
 
 TEST(ReviewDiff, FlagsPathsTheHostRuns) {
@@ -85,7 +73,7 @@ TEST(ReviewDiff, FlagsPathsTheHostRuns) {
   put(f.upper / "sub/package.json", "{}");
   put(f.upper / "notes.txt", "n");
   std::set<std::string> flagged;
-  for (const auto& c : diff(f)) {
+  for (const auto& c : layer_changes(f)) {
     if (!c.host_run.empty()) flagged.insert(c.path);
   }
   EXPECT_EQ(flagged, (std::set<std::string>{".git/hooks/pre-commit", "Makefile", "sub/package.json"}));

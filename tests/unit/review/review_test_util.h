@@ -8,6 +8,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -57,5 +59,19 @@ struct LayerFixture {
     return UniqueFd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   }
 };
+
+// diff_layer of the fixture's layer over its project (none, with a test failure, when it fails).
+inline std::vector<Change> layer_changes(const LayerFixture& f) {
+  auto changes = diff_layer(f.open(f.upper).get(), f.open(f.project).get());
+  EXPECT_TRUE(changes.ok()) << (changes ? "" : changes.error().message);
+  return changes ? *changes : std::vector<Change>();
+}
+
+// "added new.txt;deleted old.txt;" for a test to compare.
+inline std::string summary(const std::vector<Change>& changes) {
+  std::string out;
+  for (const auto& c : changes) out += std::string(to_string(c.kind)) + " " + c.path + ";";
+  return out;
+}
 
 }  // namespace tnk::review::fixture
