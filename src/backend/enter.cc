@@ -24,17 +24,20 @@ Result<sandbox::Resolved> resolve_to_run(Context& ctx, const sandbox::ResolveOpt
 }
 
 // Starts the sandbox when it is not running and provisions it when its profile's inputs changed.
-// Writes sandbox_start to `audit` when it started it.
+// Writes sandbox_start to `audit` when it started it. What a start (or `start` of a running sandbox)
+// was told of the endpoint is kept for the sessions exec and shell run later (the warm path).
 Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::Backend& backend, sandbox::Resolved& r,
                            std::optional<audit::AuditWriter>& audit) {
   auto began = std::chrono::steady_clock::now();
   std::filesystem::path audit_log = audit ? audit->path() : std::filesystem::path();
   TNK_ASSIGN_OR_RETURN(auto outcome, backend.ensure_running(ctx, r, audit_log));
   mark_phase(outcome.already_running ? "reach the running sandbox" : "start");
-  if (!outcome.already_running) {
+  if (!outcome.already_running || request.start_verb) {
     Status kept = sandbox::save_started_with(state::Store(ctx.paths.sandboxes_dir()), r.id,
                                              {outcome.record.started_at.value_or(0), r.host_inference_url, r.model});
     if (!kept.ok()) ctx.log.warn(kept.error().message + " (later commands ask the endpoint again)");
+  }
+  if (!outcome.already_running) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
     ctx.log.info((outcome.created ? "created and started " : "started ") + r.id + " (" + to_string(r.backend) +
                  " backend) in " + std::to_string(ms.count()) + " ms");
@@ -55,7 +58,9 @@ Status start_and_provision(Context& ctx, const EnterRequest& request, sandbox::B
 }  // namespace
 
 Result<int> enter(Context& ctx, const EnterRequest& request) {
-  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, request.resolve, request.start_verb));
+  sandbox::ResolveOptions options = request.resolve;
+  options.keep_started_endpoint = !request.start_verb;
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, options, request.start_verb));
   TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
   TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, r.id, r.project.dir));
   mark_phase("audit log");

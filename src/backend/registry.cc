@@ -50,7 +50,7 @@ Result<sandbox::Resolved> resolve(Context& ctx, const sandbox::ResolveOptions& o
   if (r.record) {
     observe_state(ctx, r);
     mark_phase("observe");
-    if (r.state == state::SandboxState::kRunning && r.record->started_at) {
+    if (options.keep_started_endpoint && r.state == state::SandboxState::kRunning && r.record->started_at) {
       started = sandbox::load_started_with(state::Store(ctx.paths.sandboxes_dir()), r.id, *r.record->started_at);
     }
   }

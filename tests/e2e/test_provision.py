@@ -244,6 +244,8 @@ def test_m3_start_reprovisions_on_request_and_when_the_token_inside_is_deleted(n
 
 # The sandbox can change the model the endpoint lists first (Ollama's /api/copy makes a new newest
 # one), so that alone never re-provisions a running sandbox; a restart, or --reprovision, applies it.
+# Nor does it reach the running sandbox's later sessions: exec and shell hand them what the start was
+# told (the warm path, docs/ns-backend.md), and `start` says what the endpoint serves now.
 def test_m3_the_endpoints_model_alone_does_not_reprovision_a_running_sandbox(ns_tnk):
     models = serve(json.dumps({"data": [{"id": "first-model"}]}).encode())
     try:
@@ -256,9 +258,12 @@ def test_m3_the_endpoints_model_alone_does_not_reprovision_a_running_sandbox(ns_
         # tnk remembers the endpoint's answer for 30 s (inference.json in its cache directory).
         (Path(ns_tnk.env["XDG_CACHE_HOME"]) / "tnk" / "inference.json").unlink(missing_ok=True)
         running = box.exec("printenv", "TNK_MODEL_NAME")
-        assert running.stdout == "planted-model\n"  # sessions get the new value
+        assert running.stdout == "first-model\n"  # what the start was told
         assert "provisioning as" not in running.stderr
-        assert "tnk sandbox start --reprovision" in running.stderr
+        again = box.start("--profile", "hello")
+        assert "provisioning as" not in again.stderr
+        assert "tnk sandbox start --reprovision" in again.stderr
         assert "model=planted-model" in box.start("--profile", "hello", "--reprovision").stderr
+        assert box.exec("printenv", "TNK_MODEL_NAME").stdout == "planted-model\n"  # what the last start was told
     finally:
         models.shutdown()
