@@ -11,6 +11,9 @@
 
 namespace tnk::cli {
 
+// What --version prints, whether it is answered before the command tree is built or by it.
+constexpr const char* kVersionLine = "tnk " TNK_VERSION "\n";
+
 bool use_color(const Env& env, bool tty) {
   if (env.get_nonempty("NO_COLOR")) return false;
   if (env.get("CLICOLOR_FORCE") == "1") return true;
@@ -95,7 +98,7 @@ int run_command(int argc, char** argv, GlobalOptions& global) {
 
   // Asked by scripts and package checks, often: answered before any of the tree is built.
   if (argc == 2 && (std::string_view(argv[1]) == "--version" || std::string_view(argv[1]) == "-V")) {
-    std::cout << "tnk " TNK_VERSION "\n";
+    std::cout << kVersionLine;
     return kExitOk;
   }
   // Only the branch argv names is built (command_tree.h). Whatever that branch cannot parse is parsed
@@ -126,7 +129,7 @@ int run_command(int argc, char** argv, GlobalOptions& global) {
     std::cout << root->help("", CLI::AppFormatMode::All);
     return kExitOk;
   } catch (const CLI::CallForVersion&) {
-    std::cout << "tnk " TNK_VERSION "\n";
+    std::cout << kVersionLine;
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     const CLI::App* command = selected_command(*root);
