@@ -18,7 +18,8 @@ namespace {
 constexpr std::chrono::seconds kPolicyOpTimeout{5};
 
 // A sandbox tnk can change the policy of: it exists, and its backend runs a supervisor.
-Result<sandbox::Resolved> policy_target(Context& ctx, const sandbox::ResolveOptions& options) {
+Result<sandbox::Resolved> policy_target(Context& ctx, sandbox::ResolveOptions options) {
+  options.keep_started_endpoint = true;  // the endpoint's model has nothing to do with the policy
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, options));
   if (!r.record) {
     return not_found("sandbox " + r.id + " does not exist", "start it once with tnk sandbox start, then add rules");

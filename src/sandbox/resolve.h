@@ -29,8 +29,9 @@ struct ResolveOptions {
   std::optional<std::string> backend;    // --backend
   std::optional<NetworkPolicy> network;  // --network
   bool review = false;                   // --review
-  // exec and shell (the warm path): a running sandbox's sessions get what its start was told of the
-  // endpoint, which is not asked again. Every other command (start, inspect, ...) asks it.
+  // exec and shell (the warm path), and the policy verbs, which do not use the model at all: a running
+  // sandbox is taken with what its start was told of the endpoint, which is not asked again. Every other
+  // command (start, inspect, ...) asks it.
   bool keep_started_endpoint = false;
 };
 
