@@ -43,4 +43,4 @@ done
 cd "$stage"
 exec "${sudo[@]}" runuser -u "$user" -- env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 TNK_BIN="$stage/tnk" \
   TNK_TEST_CACHE="$cache" TNK_TEST_MUST_WORK="${TNK_TEST_MUST_WORK:-0}" \
-  /usr/bin/python3 -m pytest -q -rs --durations=25 -p no:cacheprovider -m "rootless_suite and not needs_root" tests/e2e "$@"
+  /usr/bin/python3 -m pytest -q -rfEs --durations=25 -p no:cacheprovider -m "rootless_suite and not needs_root" tests/e2e "$@"

@@ -33,6 +33,10 @@ count_pytest() {  # parses "12 passed, 1 skipped in 3.2s" (with or without pytes
   done
   [ -n "$line" ] || failed=$((failed + 1))
 }
+# Every failing test's name, so that the closing lines (all a CI summary may keep) say what failed.
+failures() {  # pytest's "FAILED file::test - why" / "ERROR ..." lines and ctest's "  12 - name (Failed)"
+  grep -hE '^(\[[a-z]+ +[0-9.]+\] )?(FAILED|ERROR) |^ +[0-9]+ - .+ \((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$@" 2>/dev/null || true
+}
 
 logs=$(mktemp -d)
 # Three trees, each with only what it is used for: build/ holds the binaries the end-to-end tests run
@@ -86,7 +90,7 @@ count_ctest "$logs/unit.log"
 wait "$package_build" || tail -20 "$logs/package.log"  # test_package.py builds it again, and fails saying why
 
 step "end-to-end tests as root (the rest, the rootless refusals and the tests only root can run), beside the next two steps"
-TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rs --durations=25 -m "not rootless_suite or needs_root" tests/e2e \
+TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rfEs --durations=25 -m "not rootless_suite or needs_root" tests/e2e \
   >"$logs/e2e.log" 2>&1 &
 e2e_root=$!
 
@@ -156,6 +160,11 @@ if [ "${TNK_TEST_MUST_WORK:-0}" = 1 ] && [ "$skipped" -gt 0 ]; then
   failed=$((failed + skipped)); skipped=0
 fi
 echo
+if [ "$failed" -gt 0 ]; then
+  echo "what failed:"
+  { failures "$logs/e2e-user.log" "$logs/unit.log" "$logs/e2e.log" "$logs/host.log"
+    grep -h '^fuzz: .* FAILED' "$logs/fuzz.log" 2>/dev/null; } | cut -c1-200 | sed 's/^/  /'
+fi
 echo "the whole suite took ${SECONDS} s"
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
