@@ -11,7 +11,10 @@ set(TNK_LAYER_VIEWS ${PROJECT_BINARY_DIR}/layers)
 # are parsed once per tree instead of once per file (about a second each at -O2 -g).
 option(TNK_PCH "Precompile the headers most files include" ON)
 if(TNK_PCH)
-  file(WRITE ${PROJECT_BINARY_DIR}/tnk_pch.cc "// the translation unit that compiles the shared precompiled header\n")
+  # file(CONFIGURE) writes only when the text changed: file(WRITE) gave the file a new time at every
+  # configure, which recompiled the header (and a quick start's build) each time.
+  file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/tnk_pch.cc
+    CONTENT "// the translation unit that compiles the shared precompiled header\n")
   add_library(tnk_pch OBJECT ${PROJECT_BINARY_DIR}/tnk_pch.cc)
   target_link_libraries(tnk_pch PRIVATE nlohmann_json::nlohmann_json)
   tnk_set_warnings(tnk_pch)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything tnk needs to build, test and run, from Debian's packages (apt-get only).
-# Idempotent and quick when everything is already there.
+# Idempotent and quick when everything is already there. `--list` prints the package names, one per
+# line, and installs nothing: what a fresh machine gets (npm included), for tests/hosts/build_image.py.
 set -euo pipefail
 
 packages=(
@@ -27,6 +28,7 @@ packages=(
   # fuzzing (scripts/fuzz.sh: clang's libFuzzer with ASan/UBSan)
   clang libclang-rt-14-dev
 )
+if [ "${1:-}" = --list ]; then printf '%s\n' "${packages[@]}" npm; exit 0; fi
 # npm resolves `@npm` in provision.allow; a Node.js install that already ships it is kept.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

@@ -25,6 +25,18 @@ user_home=$(getent passwd "$user" | cut -d: -f6)
 echo; echo "\$ sudo tnk setup --user $user"
 "${sudo[@]}" "$repo/build/tnk" setup --user "$user"
 
+# The demo account never logs in. On a systemd host with cgroup v2 a sandbox's limits come from the
+# user's systemd manager (docs/rootless.md), which runs without a login session only for a lingering
+# user: so the account lingers, and the demo waits for its manager. (A user with sudo runs the demo in
+# their own session, which has its manager.)
+if [ "$(id -u)" -eq 0 ] && [ -d /run/systemd/system ] && [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+  echo; echo "\$ loginctl enable-linger $user"
+  loginctl enable-linger "$user"
+  manager=/run/user/$(id -u "$user")/systemd/private
+  for _ in $(seq 120); do [ -S "$manager" ] && break; sleep 0.5; done
+  [ -S "$manager" ] || echo "quickstart: $user's systemd manager did not start within 60 s; the demo's start will say what is missing"
+fi
+
 # Root's build tree may sit where the demo user cannot read it: the user gets its own install, in
 # ~/.local (`cmake --install`: bin/tnk, libexec/tnk/tnk-agent, share/tnk/, the manual page and completions).
 if [ "$(id -u)" -eq 0 ]; then
@@ -61,7 +73,9 @@ echo "the sandbox keeps running: \`HOME=$HOME tnk sandbox shell\` enters it, \`.
 DEMO
 )
 if [ "$(id -u)" -eq 0 ]; then
-  runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 bash -c "$demo" demo "$tnk" "$demo_home"
+  # A clean environment, but the caller's choice of backend (TNK_BACKEND) still applies.
+  runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 ${TNK_BACKEND:+"TNK_BACKEND=$TNK_BACKEND"} \
+    bash -c "$demo" demo "$tnk" "$demo_home"
 else
   bash -c "$demo" demo "$tnk" "$demo_home"
 fi

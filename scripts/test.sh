@@ -35,7 +35,7 @@ count_pytest() {  # parses "12 passed, 1 skipped in 3.2s" (with or without pytes
 }
 # Every failing test's name, so that the closing lines (all a CI summary may keep) say what failed.
 failures() {  # pytest's "FAILED file::test - why" / "ERROR ..." lines and ctest's "  12 - name (Failed)"
-  grep -hE '^(\[[a-z]+ +[0-9.]+\] )?(FAILED|ERROR) |^ +[0-9]+ - .+ \((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$@" 2>/dev/null || true
+  grep -hE '^test-host: +FAIL |^(\[[a-z]+ +[0-9.]+\] )?(FAILED|ERROR) |^ +[0-9]+ - .+ \((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$@" 2>/dev/null || true
 }
 
 logs=$(mktemp -d)

@@ -404,10 +404,18 @@ def test_hundred_concurrent_connects_leave_no_leaked_descriptors(any_tnk, tmp_pa
     load = box.exec("bash", "-c", script, audit=log, timeout=180)
     elapsed = time.monotonic() - began
     codes = load.stdout.split()
-    assert codes == ["200"] * 100, (load.stdout, load.stderr)
+    # On vm under TCG, on a loaded machine, one of the hundred curls in the emulated guest can be kept
+    # off the CPU between its connect and its request for longer than the proxy's 10 s head timeout
+    # (seen in a CI run beside the test host's QEMU; tests/load/soak.py meets the same): the proxy then
+    # answers 408 and records it, as it must. A few such answers are counted, each with its record; on
+    # ns every request is answered 200.
+    late = codes.count("408") if any_tnk.backend == "vm" else 0
+    assert len(codes) == 100 and codes.count("200") == 100 - late and late <= 5, (load.stdout, load.stderr)
     assert elapsed < 120, f"100 connections took {elapsed:.1f} s"
     assert settled_fds(supervisor, proxy) == before
     load_records = lambda rs: [r for r in rs if r["destination"] == "load.tnk-test.example"]  # noqa: E731
-    tunnels = load_records(wait_for_records(log, "net_allow", lambda rs: len(load_records(rs)) >= 101))
-    assert len(tunnels) >= 100 and all(r["end"] == "closed" for r in tunnels)
+    tunnels = load_records(wait_for_records(log, "net_allow", lambda rs: len(load_records(rs)) >= 101 - late))
+    assert len(tunnels) >= 100 - late and all(r["end"] == "closed" for r in tunnels)
+    timed_out = [r for r in audit_records(log, "net_deny") if "request head within" in r.get("reason", "")]
+    assert len(timed_out) == late, timed_out
     verify(any_tnk, log)

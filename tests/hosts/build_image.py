@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Builds (or finds) the disk of a stock Debian test host: tests/hosts/build_image.py RELEASE.
+"""Builds (or finds) the disk of a stock Debian test host: tests/hosts/build_image.py RELEASE [--build-deps].
 
 The disk is an ext4 image of an `mmdebstrap --variant=minbase` root file system from the mirror this
 machine's apt uses, with an ordinary user `alice` (uid 1000, subordinate ids, passwordless sudo,
@@ -8,6 +8,10 @@ ${XDG_CACHE_HOME:-~/.cache}/tnk-test-hosts/<release>-<hash>/ (disk.img, vmlinuz,
 image.json), where the hash covers everything that decides its content: the package list, this file,
 the guest files and the mirror sources. A build happens in a temporary directory that is renamed into
 place when complete, so an interrupted build leaves nothing that looks usable.
+
+--build-deps adds what scripts/install-deps.sh installs on a fresh machine (compilers, QEMU, the kernel
+source, npm...), for the suite that runs the README's quick start: installing them under emulation
+would take longer than the rest of the run. A disk of its own, with its own hash.
 
 Prints the cache directory on the last line of stdout; progress goes to stderr. Runs as root
 (mmdebstrap's root mode, chroot, and reading the kernel in /boot, which is 0600).
@@ -25,6 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 RELEASES = ("bookworm", "trixie")
 DISK_SIZE = "6G"  # sparse; the handed-in sandbox images (two copies) land in the run's overlay
+BUILD_DEPS_DISK_SIZE = "12G"
 # What a stock host of the test has: systemd with logind and a user manager (the cgroup layout tnk
 # meets on a real machine), the kernel to boot, and tnk's runtime needs (Depends of the Debian
 # package, cmake/Package.cmake: mmdebstrap, uidmap, e2fsprogs, ca-certificates; git, which tnk runs
@@ -97,7 +102,13 @@ def apt_mirrors():
     return main, security, texts
 
 
-def recipe(release):
+def install_deps_packages():
+    """The packages scripts/install-deps.sh installs on a fresh machine, as it lists them."""
+    script = os.path.join(HERE, "..", "..", "scripts", "install-deps.sh")
+    return subprocess.run(["bash", script, "--list"], capture_output=True, text=True, check=True).stdout.split()
+
+
+def recipe(release, build_deps=False):
     main, security, texts = apt_mirrors()
     sources = []  # one-line entries for mmdebstrap; signed-by kept where the host has it
     for (uri, signed), suites in ((main, [release, release + "-updates"]),
@@ -107,7 +118,10 @@ def recipe(release):
         opt = f" [signed-by={signed}]" if signed else ""
         sources.append(f"deb{opt} {uri} {' '.join(suites)} main")
     own = {p: open(os.path.join(HERE, p)).read() for p in ["build_image.py"] + GUEST_FILES}
-    return {"release": release, "packages": PACKAGES, "disk_size": DISK_SIZE, "sources": sources,
+    packages = sorted(set(PACKAGES + install_deps_packages())) if build_deps else PACKAGES
+    # The compilers, QEMU, the kernel source and a build tree's objects need room beyond the stock disk.
+    disk_size = BUILD_DEPS_DISK_SIZE if build_deps else DISK_SIZE
+    return {"release": release, "packages": packages, "disk_size": disk_size, "sources": sources,
             "host_apt": texts, "files": own, "user": [USER, UID, SUBID_START, SUBID_COUNT]}
 
 
@@ -150,8 +164,8 @@ def customize(root, release):
                os.path.join(root, "etc/systemd/system/multi-user.target.wants/tnk-host-test.service"))
 
 
-def build(release, out):
-    r = recipe(release)
+def build(r, out):
+    release = r["release"]
     tmp = f"{out}.tmp-{os.getpid()}"
     root = os.path.join(tmp, "rootfs")
     os.makedirs(tmp)
@@ -160,7 +174,7 @@ def build(release, out):
         log(f"mmdebstrap {release} minbase from {r['sources'][0].split()[-4]} (a few minutes)")
         with open(os.path.join(tmp, "mmdebstrap.log"), "w") as logf:
             p = subprocess.run(["nice", "-n", "10", "mmdebstrap", "--variant=minbase", "--mode=root",
-                                "--include=" + ",".join(PACKAGES), "--skip=cleanup/apt/lists",
+                                "--include=" + ",".join(r["packages"]), "--skip=cleanup/apt/lists",
                                 release, root] + r["sources"], stdout=logf, stderr=subprocess.STDOUT)
         if p.returncode != 0:
             sys.exit(f"build-image: mmdebstrap failed ({p.returncode}); see {tmp}/mmdebstrap.log")
@@ -174,8 +188,8 @@ def build(release, out):
                 sys.exit(f"build-image: no {pat} in the root file system")
             shutil.copy(found[-1], os.path.join(tmp, name))
         kernel_version = os.path.basename(found[-1])[len("initrd.img-"):]
-        log(f"  mke2fs -t ext4 -d rootfs disk.img {DISK_SIZE}")
-        run(["nice", "-n", "10", "mke2fs", "-q", "-t", "ext4", "-d", root, os.path.join(tmp, "disk.img"), DISK_SIZE])
+        log(f"  mke2fs -t ext4 -d rootfs disk.img {r['disk_size']}")
+        run(["nice", "-n", "10", "mke2fs", "-q", "-t", "ext4", "-d", root, os.path.join(tmp, "disk.img"), r["disk_size"]])
         t2 = time.monotonic()
         shutil.rmtree(root)
         info = {"release": release, "kernel": kernel_version, "recipe": r,
@@ -190,19 +204,23 @@ def build(release, out):
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in RELEASES:
-        sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(RELEASES)}}}")
-    release = sys.argv[1]
-    digest = hashlib.sha256(json.dumps(recipe(release), sort_keys=True).encode()).hexdigest()[:12]
+    args = sys.argv[1:]
+    build_deps = "--build-deps" in args
+    args = [a for a in args if a != "--build-deps"]
+    if len(args) != 1 or args[0] not in RELEASES:
+        sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(RELEASES)}}} [--build-deps]")
+    release = args[0]
+    r = recipe(release, build_deps)
+    digest = hashlib.sha256(json.dumps(r, sort_keys=True).encode()).hexdigest()[:12]
     cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tnk-test-hosts")
-    out = os.path.join(cache, f"{release}-{digest}")
+    out = os.path.join(cache, f"{release}{'-build-deps' if build_deps else ''}-{digest}")
     if os.path.isfile(os.path.join(out, "image.json")):
         log(f"{out} is already built")
     else:
         if os.geteuid() != 0:
             sys.exit("build-image: building a host disk needs root (mmdebstrap root mode, chroot)")
         os.makedirs(cache, exist_ok=True)
-        build(release, out)
+        build(r, out)
     print(out)
 
 

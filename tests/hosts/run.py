@@ -25,6 +25,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.realpath(os.path.join(HERE, "..", ".."))
 PASSES = ("root", "alice")
 
 
@@ -60,10 +61,11 @@ def kvm_works():
     return b"KVMOK" in p.stdout
 
 
-def build_image(release):
+def build_image(release, build_deps):
     """Runs build_image.py; returns (cache dir, seconds if it built one else None)."""
     t = time.monotonic()
-    p = subprocess.Popen([sys.executable, os.path.join(HERE, "build_image.py"), release],
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "build_image.py"), release]
+                         + (["--build-deps"] if build_deps else []),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     built = False
     for line in p.stderr:  # progress, shown as it comes
@@ -77,8 +79,10 @@ def build_image(release):
 
 def suite_needs(suite):
     """What a suite asks of the run, on a line `# test-host-needs: WORD...`: `e2e` (the end-to-end
-    tests, copied into the work share at repo/) and `network` (a NIC on QEMU's user network). Declared
-    by the suite so that the others (ns-smoke.sh) keep running offline and without the copy."""
+    tests, copied into the work share at repo/), `network` (a NIC on QEMU's user network),
+    `build-deps` (a host disk with install-deps' packages) and `repo` (this repository with its build
+    tree, as a writable disk mounted at the same path: repo_disk). Declared by the suite so that the
+    others (ns-smoke.sh) keep running offline and without the copies."""
     needs = set()
     for line in open(suite):
         if line.startswith("# test-host-needs:"):
@@ -102,6 +106,7 @@ def prepare_work(work, suite, image_dir, needs=()):
         shutil.copytree(os.path.join(repo, "docs"), os.path.join(work, "repo", "docs"), ignore=skip)
     shutil.copy(os.path.join(HERE, "guest", "entry.sh"), os.path.join(work, "entry.sh"))
     shutil.copy(os.path.join(HERE, "guest", "shift_ids.py"), os.path.join(work, "shift_ids.py"))
+    shutil.copy(os.path.join(HERE, "guest", "steps.sh"), os.path.join(work, "steps.sh"))
     shutil.copy(suite, os.path.join(work, "suite.sh"))
     os.makedirs(os.path.join(work, "host-etc", "apt"))
     os.makedirs(os.path.join(work, "host-etc", "ca"))
@@ -113,11 +118,12 @@ def prepare_work(work, suite, image_dir, needs=()):
         shutil.copy(src, os.path.join(work, "host-etc", "ca"))
     image_id = os.path.basename(os.path.normpath(image_dir)) if image_dir else ""
     suite_name = os.path.basename(suite)
-    for value in (image_id, suite_name):  # run.env is sourced by the guest's shell: plain names only
-        if not re.fullmatch(r"[A-Za-z0-9._-]*", value):
-            sys.exit(f"test-host: not a plain name: {value!r}")
+    repo_path = REPO if "repo" in needs else ""
+    for value in (image_id, suite_name, repo_path):  # run.env is sourced by the guest's shell: plain words
+        if not re.fullmatch(r"[A-Za-z0-9._/-]*", value):
+            sys.exit(f"test-host: not a plain name or path: {value!r}")
     with open(os.path.join(work, "run.env"), "w") as f:
-        f.write(f"SUITE={suite_name}\nIMAGE_ID={image_id}\n")
+        f.write(f"SUITE={suite_name}\nIMAGE_ID={image_id}\nREPO_PATH={repo_path}\n")
     os.makedirs(os.path.join(work, "results"))
 
 
@@ -147,6 +153,34 @@ def image_disk(image_dir):
     return path
 
 
+def repo_disk(scratch):
+    """This repository as the guest sees it on a user's machine after a clone and a build: its tracked
+    files, .git and build/ (not the other build trees), on an ext4 disk labelled tnk-repo that the guest
+    mounts at the same absolute path, so that CMake's cache and ninja's records hold there too. Made in
+    the run's scratch directory from hard links (no copy of the 2 GB tree where they work), and thrown
+    away with it: the guest writes into it."""
+    stage = os.path.join(scratch, "repo")
+    tracked = subprocess.run(["git", "-C", REPO, "ls-files", "-z"], capture_output=True, check=True).stdout
+    names = [n.decode() for n in tracked.split(b"\0") if n] + [".git", "build"]
+    for name in names:
+        src = os.path.join(REPO, name)
+        if not os.path.lexists(src):
+            continue
+        os.makedirs(os.path.dirname(os.path.join(stage, name)), exist_ok=True)
+        # cp -al: hard links, within one file system; -a where the scratch directory is on another.
+        if subprocess.run(["cp", "-al", src, os.path.join(stage, name)], stderr=subprocess.DEVNULL).returncode:
+            subprocess.run(["cp", "-a", src, os.path.join(stage, name)], check=True)
+    size_mb = int(subprocess.run(["du", "-sm", stage], capture_output=True, text=True, check=True)
+                  .stdout.split()[0]) * 3 // 2 + 1024
+    path = os.path.join(scratch, "repo.ext4")
+    t = time.monotonic()
+    subprocess.run(["nice", "-n", "10", "mke2fs", "-q", "-t", "ext4", "-L", "tnk-repo", "-d", stage, path,
+                    f"{size_mb}M"], check=True)
+    shutil.rmtree(stage)
+    say(f"repository disk for {REPO} made in {time.monotonic() - t:.1f} s ({size_mb} MB)")
+    return path
+
+
 def virtfs(path, tag, readonly):
     return ["-virtfs", f"local,path={path},mount_tag={tag},security_model=none" + (",readonly=on" if readonly else "")]
 
@@ -169,12 +203,12 @@ def main():
     if not os.path.isfile(os.path.join(args.prefix, "bin", "tnk")):
         sys.exit(f"test-host: no bin/tnk in {args.prefix}")
 
-    disk_dir, build_s = build_image(args.release)
+    needs = suite_needs(suite)
+    disk_dir, build_s = build_image(args.release, "build-deps" in needs)
     work = args.results or tempfile.mkdtemp(prefix=f"tnk-host-{args.release}-")
     os.makedirs(work, exist_ok=True)
     if os.listdir(work):
         sys.exit(f"test-host: {work} is not empty")
-    needs = suite_needs(suite)
     prepare_work(work, suite, args.image_dir, needs)
     scratch = tempfile.mkdtemp(prefix="tnk-host-overlay-")
     overlay = os.path.join(scratch, "run.qcow2")
@@ -199,7 +233,8 @@ def main():
              "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"]
             + virtfs(os.path.abspath(args.prefix), "tnk", True) + virtfs(work, "work", False)
             + (["-drive", f"file={image_disk(args.image_dir)},format=raw,if=virtio,readonly=on"]
-               if args.image_dir else []))
+               if args.image_dir else [])
+            + (["-drive", f"file={repo_disk(scratch)},format=raw,if=virtio"] if "repo" in needs else []))
     say(f"booting {args.release} ({accel[1]}) from {disk_dir}; results in {work}")
 
     t_boot = time.monotonic()

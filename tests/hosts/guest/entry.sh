@@ -6,7 +6,7 @@
 set -u
 W=/mnt/work
 # shellcheck source=/dev/null
-. "$W/run.env"   # SUITE, IMAGE_ID (empty: no image handed in)
+. "$W/run.env"   # SUITE, IMAGE_ID (empty: no image handed in), REPO_PATH (empty: no repository)
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 now() { date +%s.%N; }
 took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -48,8 +48,16 @@ if [ -n "${IMAGE_ID:-}" ]; then
   umount /mnt/host-image
 fi
 
+# The repository with its build tree (a suite that needs `repo`), at the path it has on the build
+# machine: the disk run.py made. Each pass gets it as its own, as a clone of theirs would be.
+if [ -n "${REPO_PATH:-}" ]; then
+  mkdir -p "$REPO_PATH"
+  mount /dev/disk/by-label/tnk-repo "$REPO_PATH" || echo "tnk-host: cannot mount the repository disk"
+fi
+
 run_pass() {  # $1: root or alice
   local t rc; t=$(now)
+  [ -z "${REPO_PATH:-}" ] || chown -R "$1:" "$REPO_PATH"
   echo "tnk-host: pass $1 begins at $(uptime_s) s"
   if [ "$1" = root ]; then
     bash "$W/suite.sh" root "$W/results/root"; rc=$?

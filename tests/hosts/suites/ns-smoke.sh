@@ -5,37 +5,16 @@
 # stopped at the pids limit; the opt-in; and (root's pass) a user's start refused without a systemd user
 # manager. Run inside the test host by entry.sh, once as root and once as alice in a login session:
 #   ns-smoke.sh PASS RESULTS_DIR
-# Each step's command and output go to RESULTS_DIR/steps/NN-name.log and to the console; the steps'
-# results to RESULTS_DIR/result.json; the last line is "host-suite: N passed, N failed".
+# The steps and their results: guest/steps.sh; the last line is "host-suite: N passed, N failed".
 set -u
 pass=$1 R=$2
-mkdir -p "$R/steps"
+. "$(dirname "$0")/steps.sh"
 export PATH=/opt/tnk/bin:$PATH
 # The test host's -cpu max shows an (emulated) /dev/kvm, so `auto` could pick the vm backend, whose guest
 # kernel takes half an hour to compile here: this suite is about the ns backend.
 export TNK_BACKEND=ns
 if [ "$pass" = root ]; then export HOME=/root USER=root LOGNAME=root; fi  # a service has no HOME
 cd "$HOME" || exit 1
-n=0 passed=0 failed=0
-: >"$R/steps.tsv"
-
-# step NAME NOTE CHECK -- CMD...: runs CMD, then CHECK (a shell function given the exit status and the
-# log file) decides; NOTE is "" or "expected to fail today: why".
-step() {
-  local name=$1 note=$2 check=$3; shift 4
-  n=$((n + 1))
-  local log; log=$R/steps/$(printf %02d "$n")-$name.log
-  local t0=$SECONDS rc
-  echo "--- [$pass] step $n $name: $*${note:+ ($note)}"
-  { echo "\$ $*"; "$@"; } >"$log" 2>&1; rc=$?
-  sed 's/^/    /' "$log"
-  local result=FAIL
-  if "$check" "$rc" "$log"; then result=PASS; passed=$((passed + 1)); else failed=$((failed + 1)); fi
-  echo "--- [$pass] step $n $name: $result (exit $rc, $((SECONDS - t0)) s)"
-  printf '%s\t%s\t%s\t%s\t%s\n' "$n" "$name" "$result" "$rc" "$note" >>"$R/steps.tsv"
-}
-ok() { [ "$1" -eq 0 ]; }
-ran() { [ "$1" -lt 126 ]; }                     # informational: it ran and did not crash
 # logind names a session session-N.scope, or session-cN.scope when PAM gave no audit session id (su
 # from a service): either is a login session.
 in_session() { grep -Eq '^0::/user\.slice/user-[0-9]+\.slice/session-c?[0-9]+\.scope$' "$2" && grep -q '^active$' "$2"; }
@@ -173,16 +152,4 @@ if [ "$pass" = root ] && [ -f /proc/sys/kernel/apparmor_restrict_unprivileged_us
   step apparmor-profile "" ok -- apparmor_restricted_setup
 fi
 
-python3 - "$R" "$pass" <<'EOF'
-import json, sys
-R, who = sys.argv[1], sys.argv[2]
-steps = []
-for line in open(f"{R}/steps.tsv"):
-    num, name, result, rc, note = line.rstrip("\n").split("\t")
-    steps.append({"n": int(num), "name": name, "result": result, "exit": int(rc), "note": note})
-out = {"pass": who, "passed": sum(s["result"] == "PASS" for s in steps),
-       "failed": sum(s["result"] == "FAIL" for s in steps), "steps": steps}
-json.dump(out, open(f"{R}/result.json", "w"), indent=1)
-EOF
-echo "host-suite: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
