@@ -8,6 +8,8 @@ namespace tnk::state {
 inline constexpr const char* kRecordFile = "sandbox.json";  // the record (atomic rewrite)
 inline constexpr const char* kLockFile = "lock";            // flock, held only while state changes
 inline constexpr const char* kSupervisorPidFile = "supervisor.pid";
+// flock held by the sandbox's supervisor from its first step to its exit: never two supervisors at once
+inline constexpr const char* kSupervisorLock = "supervisor.lock";
 inline constexpr const char* kControlSocket = "ctl.sock";        // supervisor control socket, 0600
 inline constexpr const char* kSupervisorLog = "supervisor.log";  // its stdout and stderr, capped and rotated
 // Why the sandbox ended without a stop (QEMU or virtiofsd died, ...): it is broken until the next start.

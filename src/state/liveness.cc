@@ -73,4 +73,19 @@ SandboxState observe(const Store& store, const std::string& id) {
   return SandboxState::kStopped;
 }
 
+Result<FileLock> claim_supervisor(const std::filesystem::path& state_dir, std::chrono::milliseconds wait) {
+  auto path = state_dir / kSupervisorLock;
+  auto held = FileLock::acquire(path, wait);
+  if (held || held.error().sys_errno != 0) return held;  // taken, or the file could not be opened
+  return failed(
+      "another supervisor of sandbox " + state_dir.filename().string() + " is running (it holds " + path.string() + ")",
+      "it is starting or stopping: run the command again when it has");
+}
+
+Result<bool> supervisor_alive(const Store& store, const std::string& id) {
+  // Taken for a moment and let go: the supervisor that may start meanwhile waits for it (claim_supervisor).
+  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> taken, FileLock::try_acquire(store.file(id, kSupervisorLock)));
+  return !taken.has_value();
+}
+
 }  // namespace tnk::state

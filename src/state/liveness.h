@@ -2,12 +2,15 @@
 // <start time>" so that a reused pid is not mistaken for ours. This, not the record, is the truth.
 #pragma once
 
+#include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <sys/types.h>
 
+#include "core/file_lock.h"
 #include "core/result.h"
 #include "state/store.h"
 
@@ -38,5 +41,14 @@ std::vector<pid_t> live_sandbox_pids(const Store& store, const std::string& id);
 
 // The state of a sandbox that has a record, from its processes.
 SandboxState observe(const Store& store, const std::string& id);
+
+// The supervisor's flock on supervisor.lock in `state_dir`, taken first and held until it exits, so that
+// a sandbox never has two supervisors whatever the timing of the starts: one launched beside a live one
+// (which a start could not see: still booting, or ending, without a pid file) waits `wait` and refuses.
+// O_CLOEXEC: the programs it executes (QEMU, virtiofsd, sessions) do not hold it.
+Result<FileLock> claim_supervisor(const std::filesystem::path& state_dir, std::chrono::milliseconds wait);
+
+// Whether a supervisor holds supervisor.lock: alive, whether or not its pid file names it yet (or still).
+Result<bool> supervisor_alive(const Store& store, const std::string& id);
 
 }  // namespace tnk::state

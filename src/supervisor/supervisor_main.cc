@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +24,10 @@
 
 namespace tnk::supervisor {
 namespace {
+
+// A start probes the supervisor's lock for a moment (state::supervisor_alive); only a live supervisor
+// holds it longer.
+constexpr std::chrono::seconds kClaimWait{5};
 
 Result<SupervisorConfig> read_config() {
   TNK_ASSIGN_OR_RETURN(std::string text, read_file("/proc/self/fd/" + std::to_string(kConfigFd)));
@@ -123,6 +128,13 @@ int supervisor_main(const EngineFactory& make_engine) {
   auto config = read_config();
   if (!config) {
     report_error(config.error());
+    return 1;
+  }
+  // Before anything of the sandbox is touched: a second supervisor beside a live one (a start that gave
+  // up on it, or was killed, leaves it running without a pid file yet) refuses here. Held until exit.
+  auto claimed = state::claim_supervisor(config->state_dir, kClaimWait);
+  if (!claimed) {
+    report_error(claimed.error());
     return 1;
   }
   // Started by systemd-run in a scope of its own: into the scope's leaf before it forks anything, so

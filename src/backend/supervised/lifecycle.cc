@@ -170,19 +170,47 @@ void clean_after_crash(const Paths& paths, const std::string& id) {
 
 namespace {
 
-// A supervisor that is alive but does not answer a ping is ending (a stop whose command was killed goes
-// on without it): waits for it to exit, so that a start starts the sandbox again rather than failing
-// on a supervisor that is going away. False at once when it answers (it runs), and when it neither
-// answers nor ends within `wait`. Found by the fault injector (vm: a `stop` killed at 5% of its run).
-bool waited_for_ending_supervisor(const state::Store& store, const std::string& id, std::chrono::seconds wait) {
-  auto deadline = std::chrono::steady_clock::now() + wait;
-  while (!state::live_sandbox_pids(store, id).empty()) {
+// How long a start waits for a supervisor that is alive but does not answer a ping: one whose pid file
+// names it is ending (a stop whose command was killed goes on without it; found by the fault injector,
+// vm: a `stop` killed at 5% of its run), or running but slow to answer, and is taken for running after
+// this. One that no pid file names yet is given what its own start would have waited for its "ready".
+constexpr std::chrono::seconds kEndingWait{40};
+
+std::chrono::seconds ready_timeout(BackendKind backend) {
+  return backend == BackendKind::kVm ? kVmReadyTimeout : kReadyTimeout;
+}
+
+// The state of an existing sandbox, under its lock, once its supervisor has settled. No other start
+// launches a supervisor meanwhile, but one may be alive that its pid file does not name: launched by a
+// start that gave up waiting for its "ready" (or was killed), or ending, its pid file removed before its
+// engine has stopped. It holds supervisor.lock all its life: a start waits until it answers (running)
+// or has ended (stopped or broken, and started again), and never launches a second one beside it.
+Result<state::SandboxState> settled_state(Context& ctx, const state::Store& store, const state::SandboxRecord& record) {
+  const auto began = std::chrono::steady_clock::now();
+  bool was_recorded = false, told = false;
+  for (;;) {
+    bool recorded = !state::live_sandbox_pids(store, record.id).empty();
     // A slow answer is still an answer: the supervisor runs.
-    if (session::ping(store.file(id, state::kControlSocket), kQueryTimeout).ok()) return false;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (recorded && session::ping(store.file(record.id, state::kControlSocket), kQueryTimeout).ok()) {
+      return state::SandboxState::kRunning;
+    }
+    TNK_ASSIGN_OR_RETURN(bool alive, state::supervisor_alive(store, record.id));
+    if (!recorded && !alive) {
+      if (was_recorded) ctx.log.note("sandbox " + record.id + " was stopping; starting it again");
+      return state::observe(store, record.id);
+    }
+    was_recorded = was_recorded || recorded;
+    auto waited = std::chrono::steady_clock::now() - began;
+    if (recorded && waited >= kEndingWait) return state::SandboxState::kRunning;
+    if (!recorded && waited >= ready_timeout(record.backend)) {
+      return failed("the supervisor of sandbox " + record.id + " is alive but has not reported ready",
+                    "it is starting or stopping: run the command again when it has (its log is " +
+                        store.file(record.id, state::kSupervisorLog).string() + ")");
+    }
+    if (!told) ctx.log.info("waiting for the supervisor of " + record.id + ", which is starting or stopping");
+    told = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return true;
 }
 
 }  // namespace
@@ -268,7 +296,7 @@ Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::St
   mark_phase("start: supervisor plan");
   bool vm = outcome.record.backend == BackendKind::kVm;
   ctx.log.verbose("starting the supervisor of " + r.id);
-  TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, vm ? kVmReadyTimeout : kReadyTimeout));
+  TNK_ASSIGN_OR_RETURN(auto launched, supervisor::launch_supervisor(config, ready_timeout(outcome.record.backend)));
   mark_phase("start: supervisor ready");
   // An ns sandbox's lower layer is the image tree itself: one deleted while this start ran (`rm -rf` of
   // the cache) left a sandbox without programs. It is stopped, and the next start builds the image again.
@@ -317,10 +345,9 @@ Result<StartOutcome> ensure_running(Context& ctx, const Resolved& r, const std::
   }
   TNK_ASSIGN_OR_RETURN(FileLock lock, store.lock(r.id, ctx.log));
   TNK_ASSIGN_OR_RETURN(in.existing, store.load(r.id));  // again: another tnk may have created it meanwhile
-  state::SandboxState now = in.existing ? state::observe(store, r.id) : state::SandboxState::kAbsent;
-  if (now == state::SandboxState::kRunning && waited_for_ending_supervisor(store, r.id, std::chrono::seconds(40))) {
-    ctx.log.note("sandbox " + r.id + " was stopping; starting it again");
-    now = state::observe(store, r.id);
+  state::SandboxState now = state::SandboxState::kAbsent;
+  if (in.existing) {
+    TNK_ASSIGN_OR_RETURN(now, settled_state(ctx, store, *in.existing));
   }
   if (now == state::SandboxState::kRunning) return running(store, r, *in.existing);
   if (was_running) TNK_RETURN_IF_ERROR(prepare_start(ctx, r, in));  // it stopped meanwhile

@@ -1,4 +1,5 @@
-// The sandbox record and its directory: atomic saves, corrupt records, the per-sandbox lock.
+// The sandbox record and its directory: atomic saves, corrupt records, the per-sandbox lock, the
+// supervisor's lock.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 
 #include "core/files.h"
 #include "state/layout.h"
+#include "state/liveness.h"
 #include "state/store.h"
 
 namespace tnk::state {
@@ -265,6 +267,48 @@ TEST_F(StoreTest, LockExistingNeverRemakesADeletedSandbox) {
   EXPECT_FALSE(std::filesystem::exists(store.dir("tnk-demo")));
   int status = 0;
   ::waitpid(holder, &status, 0);
+}
+
+// One sandbox, one supervisor: while one holds supervisor.lock (a process of its own here, as a supervisor
+// is), a start sees it alive without any pid file, and a second supervisor refuses to run. A CI run under
+// load found two supervisors of one sandbox (docs/reliability.md, "Concurrency").
+TEST_F(StoreTest, ASecondSupervisorRefusesAndAStartSeesTheFirstWithoutAPidFile) {
+  Store store(dir_ / "sandboxes");
+  ASSERT_TRUE(make_dirs(store.dir("tnk-demo"), 0700).ok());
+  auto alive = supervisor_alive(store, "tnk-demo");
+  ASSERT_TRUE(alive.ok()) << alive.error().message;
+  EXPECT_FALSE(*alive);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t first = ::fork();
+  ASSERT_GE(first, 0);
+  if (first == 0) {
+    auto claimed = claim_supervisor(store.dir("tnk-demo"), std::chrono::seconds(1));
+    char c = claimed.ok() ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    ::pause();  // a supervisor holds it until it exits
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 'y');
+  EXPECT_FALSE(std::filesystem::exists(store.file("tnk-demo", kSupervisorPidFile)));
+  alive = supervisor_alive(store, "tnk-demo");
+  ASSERT_TRUE(alive.ok()) << alive.error().message;
+  EXPECT_TRUE(*alive);
+  auto second = claim_supervisor(store.dir("tnk-demo"), std::chrono::milliseconds(100));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().message, "another supervisor of sandbox tnk-demo is running (it holds " +
+                                        store.file("tnk-demo", kSupervisorLock).string() + ")");
+  ::kill(first, SIGKILL);
+  int status = 0;
+  ::waitpid(first, &status, 0);
+  alive = supervisor_alive(store, "tnk-demo");
+  ASSERT_TRUE(alive.ok()) << alive.error().message;
+  EXPECT_FALSE(*alive);
+  EXPECT_TRUE(claim_supervisor(store.dir("tnk-demo"), std::chrono::milliseconds(100)).ok());
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
 
 }  // namespace
