@@ -1,10 +1,15 @@
 #include "backend/live_policy.h"
 
+#include <poll.h>
+#include <signal.h>
+
+#include <map>
 #include <vector>
 
 #include "audit/events.h"
 #include "audit/sha256.h"
 #include "backend/registry.h"
+#include "core/signal_scope.h"
 #include "core/user_name.h"
 #include "sandbox/audit_target.h"
 #include "sandbox/live_rules.h"
@@ -16,6 +21,9 @@ namespace tnk::backend {
 namespace {
 
 constexpr std::chrono::seconds kPolicyOpTimeout{5};
+// How often --watch asks the supervisor: a person waiting for a notification does not notice 300 ms, and
+// an answer of at most 256 entries costs the supervisor next to nothing.
+constexpr int kPendingPollMs = 300;
 
 // A sandbox tnk can change the policy of: it exists, and its backend runs a supervisor.
 Result<sandbox::Resolved> policy_target(Context& ctx, sandbox::ResolveOptions options) {
@@ -97,6 +105,66 @@ Result<PolicyView> edit_policy(Context& ctx, const sandbox::ResolveOptions& opti
                                                            old_hash, view.policy.value("hash", ""), false, 0}));
   TNK_RETURN_IF_ERROR(sandbox::audit_outcome(audit));
   return view;
+}
+
+Result<PendingView> show_pending(Context& ctx, const sandbox::ResolveOptions& options) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, policy_target(ctx, options));
+  if (r.state != state::SandboxState::kRunning) {
+    return PendingView{r.id, false, to_string(r.network), nlohmann::json::array()};
+  }
+  TNK_ASSIGN_OR_RETURN(nlohmann::json pending, session::request_pending(control_socket(ctx, r.id), kPolicyOpTimeout));
+  return PendingView{r.id, true, pending.value("policy", ""), pending.value("requests", nlohmann::json::array())};
+}
+
+Result<Approval> approve_pending(Context& ctx, const sandbox::ResolveOptions& options, const std::string& request_id,
+                                 std::optional<std::chrono::seconds> period) {
+  TNK_ASSIGN_OR_RETURN(PendingView pending, show_pending(ctx, options));
+  if (!pending.running) {
+    return usage_error("sandbox " + pending.id + " is not running: no request of it is pending",
+                       "requests wait for approval while it runs; to let a host through from its next start: tnk "
+                       "sandbox allow HOST[:PORT]");
+  }
+  for (const nlohmann::json& request : pending.requests) {
+    if (request.value("id", "") != request_id) continue;
+    PolicyEdit edit{net::RuleAction::kAllow, {}, period};
+    TNK_ASSIGN_OR_RETURN(edit.entry, net::parse_rule_entry(request.value("entry", "")));
+    TNK_ASSIGN_OR_RETURN(PolicyView view, edit_policy(ctx, options, edit));
+    return Approval{edit.entry, std::move(view)};
+  }
+  return not_found("no pending request '" + request_id + "' in sandbox " + pending.id,
+                   "run `tnk sandbox pending` to list them: a request leaves the list once a rule allows or denies "
+                   "it, and when the sandbox stops");
+}
+
+Result<WatchEnd> watch_pending(Context& ctx, const sandbox::ResolveOptions& options,
+                               const std::function<bool(const nlohmann::json&)>& seen) {
+  TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, policy_target(ctx, options));
+  if (r.state != state::SandboxState::kRunning) {
+    return usage_error("sandbox " + r.id + " is not running", "start it first: tnk sandbox start");
+  }
+  TNK_ASSIGN_OR_RETURN(auto signals, SignalScope::install({SIGINT, SIGTERM, SIGHUP}));
+  std::filesystem::path ctl = control_socket(ctx, r.id);
+  std::map<std::string, uint64_t> counts;  // by id, as last seen: an entry that leaves and comes back has a new id
+  for (;;) {
+    auto pending = session::request_pending(ctl, kPolicyOpTimeout);
+    if (!pending) {
+      // Once the sandbox stopped its supervisor is gone, and the watch ends with it.
+      auto now = policy_target(ctx, options);
+      if (!now || now->state != state::SandboxState::kRunning) return WatchEnd::kStopped;
+      return pending.error();
+    }
+    std::map<std::string, uint64_t> current;
+    for (const nlohmann::json& request : pending->value("requests", nlohmann::json::array())) {
+      std::string id = request.value("id", "");
+      uint64_t count = request.value("count", uint64_t{0});
+      current[id] = count;
+      auto before = counts.find(id);
+      if ((before == counts.end() || before->second != count) && !seen(request)) return WatchEnd::kEnded;
+    }
+    counts = std::move(current);
+    pollfd interrupted{signals->fd(), POLLIN, 0};
+    if (::poll(&interrupted, 1, kPendingPollMs) > 0) return WatchEnd::kEnded;
+  }
 }
 
 }  // namespace tnk::backend

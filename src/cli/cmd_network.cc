@@ -1,9 +1,12 @@
 // tnk sandbox forward: port forwards from the host's 127.0.0.1 into a running sandbox, for its lifetime;
-// tnk sandbox allow, deny and policy: the host user's changes of its network policy (backend/live_policy.h).
+// tnk sandbox allow, deny, policy and approve: the host user's changes of its network policy
+// (backend/live_policy.h); `pending`, the refusals approve lifts, is cmd_pending.cc's.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "backend/forward.h"
 #include "backend/live_policy.h"
@@ -72,15 +75,14 @@ void print_policy(std::ostream& os, const backend::PolicyView& view) {
   }
 }
 
-Result<int> run_policy_edit(Context& ctx, const PolicyFlags& flags, net::RuleAction action) {
-  backend::PolicyEdit edit{action, {}, std::nullopt};
-  TNK_ASSIGN_OR_RETURN(edit.entry, net::parse_rule_entry(flags.host));
-  if (!flags.duration.empty()) {
-    TNK_ASSIGN_OR_RETURN(edit.period, net::parse_rule_duration(flags.duration));
-  }
-  TNK_ASSIGN_OR_RETURN(backend::PolicyView view, backend::edit_policy(ctx, flags.sandbox.resolve_options(), edit));
-  std::string what =
-      net::to_string(action) + " " + edit.entry + (flags.duration.empty() ? "" : " for " + flags.duration);
+Result<std::optional<std::chrono::seconds>> rule_period(const PolicyFlags& flags) {
+  if (flags.duration.empty()) return std::optional<std::chrono::seconds>();
+  TNK_ASSIGN_OR_RETURN(std::chrono::seconds period, net::parse_rule_duration(flags.duration));
+  return std::optional<std::chrono::seconds>(period);
+}
+
+// The policy after a change; `what` is the change ("allow example.org for 10m").
+void print_edit(Context& ctx, const backend::PolicyView& view, const std::string& what) {
   ctx.out.document(view.policy, [&](std::ostream& os) {
     if (!view.running) {
       os << view.id << " is not running: recorded '" << what << "' for its next start (" << policy_heading(view.policy)
@@ -96,6 +98,27 @@ Result<int> run_policy_edit(Context& ctx, const PolicyFlags& flags, net::RuleAct
     if (cut > 0) os << "; " << cut << " open connection(s) cut";
     os << "\n";
   });
+}
+
+std::string edit_text(net::RuleAction action, const std::string& entry, const PolicyFlags& flags) {
+  return net::to_string(action) + " " + entry + (flags.duration.empty() ? "" : " for " + flags.duration);
+}
+
+Result<int> run_policy_edit(Context& ctx, const PolicyFlags& flags, net::RuleAction action) {
+  backend::PolicyEdit edit{action, {}, std::nullopt};
+  TNK_ASSIGN_OR_RETURN(edit.entry, net::parse_rule_entry(flags.host));
+  TNK_ASSIGN_OR_RETURN(edit.period, rule_period(flags));
+  TNK_ASSIGN_OR_RETURN(backend::PolicyView view, backend::edit_policy(ctx, flags.sandbox.resolve_options(), edit));
+  print_edit(ctx, view, edit_text(action, edit.entry, flags));
+  return kExitOk;
+}
+
+// `approve ID` is `allow` of the pending request's host:port; flags.host holds the ID.
+Result<int> run_approve(Context& ctx, const PolicyFlags& flags) {
+  TNK_ASSIGN_OR_RETURN(auto period, rule_period(flags));
+  TNK_ASSIGN_OR_RETURN(backend::Approval approval,
+                       backend::approve_pending(ctx, flags.sandbox.resolve_options(), flags.host, period));
+  print_edit(ctx, approval.view, edit_text(net::RuleAction::kAllow, approval.entry, flags));
   return kExitOk;
 }
 
@@ -118,6 +141,23 @@ void add_edit_command(CLI::App& sandbox, CommandTable& table, net::RuleAction ac
         ->type_name("DURATION");
   }
   table.add(command, [flags, action](Context& ctx) { return run_policy_edit(ctx, *flags, action); });
+}
+
+void add_approve_command(CLI::App& sandbox, CommandTable& table) {
+  auto* approve = sandbox.add_subcommand("approve", "Let a pending request through: allow its host and port");
+  describe(*approve,
+           "Approve the request ID that `tnk sandbox pending` lists: exactly `tnk sandbox allow HOST:PORT` of its "
+           "host and port (the same rule, kept for later starts, the same policy_change audit record, --for as "
+           "there), after which it is no longer pending. An ID the running sandbox does not list is an error "
+           "(exit 66); so is a sandbox that does not run (exit 64). Only the host user can approve: nothing inside "
+           "the sandbox reaches its supervisor.",
+           "tnk sandbox approve 3f9a1c2e --for 1h");
+  auto flags = std::make_shared<PolicyFlags>();
+  add_sandbox_flags(*approve, flags->sandbox, false);
+  approve->add_option("ID", flags->host, "The request's ID, as `tnk sandbox pending` lists it")->required();
+  approve->add_option("--for", flags->duration, "End the rule by itself after this long: 30s, 10m, 2h, 1d")
+      ->type_name("DURATION");
+  table.add(approve, [flags](Context& ctx) { return run_approve(ctx, *flags); });
 }
 
 void add_policy_commands(CLI::App& sandbox, CommandTable& table) {
@@ -144,6 +184,8 @@ void add_policy_commands(CLI::App& sandbox, CommandTable& table) {
   auto policy_flags = std::make_shared<PolicyFlags>();
   add_sandbox_flags(*policy, policy_flags->sandbox, false);
   table.add(policy, [policy_flags](Context& ctx) { return run_policy_show(ctx, *policy_flags); });
+  add_pending_command(sandbox, table);
+  add_approve_command(sandbox, table);
 }
 
 }  // namespace

@@ -163,7 +163,9 @@ void add_sandbox_commands(CLI::App& root, CommandTable& table) {
   if (table.builds(*sandbox, {"ls"})) add_ls_command(*sandbox, table);
   if (table.builds(*sandbox, {"start", "shell", "exec"})) add_session_commands(*sandbox, table);
   if (table.builds(*sandbox, {"stop", "delete"})) add_sandbox_lifecycle_commands(*sandbox, table);
-  if (table.builds(*sandbox, {"allow", "deny", "policy", "forward"})) add_network_commands(*sandbox, table);
+  if (table.builds(*sandbox, {"allow", "deny", "policy", "pending", "approve", "forward"})) {
+    add_network_commands(*sandbox, table);
+  }
   if (table.builds(*sandbox, {"agent-ping"})) add_debug_commands(*sandbox, table);
   if (table.builds(*sandbox, {"diff", "apply", "discard"})) add_review_commands(*sandbox, table);
 }

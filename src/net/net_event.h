@@ -42,6 +42,11 @@ struct NetEvent {
   std::optional<InferenceExchange> inference;
 };
 
+// The reasons of the refusals an allow rule would lift (the proxy's, under the allowlist policy): the
+// supervisor keeps these as requests pending the host user's approval (net/pending_requests.h).
+inline constexpr const char* kNotInAllowList = "not in allow-list";
+inline constexpr const char* kPortNotInAllowList = "port not in allow-list";
+
 // Calls are serialized by whoever reports (connection threads take a lock).
 using NetEventSink = std::function<void(const NetEvent&)>;
 

@@ -161,7 +161,7 @@ bool Session::check_allow_list(const RequestHead& head) {
   std::string who = admission.port_only ? host_port_text(head.host, head.port) : head.host;
   std::string list = shared_.config.list_name.empty() ? "" : " (" + shared_.config.list_name + ")";
   refuse(403, "tnk: " + who + " is not in this sandbox's allow-list" + list,
-         admission.port_only ? "port not in allow-list" : "not in allow-list");
+         admission.port_only ? kPortNotInAllowList : kNotInAllowList);
   return false;
 }
 

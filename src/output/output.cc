@@ -34,6 +34,8 @@ void Output::list(const nlohmann::json& items, const TextRenderer& text) const {
   out_->flush();
 }
 
+bool Output::writable() const { return out_->good(); }
+
 void Output::raw(std::string_view text) const {
   *out_ << text;
   out_->flush();

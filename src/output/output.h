@@ -29,6 +29,9 @@ class Output {
   OutputFormat format() const { return format_; }
   bool machine() const { return format_ != OutputFormat::kText; }
   bool color() const { return color_; }
+  // Whether stdout still takes what is written: false once its reader closed it (a stream such as
+  // `tnk sandbox pending --watch` then ends).
+  bool writable() const;
 
   // One report (inspect, config show, doctor): json = the document; ndjson = the same on one line.
   void document(const nlohmann::json& doc, const TextRenderer& text) const;

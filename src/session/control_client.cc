@@ -108,6 +108,11 @@ Result<json> request_policy(const std::filesystem::path& ctl_sock, const json& o
   return request_description(ctl_sock, op, "policy", timeout);
 }
 
+Result<json> request_pending(const std::filesystem::path& ctl_sock, std::chrono::milliseconds timeout) {
+  return request_description(ctl_sock, {{"op", control_op_name(ControlOp::kPolicy)}, {"pending", true}}, "pending",
+                             timeout);
+}
+
 json agent_ping_op(int count) {
   return {{"op", control_op_name(ControlOp::kAgentPing)}, {"v", kProtocolVersion}, {"count", count}};
 }

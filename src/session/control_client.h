@@ -39,6 +39,9 @@ Result<nlohmann::json> request_policy(const std::filesystem::path& ctl_sock, con
                                       std::chrono::milliseconds timeout);
 nlohmann::json policy_op();
 nlohmann::json policy_change_op(const nlohmann::json& rules, const nlohmann::json& change);
+// The policy op's "pending": {"policy", "requests"}, the refusals waiting for the host user's approval
+// (net/pending_requests.h's JSON).
+Result<nlohmann::json> request_pending(const std::filesystem::path& ctl_sock, std::chrono::milliseconds timeout);
 
 // Debugging and bench/vm.sh: asks a vm sandbox's supervisor for `count` (1..kMaxAgentPings) round trips
 // of the guest agent's ping frame over its agent connection; returns them in microseconds, in order.

@@ -145,7 +145,9 @@ void Network::read_events() {
   size_t start = 0;
   for (size_t end; (end = pending_.find('\n', start)) != std::string::npos; start = end + 1) {
     auto line = nlohmann::json::parse(pending_.substr(start, end - start), nullptr, false);
-    if (line.is_object()) audit_.record(line);
+    if (!line.is_object()) continue;
+    audit_.record(line);
+    note_refusal(line);
   }
   pending_.erase(0, start);
 }

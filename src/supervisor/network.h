@@ -1,7 +1,8 @@
 // A sandbox's network as its policy says (docs/network.md): the inference forwarder, the egress proxy
 // of `allowlist` and `open`, the provisioning proxy while provisioning runs, the port forwards, the
-// route gateway, and the audit records of every decision they make (net_allow, net_deny, route_request). Owned by the
-// Server and, like it, single-threaded: the relays are child processes, their decisions arrive as lines on one pipe.
+// route gateway, the audit records of every decision they make (net_allow, net_deny, route_request), and
+// the refusals pending the host user's approval. Owned by the Server and, like it, single-threaded: the
+// relays are child processes, their decisions arrive as lines on one pipe.
 #pragma once
 
 #include <sys/types.h>
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "core/result.h"
 #include "core/unique_fd.h"
 #include "net/live_policy.h"
+#include "net/pending_requests.h"
 #include "supervisor/config.h"
 #include "supervisor/engine.h"
 #include "supervisor/net_audit.h"
@@ -68,6 +71,9 @@ class Network {
   std::optional<int64_t> next_expiry() const { return net::next_expiry(rules_); }
   // {"policy", "hash", "allow", "deny", "profile_allow", "rules"}: the policy in force.
   nlohmann::json describe_policy() const;
+  // {"policy", "requests"}: the refusals the host user may approve (net/pending_requests.h), oldest first;
+  // a change of the policy drops those it decides.
+  nlohmann::json describe_pending() const;
 
   // Ends every relay (each reports the connections it cut) and writes the last records.
   void stop();
@@ -82,6 +88,8 @@ class Network {
   net::PolicyInForce in_force() const;
   // Puts `rules` in force (the proxy's lists) and writes the policy_change record; returns the cut count.
   uint64_t apply_rules(std::vector<net::LiveRule> rules, const PolicyChange& change);
+  // Keeps a relay line's refusal as pending when it is the policy proxy's and an allow rule would lift it.
+  void note_refusal(const nlohmann::json& line);
 
   const SupervisorConfig& config_;
   Engine& engine_;
@@ -90,8 +98,9 @@ class Network {
   NetAudit audit_{config_};
   pid_t forwarder_ = 0;
   pid_t proxy_ = 0;
-  UniqueFd proxy_policy_;                                 // the supervisor's end of the proxy's policy channel
-  std::vector<net::LiveRule> rules_{config_.live_rules};  // the host user's rules in force
+  UniqueFd proxy_policy_;                                          // the supervisor's end of the proxy's policy channel
+  std::vector<net::LiveRule> rules_{config_.live_rules};           // the host user's rules in force
+  net::PendingRequests pending_requests_{std::random_device{}()};  // IDs drawn anew at each start
   pid_t provision_proxy_ = 0;
   std::string inference_token_;  // what the gateway asks of a request before it adds the endpoint's key
   pid_t routes_ = 0;             // the route gateway, when tnk.toml has [[routes]]

@@ -1,4 +1,5 @@
-// The host user's live rules in the running supervisor (network.h: change_policy, expire_rules).
+// The host user's live rules in the running supervisor (network.h: change_policy, expire_rules), and the
+// refusals pending their approval (note_refusal, describe_pending).
 #include <signal.h>
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 
 #include "audit/events.h"
 #include "audit/sha256.h"
+#include "core/json_fields.h"
+#include "net/net_event.h"
 #include "net/policy_channel.h"
 #include "supervisor/log_line.h"
 #include "supervisor/network.h"
@@ -38,6 +41,7 @@ uint64_t Network::apply_rules(std::vector<net::LiveRule> rules, const PolicyChan
   std::string old_hash = policy_hash(in_force());
   rules_ = std::move(rules);
   net::PolicyInForce policy = in_force();
+  pending_requests_.drop_decided(policy.allow, policy.deny);
   uint64_t cut = 0;
   if (proxy_ != 0 && proxy_policy_.valid()) {
     auto sent = net::send_policy(proxy_policy_.get(), policy.allow, policy.deny, kProxyPolicyTimeout);
@@ -84,6 +88,19 @@ void Network::expire_rules() {
     std::erase(rest, ended);
     apply_rules(std::move(rest), {"expire", ended.entry, "tnk", ended.expires_ms});
   }
+}
+
+void Network::note_refusal(const nlohmann::json& line) {
+  // Only the allowlist policy's proxy: the provisioning proxy's refusals (labelled "provision") are not
+  // the sandbox's policy, and an allow rule is refused under any other policy.
+  if (config_.network != NetworkPolicy::kAllowlist) return;
+  auto label = JsonFields(line, "a network event").optional_string("policy");
+  if (!label || *label != to_string(config_.network)) return;
+  pending_requests_.note(net::net_event_from_json(line), net::unix_ms_now());
+}
+
+nlohmann::json Network::describe_pending() const {
+  return {{"policy", to_string(config_.network)}, {"requests", net::to_json(pending_requests_.entries())}};
 }
 
 nlohmann::json Network::describe_policy() const {

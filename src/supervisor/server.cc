@@ -319,11 +319,15 @@ nlohmann::json Server::handle_forward(const nlohmann::json& body) {
   return network_event();
 }
 
-// {"op":"policy"}: the policy in force; with "rules" and "change", those rules replace the running ones.
+// {"op":"policy"}: the policy in force; with "rules" and "change", those rules replace the running ones;
+// with "pending", the refusals waiting for the host user's approval.
 nlohmann::json Server::handle_policy(const nlohmann::json& body) {
   auto answer = [](const nlohmann::json& policy) {
     return nlohmann::json{{"event", "policy"}, {"v", session::kProtocolVersion}, {"policy", policy}};
   };
+  if (flag_field(body, "pending")) {
+    return {{"event", "pending"}, {"v", session::kProtocolVersion}, {"pending", network_.describe_pending()}};
+  }
   if (!body.contains("rules")) return answer(network_.describe_policy());
   auto refused = [](const Error& e) { return error_event(e, exit_code_for(e.kind)); };
   auto rules = net::rules_from_json(body["rules"]);

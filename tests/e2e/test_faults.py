@@ -230,7 +230,8 @@ def test_a_malformed_control_message_does_not_end_the_supervisor(any_tnk):
                       {"v": 1, "op": "forward", "host_port": 1, "remove": []},
                       {"v": 1, "op": "policy", "rules": "x"}, {"v": 1, "op": "policy", "rules": [], "change": []},
                       {"v": 1, "op": "policy", "rules": [{"action": "allow", "entry": 5}]},
-                      {"v": 1, "op": "policy", "rules": [], "change": {"until_ms": "soon", "who": 7}}):
+                      {"v": 1, "op": "policy", "rules": [], "change": {"until_ms": "soon", "who": 7}},
+                      {"v": 1, "op": "policy", "pending": "yes"}, {"v": 1, "op": "policy", "pending": [1]}):
         control_exchange(box, malformed)
         assert status_of(box) == ["running"], malformed
     assert box.exec("true").returncode == 0

@@ -1,9 +1,11 @@
 """Issue 34: the host user changes a running sandbox's allow-list (`tnk sandbox allow`, `deny`, `policy`)
 without a restart; `deny` and an expiry cut open connections; rules a stopped sandbox gets apply at its next
-start; every change is a policy_change record in a chain `tnk audit verify` passes; and nothing inside the
-sandbox (agent or root) reaches the control socket or changes the policy through the proxy.
+start; every change is a policy_change record in a chain `tnk audit verify` passes; a refused request waits
+for approval (`tnk sandbox pending`, `approve`, item 2); and nothing inside the sandbox (agent or root)
+reaches the control socket, lists or approves what waits, or changes the policy through the proxy.
 
-The first test runs on ns and vm (the policy lives in the supervisor, the same on both); the others on ns.
+The first test and the approval's run on ns and vm (the policy lives in the supervisor, the same on both);
+the others on ns.
 The "outside" host is an HTTP server on an address of this machine that the allow-list's address check
 passes (not loopback, private or reserved: TEST-NET-1 on this test machine's eth0), so the same tests run
 as root and as an ordinary user; nothing leaves the machine."""
@@ -11,7 +13,10 @@ import ipaddress
 import json
 import os
 import pwd
+import queue
+import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -74,6 +79,15 @@ def fetch(box, url):
 def background(box, *argv):
     return subprocess.Popen([TNK_BIN, "sandbox", "exec", "--", *argv], cwd=str(box.project), env=dict(box.tnk.env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def watch_pending(box):
+    """`tnk sandbox pending --watch -o ndjson` running, and a queue of the objects it prints."""
+    watch = subprocess.Popen([TNK_BIN, "sandbox", "pending", "--watch", "-o", "ndjson"], cwd=str(box.project),
+                             env=dict(box.tnk.env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(json.loads(line)) for line in watch.stdout], daemon=True).start()
+    return watch, lines
 
 
 def check_chain(log, changes):
@@ -206,23 +220,110 @@ def test_nothing_inside_can_change_the_policy(ns_tnk, tmp_path, outside, identit
     # Harmless side by side with malicious: the probe reaches the supervisor from the host...
     host = subprocess.run([str(probe), "unix", str(ctl)], capture_output=True, text=True)
     assert host.stdout.strip() == "OK", host.stdout + host.stderr
-    # ...and not from inside: not by its path, nor by any abstract name the sandbox can see.
-    inside = box.exec("/workspace/probe", "unix", str(ctl), root=root)
-    assert inside.stdout.strip() == "ENOENT", inside.stdout + inside.stderr
+    # The sandbox's own refused request waits for approval (issue 34 item 2); the host's probe sees it too.
+    assert "is not in this sandbox's allow-list" in fetch(box, f"http://{target}/").stdout
+    [request] = ns_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project)
+    host = subprocess.run([str(probe), "unix", str(ctl), "pending"], capture_output=True, text=True)
+    assert host.stdout.strip() == "OK", host.stdout + host.stderr
+    # ...and not from inside: not by its path, nor by any abstract name the sandbox can see, neither the
+    # change that approves nor the list of what waits.
+    for message in ([], ["pending"]):
+        inside = box.exec("/workspace/probe", "unix", str(ctl), *message, root=root)
+        assert inside.stdout.strip() == "ENOENT", inside.stdout + inside.stderr
     abstract = box.sh("grep -o '@.*' /proc/net/unix || true", root=root).stdout.split()
     for name in abstract + ["@tnk", "@/tnk/ctl.sock"]:
-        tried = box.exec("/workspace/probe", "unix", name, root=root).stdout.strip()
-        assert tried != "OK", f"{name} answered a policy change from inside"
-    # Requests to the proxy dressed as policy changes are refused like any other unlisted host.
+        for message in ([], ["pending"]):
+            tried = box.exec("/workspace/probe", "unix", name, *message, root=root).stdout.strip()
+            assert tried != "OK", f"{name} answered a policy request from inside"
+    # Requests to the proxy dressed as policy changes or approvals are refused like any other unlisted host.
     body = json.dumps({"allow": [target], "deny": []})
     for crafted in (["http://tnk-proxy.invalid/policy", "-X", "POST", "-d", body],
                     ["-X", "PUT", "-d", body, "http://tnk-proxy.invalid/allow"],
-                    ["--proxy-header", f"X-Tnk-Allow: {target}", f"http://{target}/"]):
+                    ["-X", "POST", f"http://tnk-proxy.invalid/approve/{request['id']}"],
+                    ["--proxy-header", f"X-Tnk-Allow: {target}", f"http://{target}/"],
+                    ["--proxy-header", f"X-Tnk-Approve: {request['id']}", f"http://{target}/"]):
         box.exec("curl", "-sS", "--max-time", "5", *crafted, root=root)
     still = fetch(box, f"http://{target}/")
     assert "is not in this sandbox's allow-list" in still.stdout, still.stdout
-    allowed = box.run("sandbox", "allow", target)
-    assert allowed.returncode == 0, allowed.stderr
+    [waiting] = [r for r in ns_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project) if r["entry"] == target]
+    assert waiting["id"] == request["id"] and waiting["count"] > request["count"], waiting
+    approved = box.run("sandbox", "approve", request["id"])
+    assert approved.returncode == 0, approved.stderr
     assert fetch(box, f"http://{target}/").stdout == "OUTSIDE-OK"
-    whos = [r["who"] for r in audit_records(log, "policy_change")]
-    assert whos == ["probe", pwd.getpwuid(os.geteuid()).pw_name], whos  # the host's probe, then tnk
+    changes = [(r["who"], r["action"], r["rule"]) for r in audit_records(log, "policy_change")]
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    assert changes == [("probe", "allow", "*.example"), (user, "allow", target)], changes  # the host's probe, then tnk
+
+
+def test_a_refused_request_waits_for_approval_and_approve_lets_it_through(any_tnk, tmp_path, outside):
+    """Issue 34 item 2, on ns and vm: a refused request is pending (counted, first and last seen), --watch
+    prints it as it comes, and `approve ID` is `allow HOST:PORT` of it, without a restart."""
+    log = tmp_path / "audit.ndjson"
+    box = started_allowlist(any_tnk, log)
+    target = target_of(outside)
+    url = f"http://{target}/"
+    assert any_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project) == []
+    assert box.run("sandbox", "pending").stdout.startswith("no request of ")
+
+    watch, lines = watch_pending(box)
+    try:
+        assert "is not in this sandbox's allow-list" in fetch(box, url).stdout
+        first = lines.get(timeout=30)
+        address, port = target.split(":")
+        assert (first["entry"], first["count"], first["host"], first["port"]) == (target, 1, address, int(port)), first
+        assert "is not in this sandbox's allow-list" in fetch(box, url).stdout
+        again = lines.get(timeout=30)
+        assert (again["id"], again["count"]) == (first["id"], 2), again
+        assert lines.empty()
+    finally:
+        watch.send_signal(signal.SIGINT)
+        watch.wait(timeout=10)
+    assert watch.returncode == 0, watch.stderr.read()
+
+    fetch(box, url)
+    listing = any_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project)
+    check_fields(listing, field_tree(doc_tables()["fields:pending"]))  # exactly what docs/json-output.md says
+    [request] = listing
+    assert (request["id"], request["entry"], request["count"]) == (first["id"], target, 3), request
+    assert request["first_seen_ms"] < request["last_seen_ms"] and request["reason"] == "not in allow-list"
+    text = box.run("sandbox", "pending").stdout
+    assert "ID" in text and "HOST:PORT" in text and f"{request['id']}  {target}" in text, text
+    ndjson = box.run("sandbox", "pending", "-o", "ndjson").stdout.splitlines()
+    assert [json.loads(line)["id"] for line in ndjson] == [request["id"]]
+
+    approve = box.run("sandbox", "approve", request["id"], "--for", "10m")
+    assert approve.returncode == 0, approve.stderr
+    assert f"allow {target} for 10m is in force" in approve.stdout, approve.stdout
+    assert fetch(box, url).stdout == "OUTSIDE-OK"
+    assert any_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project) == []
+    policy = any_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)
+    assert [(r["action"], r["entry"], r["expires"] is not None) for r in policy["rules"]] == [("allow", target, True)]
+    check_chain(log, [("allow", target)])  # the record `allow` writes
+
+    # Approved, it is no longer pending: its ID is unknown now.
+    unknown = box.run("sandbox", "approve", request["id"])
+    assert unknown.returncode == 66, unknown.stderr
+    assert f"error: no pending request '{request['id']}' in sandbox" in unknown.stderr, unknown.stderr
+    assert "hint: run `tnk sandbox pending` to list them" in unknown.stderr, unknown.stderr
+    as_json = box.run("sandbox", "approve", "-o", "json", "0000abcd")
+    assert as_json.returncode == 66 and json.loads(as_json.stdout)["error"]["kind"] == "not_found"
+
+
+def test_pending_of_a_stopped_sandbox_and_a_watch_that_outlives_it(ns_tnk, tmp_path, outside):
+    box = started_allowlist(ns_tnk, tmp_path / "audit.ndjson")
+    target = target_of(outside)
+    watch, lines = watch_pending(box)
+    fetch(box, f"http://{target}/")
+    assert lines.get(timeout=30)["entry"] == target
+    assert box.run("sandbox", "stop").returncode == 0
+    watch.wait(timeout=30)  # the watch ends with the sandbox
+    assert watch.returncode == 0, watch.stderr.read()
+
+    stopped = box.run("sandbox", "pending")
+    assert stopped.returncode == 0 and "is not running: no request is pending" in stopped.stdout, stopped.stdout
+    assert ns_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project) == []
+    approve = box.run("sandbox", "approve", "0000abcd")
+    assert approve.returncode == 64 and "is not running: no request of it is pending" in approve.stderr
+    assert "tnk sandbox allow HOST[:PORT]" in approve.stderr
+    again = box.run("sandbox", "pending", "--watch")
+    assert again.returncode == 64 and "is not running" in again.stderr, again.stderr

@@ -150,8 +150,9 @@ DOCUMENTS = ["error", "status", "ls", "inspect", "config-show", "config-init", "
              "audit-verify", "audit-summary", "start-dry-run", "image-ls", "image-build", "image-build-dry-run", "image-rm"]
 
 
-# Documented, and checked where a running sandbox exists (test_network.py).
-RUNNING_DOCUMENTS = ["forward", "diff", "apply", "policy"]  # diff, apply: test_review.py; policy: test_live_policy.py
+# Documented, and checked where a running sandbox exists (test_network.py; diff, apply: test_review.py;
+# policy, pending: test_live_policy.py).
+RUNNING_DOCUMENTS = ["forward", "diff", "apply", "policy", "pending"]
 
 
 def test_doc_documents_exactly_these_outputs():

@@ -26,8 +26,9 @@ static int report(long rc) {
 }
 
 /* Connects a SOCK_SEQPACKET socket (a supervisor's ctl.sock) to PATH, or to an abstract name (@name),
- * and, connected, sends a policy change as tnk would: "OK" only when the supervisor answered. */
-static int connect_unix(const char *where) {
+ * and, connected, sends a policy change as tnk would (with `pending`, the request for the refusals waiting
+ * for approval, whose IDs `tnk sandbox approve` takes): "OK" only when the supervisor answered. */
+static int connect_unix(const char *where, const char *what) {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   size_t len = strlen(where);
   if (len >= sizeof addr.sun_path) return report(-1);
@@ -40,16 +41,18 @@ static int connect_unix(const char *where) {
   }
   const char *change = "{\"op\":\"policy\",\"v\":1,\"rules\":[{\"action\":\"allow\",\"entry\":\"*.example\"}],"
                        "\"change\":{\"action\":\"allow\",\"rule\":\"*.example\",\"who\":\"probe\"}}";
+  const char *pending = "{\"op\":\"policy\",\"v\":1,\"pending\":true}";
+  const char *message = what != NULL && !strcmp(what, "pending") ? pending : change;
   char answer[4096];
-  if (send(fd, change, strlen(change), MSG_NOSIGNAL) < 0) return report(-1);
+  if (send(fd, message, strlen(message), MSG_NOSIGNAL) < 0) return report(-1);
   return report(recv(fd, answer, sizeof answer, 0) > 0 ? 0 : -1);
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && !strcmp(argv[1], "unix")) return connect_unix(argv[2]);
+  if ((argc == 3 || argc == 4) && !strcmp(argv[1], "unix")) return connect_unix(argv[2], argc == 4 ? argv[3] : NULL);
   if (argc != 2) {
     fprintf(stderr, "usage: probe tiocsti|finit_module|keyctl|bpf|unshare_user|mount|perf_event_open|modify_ldt|vsock|inet\n"
-                    "       probe unix PATH|@ABSTRACT\n");
+                    "       probe unix PATH|@ABSTRACT [pending]\n");
     return 2;
   }
   const char *what = argv[1];
