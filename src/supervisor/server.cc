@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/files.h"
 #include "core/json_fields.h"
 #include "core/subprocess.h"
 #include "net/live_policy.h"
@@ -278,7 +279,8 @@ void Server::session_ended(SessionKey key, int exit_code, bool stopped) {
   // A sandbox that the engine ended for a reason of its own (a vm whose disk filled): its sessions end
   // with that error (it may come before QEMU is reaped), rather than with a status. Everything of the
   // sandbox ends first, and the supervisor stops looking like a running sandbox (state/liveness.h):
-  // the command that hears why may start it again at once.
+  // the command that hears why may start it again at once. The failure is on record before the pid
+  // file goes, so that the sandbox reads as broken from then on, never as stopped.
   std::optional<Error> known = engine_.failure();
   if (known && !done_) {
     failure_ = *known;
@@ -286,6 +288,7 @@ void Server::session_ended(SessionKey key, int exit_code, bool stopped) {
     stop_sandbox(std::chrono::milliseconds(0));
   }
   if (known) {
+    (void)write_file_atomic(config_.state_dir / state::kFailureFile, known->message + "\n");
     std::error_code ec;
     std::filesystem::remove(config_.state_dir / state::kControlSocket, ec);
     std::filesystem::remove(config_.state_dir / state::kSupervisorPidFile, ec);

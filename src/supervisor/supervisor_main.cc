@@ -112,10 +112,10 @@ Status serve(const SupervisorConfig& config, const EngineFactory& make_engine) {
   report({{"ok", true}, {"pid", ::getpid()}, {"notes", notes}});
   std::fprintf(stderr, "tnk-supervisor: sandbox %s is running\n", config.id.c_str());
   Status served = server.run();
-  remove_runtime_files(config);
   // The sandbox ended by itself (a killed QEMU, a crashed PID 1): `ls` shows it broken, the next start
-  // says why.
+  // says why. Written before the pid file goes: in between, the sandbox would read as stopped.
   if (!served.ok()) (void)write_file_atomic(config.state_dir / state::kFailureFile, served.error().message + "\n");
+  remove_runtime_files(config);
   return served;
 }
 
