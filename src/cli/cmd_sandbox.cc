@@ -7,6 +7,8 @@
 #include "cli/command.h"
 #include "cli/sandbox_verbs.h"
 #include "core/strings.h"
+#include "net/domain_match.h"
+#include "net/live_policy.h"
 #include "sandbox/resolve.h"
 
 namespace tnk::cli {
@@ -17,8 +19,11 @@ void print_network_text(const sandbox::Resolved& r, const nlohmann::json& runnin
                         const std::function<void(const std::string&, const std::string&)>& row) {
   row("network", to_string(r.network) + " (" + r.network_source + ")");
   if (r.network == NetworkPolicy::kAllowlist) {
-    const std::string allow = join(r.manifest.allow_domains);
-    row("  allow", allow.empty() ? "<nothing: only the inference endpoint>" : allow);
+    // Each entry as asked for, and how the proxy enforces it; rules added while it runs: `tnk sandbox policy`.
+    if (r.manifest.allow_domains.empty()) row("  allow", "<nothing: only the inference endpoint>");
+    for (const auto& entry : r.manifest.allow_domains) {
+      row("  allow", entry + "  (proxy: " + net::enforcement_text(entry, false) + ")");
+    }
   }
   if (running.is_object()) {
     row("  running with", running.value("policy", "?"));
@@ -75,6 +80,7 @@ Result<int> run_inspect(Context& ctx, const SandboxFlags& flags) {
   nlohmann::json doc = sandbox::to_json(r);
   doc["network_limits"] = seen.network_limits;
   doc["network"]["running"] = seen.running_network;
+  doc["network"]["entries"] = net::policy_entries(r.manifest.allow_domains, {});
   doc["protected_paths"] = state::to_json(seen.protected_paths);
   ctx.out.document(doc, [&](std::ostream& os) {
     print_inspect_text(os, r, seen.running_network, seen.network_limits, seen.protected_paths);

@@ -206,6 +206,20 @@ def test_an_allow_entry_the_policy_cannot_enforce_refuses_the_start(ns_tnk):
     box.start("--profile", "live")  # the pair: under allowlist the same manifest starts
 
 
+def test_inspect_shows_how_the_proxy_enforces_each_requested_entry(ns_tnk):
+    """Issue 34 item 3: for each entry the manifest asks for, `inspect` says how the proxy enforces it, as
+    `tnk sandbox policy` does (a name on 80 and 443, subdomains on one port)."""
+    wide = ALLOWLIST + "    - '*.docs.tnk-test.example:8443'\n"
+    (ns_tnk.config_dir / "sandbox.d" / "manifests" / "live.yaml").write_text("profile: live\n" + wide)
+    project = ns_tnk.project("live")
+    doc = ns_tnk.json("sandbox", "inspect", "--profile", "live", "-o", "json", cwd=project)
+    assert [(e["entry"], e["enforced"]) for e in doc["network"]["entries"]] == [
+        ("listed.tnk-test.example", "proxy: name listed.tnk-test.example, ports 80 and 443"),
+        ("*.docs.tnk-test.example:8443", "proxy: subdomains of docs.tnk-test.example, port 8443")]
+    text = ns_tnk.run("sandbox", "inspect", "--profile", "live", cwd=project).stdout
+    assert "*.docs.tnk-test.example:8443  (proxy: subdomains of docs.tnk-test.example, port 8443)" in text, text
+
+
 @pytest.mark.parametrize("identity", ["agent", "root"])
 def test_nothing_inside_can_change_the_policy(ns_tnk, tmp_path, outside, identity):
     """The control socket is not in the sandbox's mount namespace, no abstract socket leads out of its network
