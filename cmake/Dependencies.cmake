@@ -12,9 +12,9 @@ tnk_require(tomlplusplus libtomlplusplus-dev)
 tnk_require(nlohmann_json nlohmann-json3-dev)
 tnk_require(fmt libfmt-dev)
 tnk_require(yaml-cpp libyaml-cpp-dev)
-# TLS to credential routes' upstreams (the supervisor's route gateway only); its archives, like the others.
+# TLS to credential routes' upstreams (the supervisor's route gateway only): its headers at build time;
+# the library itself is loaded when a route needs it (src/supervisor/openssl_library.h), not linked.
 if(TNK_LINUX_BACKENDS)
-  set(OPENSSL_USE_STATIC_LIBS TRUE)
   tnk_require(OpenSSL libssl-dev)
 endif()
 # libseccomp ships no CMake config: found through pkg-config. Only the ns backend uses it.

@@ -12,13 +12,15 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-# The libraries tnk links (libc only: libstdc++, toml++, yaml-cpp, libseccomp and OpenSSL are linked in) come from
-# dpkg-shlibdeps; the programs it runs are listed by hand:
-#   Depends     the ns backend: sandbox images (mmdebstrap), rootless id maps (uidmap), ext4 tools
+# The libraries tnk links (libc only: libstdc++, toml++, yaml-cpp and libseccomp are linked in) come from
+# dpkg-shlibdeps; the programs it runs, and OpenSSL, which it loads when a credential route needs TLS
+# (dlopen, so no shlibdeps), are listed by hand:
+#   Depends     the ns backend: sandbox images (mmdebstrap), rootless id maps (uidmap), ext4 tools;
+#               libssl.so.3 (libssl3 on Debian 12, libssl3t64 on Debian 13)
 #   Recommends  the vm backend (QEMU with virtiofsd, the guest kernel's build
 #               from Debian's kernel source), completion in bash
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "mmdebstrap, uidmap, e2fsprogs, ca-certificates")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "mmdebstrap, uidmap, e2fsprogs, ca-certificates, libssl3 | libssl3t64")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qemu-system-x86, qemu-utils, linux-source-6.1, xz-utils, make, gcc, \
 bc, flex, bison, libelf-dev, bash-completion")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "zsh, fish")

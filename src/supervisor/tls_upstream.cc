@@ -1,8 +1,6 @@
 #include "supervisor/tls_upstream.h"
 
 #include <arpa/inet.h>
-#include <openssl/err.h>
-#include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,12 +14,12 @@ namespace {
 constexpr std::size_t kPumpChunk = 16 * 1024;
 
 // OpenSSL's last error as text (its queue emptied), or `fallback` when it has none.
-std::string ssl_error_text(const char* fallback) {
-  unsigned long code = ERR_get_error();
-  ERR_clear_error();
+std::string ssl_error_text(const OpenSsl& lib, const char* fallback) {
+  unsigned long code = lib.ERR_get_error();
+  lib.ERR_clear_error();
   if (code == 0) return fallback;
   char text[256];
-  ERR_error_string_n(code, text, sizeof text);
+  lib.ERR_error_string_n(code, text, sizeof text);
   return text;
 }
 
@@ -49,18 +47,19 @@ int status_of(std::string_view first_bytes) {
 }  // namespace
 
 Result<SslContext> tls_client_context(const std::string& ca_file) {
-  SslContext ctx(SSL_CTX_new(TLS_client_method()));
-  if (!ctx) return failed("creating a TLS context: " + ssl_error_text("out of memory"));
-  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
-  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+  TNK_ASSIGN_OR_RETURN(const OpenSsl* lib, openssl());
+  SslContext ctx(lib->SSL_CTX_new(lib->TLS_client_method()));
+  if (!ctx) return failed("creating a TLS context: " + ssl_error_text(*lib, "out of memory"));
+  lib->SSL_CTX_ctrl(ctx.get(), SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, nullptr);  // the macro's call
+  lib->SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
   // An upstream that closes without close_notify ends its answer; HTTP's framing says whether it was whole.
-  SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
-  if (SSL_CTX_set_default_verify_paths(ctx.get()) != 1) {
-    return failed("loading the system's CA certificates: " + ssl_error_text("unknown error"),
+  lib->SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
+  if (lib->SSL_CTX_set_default_verify_paths(ctx.get()) != 1) {
+    return failed("loading the system's CA certificates: " + ssl_error_text(*lib, "unknown error"),
                   "install the Debian package ca-certificates");
   }
-  if (!ca_file.empty() && SSL_CTX_load_verify_locations(ctx.get(), ca_file.c_str(), nullptr) != 1) {
-    return failed("cannot load the CA certificates of " + ca_file + ": " + ssl_error_text("unknown error"),
+  if (!ca_file.empty() && lib->SSL_CTX_load_verify_locations(ctx.get(), ca_file.c_str(), nullptr) != 1) {
+    return failed("cannot load the CA certificates of " + ca_file + ": " + ssl_error_text(*lib, "unknown error"),
                   "ca_file must name a readable PEM file of CA certificates");
   }
   return ctx;
@@ -68,31 +67,35 @@ Result<SslContext> tls_client_context(const std::string& ca_file) {
 
 Result<TlsUpstream> TlsUpstream::connect(SSL_CTX* ctx, UniqueFd tcp, const std::string& host,
                                          net::Clock::time_point deadline, int stop_fd) {
-  std::unique_ptr<SSL, SslFree> ssl(SSL_new(ctx));
-  if (!ssl || SSL_set_fd(ssl.get(), tcp.get()) != 1) return failed("creating a TLS connection: " + ssl_error_text("?"));
-  SSL_set_mode(ssl.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  TNK_ASSIGN_OR_RETURN(const OpenSsl* lib, openssl());
+  std::unique_ptr<SSL, SslFree> ssl(lib->SSL_new(ctx));
+  if (!ssl || lib->SSL_set_fd(ssl.get(), tcp.get()) != 1) {
+    return failed("creating a TLS connection: " + ssl_error_text(*lib, "?"));
+  }
+  // SSL_set_mode's call.
+  lib->SSL_ctrl(ssl.get(), SSL_CTRL_MODE, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, nullptr);
   if (ip_literal(host)) {
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl.get()), host.c_str());
+    lib->X509_VERIFY_PARAM_set1_ip_asc(lib->SSL_get0_param(ssl.get()), host.c_str());
   } else {
-    // SSL_set_tlsext_host_name, without the macro's C cast.
-    SSL_ctrl(ssl.get(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, const_cast<char*>(host.c_str()));
-    SSL_set1_host(ssl.get(), host.c_str());
+    // SSL_set_tlsext_host_name's call, without the macro's C cast.
+    lib->SSL_ctrl(ssl.get(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, const_cast<char*>(host.c_str()));
+    lib->SSL_set1_host(ssl.get(), host.c_str());
   }
   for (;;) {
-    int rc = SSL_connect(ssl.get());
+    int rc = lib->SSL_connect(ssl.get());
     if (rc == 1) break;
-    int error = SSL_get_error(ssl.get(), rc);
+    int error = lib->SSL_get_error(ssl.get(), rc);
     if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) {
-      long verify = SSL_get_verify_result(ssl.get());
-      std::string why = verify != X509_V_OK ? std::string("certificate: ") + X509_verify_cert_error_string(verify)
-                                            : ssl_error_text("the connection ended");
+      long verify = lib->SSL_get_verify_result(ssl.get());
+      std::string why = verify != X509_V_OK ? std::string("certificate: ") + lib->X509_verify_cert_error_string(verify)
+                                            : ssl_error_text(*lib, "the connection ended");
       return failed("TLS with " + host + " failed: " + why);
     }
     net::Ready ready = wait_for(tcp.get(), error, deadline, stop_fd);
     if (ready == net::Ready::kTimeout) return sys_error(ETIMEDOUT, "TLS with " + host + " timed out");
     if (ready == net::Ready::kStopped) return sys_error(ECANCELED, "TLS with " + host);
   }
-  return TlsUpstream(std::move(tcp), std::move(ssl));
+  return TlsUpstream(*lib, std::move(tcp), std::move(ssl));
 }
 
 namespace {
@@ -100,7 +103,8 @@ namespace {
 // One pump's buffers and steps. Each step returns whether it made progress; a failure sets `failure`.
 class TlsPump {
  public:
-  TlsPump(SSL* ssl, int local, net::AnswerMasker& masker) : ssl_(ssl), local_(local), masker_(masker) {}
+  TlsPump(const OpenSsl& lib, SSL* ssl, int local, net::AnswerMasker& masker)
+      : lib_(lib), ssl_(ssl), local_(local), masker_(masker) {}
 
   // The client's bytes, as they come, into `up_` (one piece at a time).
   bool read_local() {
@@ -114,7 +118,7 @@ class TlsPump {
 
   bool write_upstream() {
     if (up_.empty()) return false;
-    int rc = SSL_write(ssl_, up_.data(), static_cast<int>(up_.size()));
+    int rc = lib_.SSL_write(ssl_, up_.data(), static_cast<int>(up_.size()));
     if (rc > 0) up_.erase(0, static_cast<size_t>(rc));
     return rc > 0 || wants(rc, "sending upstream: ");
   }
@@ -122,7 +126,7 @@ class TlsPump {
   // The answer through the masker into `down_`; at its end, what the masker held back.
   bool read_upstream(PumpResult& result) {
     if (upstream_eof || !down_.empty()) return false;
-    int rc = SSL_read(ssl_, buffer_, sizeof buffer_);
+    int rc = lib_.SSL_read(ssl_, buffer_, sizeof buffer_);
     if (rc > 0) {
       if (first_.size() < 12) first_.append(buffer_, std::min<size_t>(static_cast<size_t>(rc), 12 - first_.size()));
       if (result.status == 0) result.status = status_of(first_);
@@ -134,9 +138,9 @@ class TlsPump {
       down_ = std::move(*masked);
       return true;
     }
-    int e = SSL_get_error(ssl_, rc);
+    int e = lib_.SSL_get_error(ssl_, rc);
     if (e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL) {
-      ERR_clear_error();
+      lib_.ERR_clear_error();
       upstream_eof = true;
       down_ = masker_.finish();
       return true;
@@ -165,15 +169,16 @@ class TlsPump {
  private:
   // After an SSL call that did not move bytes: what the socket must become (false), or the failure.
   bool wants(int rc, const char* what) {
-    int e = SSL_get_error(ssl_, rc);
+    int e = lib_.SSL_get_error(ssl_, rc);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
       tcp_events_ |= e == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN;
     } else {
-      failure = what + ssl_error_text("the connection ended");
+      failure = what + ssl_error_text(lib_, "the connection ended");
     }
     return false;
   }
 
+  const OpenSsl& lib_;
   SSL* ssl_;
   int local_;
   net::AnswerMasker& masker_;
@@ -190,7 +195,7 @@ class TlsPump {
 PumpResult TlsUpstream::pump(int local, net::AnswerMasker& masker, std::chrono::milliseconds idle, int stop_fd,
                              int done_fd) {
   PumpResult result;
-  TlsPump pump(ssl_.get(), local, masker);
+  TlsPump pump(*lib_, ssl_.get(), local, masker);
   for (;;) {
     pump.new_turn();
     bool progress = pump.read_local();

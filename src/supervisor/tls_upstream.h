@@ -1,9 +1,8 @@
-// TLS to a credential route's upstream (OpenSSL): certificates verified against the system's CAs and
-// the route's own ca_file, the host name checked and sent as SNI. The client context is made before the
-// relay drops its privileges (the CA files are read then); connections are made after.
+// TLS to a credential route's upstream (OpenSSL, loaded by openssl_library): certificates verified
+// against the system's CAs and the route's own ca_file, the host name checked and sent as SNI. The
+// client context is made before the relay drops its privileges (OpenSSL and the CA files are loaded
+// then); connections are made after.
 #pragma once
-
-#include <openssl/ssl.h>
 
 #include <chrono>
 #include <memory>
@@ -13,14 +12,16 @@
 #include "core/unique_fd.h"
 #include "net/answer_masker.h"
 #include "net/socket_io.h"
+#include "supervisor/openssl_library.h"
 
 namespace tnk::supervisor {
 
+// Only ever given what the loaded library made, so it is loaded by then.
 struct SslCtxFree {
-  void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
+  void operator()(SSL_CTX* ctx) const { (*openssl())->SSL_CTX_free(ctx); }
 };
 struct SslFree {
-  void operator()(SSL* ssl) const { SSL_free(ssl); }
+  void operator()(SSL* ssl) const { (*openssl())->SSL_free(ssl); }
 };
 using SslContext = std::unique_ptr<SSL_CTX, SslCtxFree>;
 
@@ -47,8 +48,10 @@ class TlsUpstream {
   PumpResult pump(int local, net::AnswerMasker& masker, std::chrono::milliseconds idle, int stop_fd, int done_fd);
 
  private:
-  TlsUpstream(UniqueFd tcp, std::unique_ptr<SSL, SslFree> ssl) : tcp_(std::move(tcp)), ssl_(std::move(ssl)) {}
+  TlsUpstream(const OpenSsl& lib, UniqueFd tcp, std::unique_ptr<SSL, SslFree> ssl)
+      : lib_(&lib), tcp_(std::move(tcp)), ssl_(std::move(ssl)) {}
 
+  const OpenSsl* lib_;
   UniqueFd tcp_;
   std::unique_ptr<SSL, SslFree> ssl_;
 };
