@@ -7,7 +7,6 @@
 #include "cli/command.h"
 #include "cli/sandbox_verbs.h"
 #include "core/strings.h"
-#include "net/domain_match.h"
 #include "net/live_policy.h"
 #include "sandbox/resolve.h"
 
@@ -21,8 +20,8 @@ void print_network_text(const sandbox::Resolved& r, const nlohmann::json& runnin
   if (r.network == NetworkPolicy::kAllowlist) {
     // Each entry as asked for, and how the proxy enforces it; rules added while it runs: `tnk sandbox policy`.
     if (r.manifest.allow_domains.empty()) row("  allow", "<nothing: only the inference endpoint>");
-    for (const auto& entry : r.manifest.allow_domains) {
-      row("  allow", entry + "  (proxy: " + net::enforcement_text(entry, false) + ")");
+    for (const auto& entry : net::policy_entries(r.manifest.allow_domains, {})) {
+      row("  allow", entry.value("entry", "") + "  (" + entry.value("enforced", "") + ")");
     }
   }
   if (running.is_object()) {

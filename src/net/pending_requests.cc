@@ -11,8 +11,10 @@
 namespace tnk::net {
 namespace {
 
-// The rule that would let host:port through, when the request's host makes one.
-std::optional<std::string> rule_entry(const NetEvent& event) {
+// The rule that would let host:port through, when the event is a refusal such a rule lifts and its host
+// makes one.
+std::optional<std::string> approvable_entry(const NetEvent& event) {
+  if (event.allowed || (event.reason != kNotInAllowList && event.reason != kPortNotInAllowList)) return std::nullopt;
   if (event.host.empty() || event.port == 0) return std::nullopt;
   auto entry = parse_rule_entry(host_port_text(event.host, event.port));
   if (!entry) return std::nullopt;
@@ -21,14 +23,12 @@ std::optional<std::string> rule_entry(const NetEvent& event) {
 
 }  // namespace
 
-bool awaits_approval(const NetEvent& event) {
-  return !event.allowed && (event.reason == kNotInAllowList || event.reason == kPortNotInAllowList) &&
-         rule_entry(event).has_value();
-}
+bool awaits_approval(const NetEvent& event) { return approvable_entry(event).has_value(); }
 
 bool PendingRequests::note(const NetEvent& event, int64_t now_ms) {
-  if (!awaits_approval(event)) return false;
-  std::string entry = *rule_entry(event);
+  std::optional<std::string> approvable = approvable_entry(event);
+  if (!approvable) return false;
+  const std::string& entry = *approvable;
   auto same = std::ranges::find(entries_, entry, &PendingRequest::entry);
   if (same != entries_.end()) {
     ++same->count;

@@ -25,6 +25,14 @@
 #include "supervisor/session_env.h"
 
 namespace tnk::supervisor {
+
+void leave_running_state(const std::filesystem::path& state_dir, const Error* failure) {
+  if (failure != nullptr) (void)write_file_atomic(state_dir / state::kFailureFile, failure->message + "\n");
+  std::error_code ec;
+  std::filesystem::remove(state_dir / state::kControlSocket, ec);
+  std::filesystem::remove(state_dir / state::kSupervisorPidFile, ec);
+}
+
 namespace {
 
 // A client's field read so that a value of another type counts as absent: json::value() would
@@ -279,20 +287,14 @@ void Server::session_ended(SessionKey key, int exit_code, bool stopped) {
   // A sandbox that the engine ended for a reason of its own (a vm whose disk filled): its sessions end
   // with that error (it may come before QEMU is reaped), rather than with a status. Everything of the
   // sandbox ends first, and the supervisor stops looking like a running sandbox (state/liveness.h):
-  // the command that hears why may start it again at once. The failure is on record before the pid
-  // file goes, so that the sandbox reads as broken from then on, never as stopped.
+  // the command that hears why may start it again at once, and reads it as broken, never as stopped.
   std::optional<Error> known = engine_.failure();
   if (known && !done_) {
     failure_ = *known;
     log_line(failure_->message);
     stop_sandbox(std::chrono::milliseconds(0));
   }
-  if (known) {
-    (void)write_file_atomic(config_.state_dir / state::kFailureFile, known->message + "\n");
-    std::error_code ec;
-    std::filesystem::remove(config_.state_dir / state::kControlSocket, ec);
-    std::filesystem::remove(config_.state_dir / state::kSupervisorPidFile, ec);
-  }
+  if (known) leave_running_state(config_.state_dir, &*known);
   send_or_log(conn.fd.get(),
               known ? error_event(*known, 1) : session::exit_event(exit_code, stopped, oom_note(conn, exit_code)));
   if (conn.provisioning) network_.end_provisioning();

@@ -2,6 +2,7 @@
 // children it reaps. Single-threaded: everything it waits for is an fd in one poll().
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,10 @@
 #include "supervisor/network.h"
 
 namespace tnk::supervisor {
+
+// The sandbox stops looking like a running one (state/liveness.h): `failure` (if any) goes on record
+// first, then the control socket and the pid file, so that in between it never reads as stopped.
+void leave_running_state(const std::filesystem::path& state_dir, const Error* failure);
 
 class Server {
  public:

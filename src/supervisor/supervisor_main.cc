@@ -85,12 +85,6 @@ void report_error(const Error& error) {
   report({{"ok", false}, {"message", error.message}, {"hint", error.hint}, {"exit_code", exit_code_for(error.kind)}});
 }
 
-void remove_runtime_files(const SupervisorConfig& config) {
-  std::error_code ec;
-  std::filesystem::remove(config.state_dir / state::kControlSocket, ec);
-  std::filesystem::remove(config.state_dir / state::kSupervisorPidFile, ec);
-}
-
 // Everything up to "ready". On failure nothing of the sandbox is left running.
 Status serve(const SupervisorConfig& config, const EngineFactory& make_engine) {
   // Launched from the project, where every host process it starts (relays, QEMU, virtiofsd) would
@@ -106,16 +100,15 @@ Status serve(const SupervisorConfig& config, const EngineFactory& make_engine) {
   if (ready.ok()) ready = server.start_relays();
   if (!ready.ok()) {
     (void)engine->stop(std::chrono::milliseconds(0));
-    remove_runtime_files(config);
+    leave_running_state(config.state_dir, nullptr);
     return ready;
   }
   report({{"ok", true}, {"pid", ::getpid()}, {"notes", notes}});
   std::fprintf(stderr, "tnk-supervisor: sandbox %s is running\n", config.id.c_str());
   Status served = server.run();
   // The sandbox ended by itself (a killed QEMU, a crashed PID 1): `ls` shows it broken, the next start
-  // says why. Written before the pid file goes: in between, the sandbox would read as stopped.
-  if (!served.ok()) (void)write_file_atomic(config.state_dir / state::kFailureFile, served.error().message + "\n");
-  remove_runtime_files(config);
+  // says why.
+  leave_running_state(config.state_dir, served.ok() ? nullptr : &served.error());
   return served;
 }
 
