@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "audit/events.h"
@@ -42,8 +43,9 @@ Result<sandbox::Resolved> policy_target(Context& ctx, sandbox::ResolveOptions op
 
 // What a sandbox that does not run would start with (its profile's entries as written, registries unexpanded).
 nlohmann::json stored_policy(const sandbox::Resolved& r, const std::vector<net::LiveRule>& rules) {
-  bool applies = r.network == NetworkPolicy::kAllowlist;
-  std::vector<std::string> base = applies ? r.manifest.allow_domains : std::vector<std::string>{};
+  bool applies = has_egress_proxy(r.network);
+  std::vector<std::string> base =
+      r.network == NetworkPolicy::kAllowlist ? r.manifest.allow_domains : std::vector<std::string>{};
   std::vector<net::LiveRule> applied = applies ? rules : std::vector<net::LiveRule>{};
   net::PolicyInForce policy = net::policy_in_force(to_string(r.network), base, applied, net::unix_ms_now());
   return {{"policy", policy.policy},
@@ -82,12 +84,20 @@ Result<PolicyView> edit_policy(Context& ctx, const sandbox::ResolveOptions& opti
   std::filesystem::path dir = store.dir(r.id);
   TNK_ASSIGN_OR_RETURN(std::vector<net::LiveRule> rules, sandbox::load_live_rules(dir));
   int64_t now = net::unix_ms_now();
-  net::LiveRule rule{edit.action, edit.entry, now, std::nullopt, effective_user_name()};
+  net::LiveRule rule{edit.action.value_or(net::RuleAction::kAllow), edit.entry, now, std::nullopt,
+                     effective_user_name()};
   if (edit.period) rule.expires_ms = now + std::chrono::duration_cast<std::chrono::milliseconds>(*edit.period).count();
-  std::vector<net::LiveRule> changed = net::with_rule(rules, rule, now);
+  std::vector<net::LiveRule> changed = net::unexpired(rules, now);
+  if (edit.action) {
+    changed = net::with_rule(rules, rule, now);
+  } else if (std::erase_if(changed, [&](const net::LiveRule& kept) { return kept.entry == edit.entry; }) == 0) {
+    return not_found("sandbox " + r.id + " has no rule for " + edit.entry,
+                     "`tnk sandbox policy` lists its rules; the profile's network.allow changes in its manifest");
+  }
+  const std::string action = edit.action ? net::to_string(*edit.action) : "remove";
   PolicyView view{r.id, r.state == state::SandboxState::kRunning, {}};
   if (view.running) {
-    nlohmann::json change = {{"action", net::to_string(rule.action)}, {"rule", rule.entry}, {"who", rule.who}};
+    nlohmann::json change = {{"action", action}, {"rule", rule.entry}, {"who", rule.who}};
     if (rule.expires_ms) change["until_ms"] = *rule.expires_ms;
     TNK_ASSIGN_OR_RETURN(view.policy, session::request_policy(control_socket(ctx, r.id),
                                                               session::policy_change_op(net::to_json(changed), change),
@@ -101,8 +111,8 @@ Result<PolicyView> edit_policy(Context& ctx, const sandbox::ResolveOptions& opti
   std::optional<std::string> until;
   if (rule.expires_ms) until = net::utc_text(*rule.expires_ms);
   TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, "", r.id));
-  sandbox::audit_append(audit, audit::policy_change(r.id, {net::to_string(rule.action), rule.entry, rule.who, until,
-                                                           old_hash, view.policy.value("hash", ""), false, 0}));
+  sandbox::audit_append(audit, audit::policy_change(r.id, {action, rule.entry, rule.who, until, old_hash,
+                                                           view.policy.value("hash", ""), false, 0}));
   TNK_RETURN_IF_ERROR(sandbox::audit_outcome(audit));
   return view;
 }

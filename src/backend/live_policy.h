@@ -19,7 +19,7 @@
 namespace tnk::backend {
 
 struct PolicyEdit {
-  net::RuleAction action = net::RuleAction::kAllow;
+  std::optional<net::RuleAction> action;       // none: remove the rule for `entry` (`tnk sandbox policy --remove`)
   std::string entry;                           // parse_rule_entry's
   std::optional<std::chrono::seconds> period;  // --for; none: until removed
 };
@@ -33,7 +33,8 @@ struct PolicyView {
 };
 
 Result<PolicyView> show_policy(Context& ctx, const sandbox::ResolveOptions& options);
-// Under the sandbox's lock: the rule replaces any rule for the same entry, the running supervisor puts
+// Under the sandbox's lock: the rule replaces (or a removal drops: not_found without one) any rule for the
+// same entry, the running supervisor puts
 // the result in force (and writes the policy_change record) before it is stored; a sandbox that does not
 // run stores it and gets the record in its audit log (`audit = true`).
 Result<PolicyView> edit_policy(Context& ctx, const sandbox::ResolveOptions& options, const PolicyEdit& edit);

@@ -52,11 +52,18 @@ struct PolicyFlags {
   SandboxFlags sandbox;
   std::string host;      // HOST[:PORT]
   std::string duration;  // --for
+  std::string remove;    // policy --remove HOST[:PORT]
 };
 
 // "allowlist (sha256 1f2e3d4c...)": the policy and the start of its hash, which the audit records carry whole.
 std::string policy_heading(const nlohmann::json& policy) {
   return policy.value("policy", "?") + " (policy hash " + policy.value("hash", "").substr(0, 12) + ")";
+}
+
+// Whether the rules apply under the policy a view shows: those with an egress proxy.
+bool takes_rules(const nlohmann::json& policy) {
+  auto parsed = parse_network_policy(policy.value("policy", ""));
+  return parsed && has_egress_proxy(*parsed);
 }
 
 // One line per entry: what asked for it, and how the proxy enforces it.
@@ -69,9 +76,9 @@ void print_policy(std::ostream& os, const backend::PolicyView& view) {
     os << "; " << entry.value("enforced", "?") << ")\n";
   }
   std::size_t rules = p.value("rules", nlohmann::json::array()).size();
-  if (p.value("policy", "") != "allowlist" && rules > 0) {
+  if (!takes_rules(p) && rules > 0) {
     os << "  " << rules << " rule(s) of tnk sandbox allow/deny kept, not applied: the " << p.value("policy", "?")
-       << " policy has no allow-list\n";
+       << " policy has no egress proxy\n";
   }
 }
 
@@ -87,8 +94,8 @@ void print_edit(Context& ctx, const backend::PolicyView& view, const std::string
     if (!view.running) {
       os << view.id << " is not running: recorded '" << what << "' for its next start (" << policy_heading(view.policy)
          << ")\n";
-      if (view.policy.value("policy", "") != "allowlist") {
-        os << "it applies when the sandbox runs under the allowlist policy; its profile asks for "
+      if (!takes_rules(view.policy)) {
+        os << "it applies when the sandbox runs under the allowlist or open policy; its profile asks for "
            << view.policy.value("policy", "?") << "\n";
       }
       return;
@@ -113,6 +120,15 @@ Result<int> run_policy_edit(Context& ctx, const PolicyFlags& flags, net::RuleAct
   return kExitOk;
 }
 
+// `policy --remove HOST[:PORT]`: the rule for that entry, allow or deny, is gone; the profile decides again.
+Result<int> run_policy_remove(Context& ctx, const PolicyFlags& flags) {
+  backend::PolicyEdit edit{std::nullopt, {}, std::nullopt};
+  TNK_ASSIGN_OR_RETURN(edit.entry, net::parse_rule_entry(flags.remove));
+  TNK_ASSIGN_OR_RETURN(backend::PolicyView view, backend::edit_policy(ctx, flags.sandbox.resolve_options(), edit));
+  print_edit(ctx, view, "remove " + edit.entry);
+  return kExitOk;
+}
+
 // `approve ID` is `allow` of the pending request's host:port; flags.host holds the ID.
 Result<int> run_approve(Context& ctx, const PolicyFlags& flags) {
   TNK_ASSIGN_OR_RETURN(auto period, rule_period(flags));
@@ -123,6 +139,7 @@ Result<int> run_approve(Context& ctx, const PolicyFlags& flags) {
 }
 
 Result<int> run_policy_show(Context& ctx, const PolicyFlags& flags) {
+  if (!flags.remove.empty()) return run_policy_remove(ctx, flags);
   TNK_ASSIGN_OR_RETURN(backend::PolicyView view, backend::show_policy(ctx, flags.sandbox.resolve_options()));
   ctx.out.document(view.policy, [&](std::ostream& os) { print_policy(os, view); });
   return kExitOk;
@@ -162,27 +179,33 @@ void add_approve_command(CLI::App& sandbox, CommandTable& table) {
 
 void add_policy_commands(CLI::App& sandbox, CommandTable& table) {
   add_edit_command(sandbox, table, net::RuleAction::kAllow, "Let the sandbox reach a host through its proxy, at once",
-                   "Add HOST[:PORT] to the allow-list of the sandbox's proxy (the allowlist policy). A running sandbox "
-                   "decides every later connection by the new policy; a stopped one gets the rule at its next start. "
-                   "Without --for the rule lasts until `tnk sandbox deny` or the sandbox's deletion. Each change is a "
+                   "Add HOST[:PORT] to the allow-list of the sandbox's proxy (the allowlist policy; under open, a port "
+                   "beyond open's). A running sandbox decides every later connection by the new policy; a stopped one "
+                   "gets the rule at its next start. Without --for the rule lasts until `tnk sandbox deny`, `tnk "
+                   "sandbox policy --remove` or the sandbox's deletion. Each change is a "
                    "policy_change audit record. Nothing inside the sandbox can make this change.",
                    "tnk sandbox allow registry.example.org:8443 --for 30m",
                    "A name, *.name or IP literal, with an optional :PORT (else 80 and 443)");
   add_edit_command(sandbox, table, net::RuleAction::kDeny,
                    "Stop the sandbox reaching a host, and cut its open connections",
-                   "Refuse HOST[:PORT] (without :PORT, every port of it) in the sandbox's proxy, even when the "
-                   "profile's network.allow lists it, replacing any `tnk sandbox allow` of it. A running sandbox's "
-                   "connections to it are cut at once. The rule lasts until `tnk sandbox allow` of the same "
-                   "HOST[:PORT].",
+                   "Refuse HOST[:PORT] (without :PORT, every port of it) in the sandbox's proxy, under allowlist even "
+                   "when the profile's network.allow lists it, and under open, which lets every other name through. "
+                   "It replaces any `tnk sandbox allow` of it. A running sandbox's connections to it are cut at once. "
+                   "The rule lasts until `tnk sandbox allow` of the same HOST[:PORT] or `tnk sandbox policy --remove`.",
                    "tnk sandbox deny registry.example.org", "A name, *.name or IP literal, with an optional :PORT");
   auto* policy = sandbox.add_subcommand("policy", "Show the network policy in force and its rules");
   describe(*policy,
            "Show the sandbox's network policy: the profile's network.allow, the rules of `tnk sandbox allow` and "
            "`deny` with who added them and until when, and the policy's hash (as the policy_change records carry "
-           "it). A stopped sandbox shows what its next start applies.",
-           "tnk sandbox policy -o json");
+           "it). A stopped sandbox shows what its next start applies. --remove drops the rule for one entry, "
+           "allow or deny, so the profile decides it again (a policy_change record; exit 66 without such a rule).",
+           "tnk sandbox policy --remove registry.example.org:8443");
   auto policy_flags = std::make_shared<PolicyFlags>();
   add_sandbox_flags(*policy, policy_flags->sandbox, false);
+  policy
+      ->add_option("--remove", policy_flags->remove,
+                   "Remove the allow or deny rule for this entry (as tnk sandbox policy lists it)")
+      ->type_name("HOST[:PORT]");
   table.add(policy, [policy_flags](Context& ctx) { return run_policy_show(ctx, *policy_flags); });
   add_pending_command(sandbox, table);
   add_approve_command(sandbox, table);

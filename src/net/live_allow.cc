@@ -2,6 +2,8 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+
 #include "net/domain_match.h"
 
 namespace tnk::net {
@@ -10,6 +12,11 @@ LiveAllowList::Admission LiveAllowList::judge(std::string_view host, uint16_t po
   Admission out;
   if (domain_denied(deny_, host, port, &out.rule)) {
     out.denied = true;
+    return out;
+  }
+  if (std::ranges::find(any_name_ports_, port) != any_name_ports_.end()) {
+    out.allowed = true;
+    out.rule = "open";
     return out;
   }
   out.allowed = domain_allowed(allow_, host, port, &out.rule);

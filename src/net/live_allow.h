@@ -1,6 +1,7 @@
 // The lists a running egress proxy decides by, which the supervisor may replace at any time
 // (`tnk sandbox allow`, `deny`, a rule's expiry), and the connections they let through: a replacement
-// cuts every open connection it no longer allows. Shared by the proxy's connection threads.
+// cuts every open connection it no longer allows. Shared by the proxy's connection threads. Under the
+// `open` policy every name passes on its open ports, less what `deny` covers.
 #pragma once
 
 #include <cstddef>
@@ -15,12 +16,14 @@ namespace tnk::net {
 
 class LiveAllowList {
  public:
-  LiveAllowList(std::vector<std::string> allow, std::vector<std::string> deny)
-      : allow_(std::move(allow)), deny_(std::move(deny)) {}
+  // `any_name_ports`: the ports on which every name passes (the `open` policy's); empty for an allow-list.
+  LiveAllowList(std::vector<std::string> allow, std::vector<std::string> deny,
+                std::vector<uint16_t> any_name_ports = {})
+      : allow_(std::move(allow)), deny_(std::move(deny)), any_name_ports_(std::move(any_name_ports)) {}
 
   struct Admission {
     bool allowed = false;
-    std::string rule;        // allowed: the entry that allowed it; refused by a deny: that entry
+    std::string rule;        // allowed: the entry that allowed it ("open": an open port); refused by a deny: that entry
     bool denied = false;     // refused by a deny entry (rather than missing from the allow-list)
     bool port_only = false;  // refused although listed on another port
     uint64_t ticket = 0;     // allowed: the connection's registration, for attach() and release()
@@ -51,6 +54,7 @@ class LiveAllowList {
 
   std::mutex mu_;
   std::vector<std::string> allow_, deny_;
+  const std::vector<uint16_t> any_name_ports_;
   std::map<uint64_t, Open> open_;
   uint64_t next_ticket_ = 1;
 };

@@ -65,7 +65,15 @@ Status serve_proxy(int listener_fd, const ProxyConfig& config, int stop_fd) {
   // `open` reaches any name, so also not the host's own addresses or its LAN; a name the allow-list
   // names is the user's choice, even on the LAN (security review H2: "unless listed").
   AddressCheck check = config.allow_any ? AddressCheck(host_address_reason) : AddressCheck(internal_address_reason);
-  ProxyShared shared{config, config.address_check ? config.address_check : check, {config.allow, config.deny}, {}};
+  std::vector<uint16_t> any_name_ports;
+  if (config.allow_any) {
+    any_name_ports.assign(std::begin(kOpenPorts), std::end(kOpenPorts));
+    any_name_ports.insert(any_name_ports.end(), config.open_ports.begin(), config.open_ports.end());
+  }
+  ProxyShared shared{config,
+                     config.address_check ? config.address_check : check,
+                     {config.allow, config.deny, std::move(any_name_ports)},
+                     {}};
   ConnectionHandler handle = [&shared](UniqueFd client, int inner_stop) {
     serve_proxy_connection(std::move(client), shared, inner_stop);
   };

@@ -96,7 +96,7 @@ class Session {
  private:
   std::optional<RequestHead> read_head();
   bool check_allow_list(const RequestHead& head);
-  bool check_open_port(const RequestHead& head);
+  void refuse_closed_port(const RequestHead& head);
   void answer_health();
   bool open_upstream(const RequestHead& head);
   void tunnel(const RequestHead& head);
@@ -125,28 +125,21 @@ std::optional<RequestHead> Session::read_head() {
   return std::move(read.head);
 }
 
-// `open` lets every name through, on 80, 443 and the profile's network.open_ports only.
-bool Session::check_open_port(const RequestHead& head) {
-  const std::vector<uint16_t>& extra = shared_.config.open_ports;
-  if (std::ranges::find(kOpenPorts, head.port) != std::end(kOpenPorts) ||
-      std::ranges::find(extra, head.port) != extra.end()) {
-    event_.rule = "open";
-    return true;
-  }
+// `open` lets every name through, on 80, 443 and the profile's network.open_ports only: the refusal of
+// another port.
+void Session::refuse_closed_port(const RequestHead& head) {
   std::string ports;
   for (uint16_t port : kOpenPorts) ports += std::to_string(port) + ", ";
-  for (uint16_t port : extra) ports += std::to_string(port) + ", ";
+  for (uint16_t port : shared_.config.open_ports) ports += std::to_string(port) + ", ";
   refuse(403,
          "tnk: port " + std::to_string(head.port) + " is not open to this sandbox (open: " +
              ports.substr(0, ports.size() - 2) + "; a profile adds ports with network.open_ports)",
          "port not open");
-  return false;
 }
 
-// Judged by the lists in force now; an allowed connection stays registered (ticket_) until it ends,
-// so that a later list that refuses it cuts it.
+// Judged by the lists in force now (under `open`: every name on its open ports, less the denied); an
+// allowed connection stays registered (ticket_) until it ends, so that a later list that refuses it cuts it.
 bool Session::check_allow_list(const RequestHead& head) {
-  if (shared_.config.allow_any) return check_open_port(head);
   LiveAllowList::Admission admission = shared_.live.admit(head.host, head.port, client_.get());
   if (admission.allowed) {
     event_.rule = admission.rule;
@@ -156,6 +149,10 @@ bool Session::check_allow_list(const RequestHead& head) {
   if (admission.denied) {
     refuse(403, "tnk: " + head.host + " is denied to this sandbox (tnk sandbox deny " + admission.rule + ")",
            "denied (" + admission.rule + ")");
+    return false;
+  }
+  if (shared_.config.allow_any) {
+    refuse_closed_port(head);
     return false;
   }
   std::string who = admission.port_only ? host_port_text(head.host, head.port) : head.host;

@@ -30,9 +30,10 @@ std::string policy_hash(const net::PolicyInForce& policy) { return audit::sha256
 }  // namespace
 
 net::PolicyInForce Network::in_force() const {
-  // The rules change an allow-list: under another policy they are kept, not applied. rules_ as held, not
-  // as the clock says: a rule is in force until expire_rules ends it (and records that it did).
-  bool applies = config_.network == NetworkPolicy::kAllowlist;
+  // The rules change what the egress proxy lets through (allowlist, open): under another policy they are
+  // kept, not applied. rules_ as held, not as the clock says: a rule is in force until expire_rules ends
+  // it (and records that it did).
+  bool applies = has_egress_proxy(config_.network);
   return net::policy_in_force(to_string(config_.network), config_.allow,
                               applies ? rules_ : std::vector<net::LiveRule>{}, std::numeric_limits<int64_t>::min());
 }
@@ -64,9 +65,10 @@ uint64_t Network::apply_rules(std::vector<net::LiveRule> rules, const PolicyChan
 }
 
 Result<nlohmann::json> Network::change_policy(std::vector<net::LiveRule> rules, const PolicyChange& change) {
-  if (config_.network != NetworkPolicy::kAllowlist) {
+  if (!has_egress_proxy(config_.network)) {
     return usage_error("sandbox " + config_.id + " runs under the " + to_string(config_.network) +
-                           " policy: tnk sandbox allow and deny change an allow-list",
+                           " policy, which has no egress proxy: tnk sandbox allow and deny change what the proxy "
+                           "of allowlist and open lets through",
                        "start it with --network allowlist (tnk sandbox stop, then tnk sandbox start --network "
                        "allowlist)");
   }
@@ -105,7 +107,7 @@ nlohmann::json Network::describe_pending() const {
 
 nlohmann::json Network::describe_policy() const {
   net::PolicyInForce policy = in_force();
-  bool applies = config_.network == NetworkPolicy::kAllowlist;
+  bool applies = has_egress_proxy(config_.network);
   return {{"policy", policy.policy},
           {"hash", policy_hash(policy)},
           {"allow", policy.allow},

@@ -22,7 +22,7 @@ import time
 import pytest
 
 from conftest import TNK_BIN, require
-from net_harness import audit_records, serve, wait_for_records
+from net_harness import audit_records, debian_mirror_host, serve, wait_for_records
 from sandbox_harness import Sandbox, any_tnk, compile_probe, ns_tnk  # noqa: F401 (fixtures)
 from test_output import check_fields, doc_tables, field_tree
 
@@ -182,6 +182,53 @@ def test_rules_of_a_stopped_sandbox_apply_at_its_next_start(ns_tnk, tmp_path, ou
     assert fetch(box, f"http://{target}/").stdout == "OUTSIDE-OK"
     running = ns_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)
     assert running["hash"] == stored["hash"]
+
+
+def test_under_open_deny_cuts_and_refuses_a_name_and_remove_lifts_it(any_tnk, tmp_path):
+    """`open` lets every name through, so the one change that means something there is taking a name away:
+    `deny` refuses it and cuts a download in progress; `policy --remove` drops the rule and the name passes
+    again. The outside is the Debian mirror (open refuses the host's own addresses and its links)."""
+    (any_tnk.config_dir / "sandbox.d" / "manifests" / "wide.yaml").write_text(
+        "profile: wide\nsecurity:\n  network: open\n")
+    log = tmp_path / "audit.ndjson"
+    box = Sandbox(any_tnk, any_tnk.project("wide"))
+    box.start("--profile", "wide", "--audit-log", str(log))
+    mirror = debian_mirror_host()
+    url = f"http://{mirror}/debian/dists/bookworm/Release"
+    reached = box.exec("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", url)
+    assert reached.stdout == "200", reached.stderr
+    # A slow download (11 MB at 8 kB/s) into the project, held open until its first bytes are on the host;
+    # then the deny. What the sockets had buffered before the cut still drains into curl, slowly: the proxy's
+    # record of the cut is the proof, and curl is stopped.
+    slow = background(box, "curl", "-sS", "--limit-rate", "8k", "--max-time", "300", "-o", "/workspace/slow.part",
+                      f"http://{mirror}/debian/dists/bookworm/main/Contents-amd64.gz")
+    part = box.project / "slow.part"
+    deadline = time.monotonic() + 60
+    while not (part.exists() and part.stat().st_size > 0) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert part.exists() and part.stat().st_size > 0, "the download did not start"
+    deny = box.run("sandbox", "deny", mirror)
+    assert deny.returncode == 0, deny.stderr
+    assert "1 open connection(s) cut" in deny.stdout, deny.stdout
+    cut = wait_for_records(log, "net_allow", lambda rs: any(r["destination"] == mirror and
+                                                            r.get("end", "").startswith("cut") for r in rs))
+    assert any(r["rule"] == "open" and r["end"] == "cut: the policy no longer allows it" for r in cut), cut
+    slow.kill()
+    slow.communicate()
+    refused = fetch(box, url)
+    assert f"{mirror} is denied to this sandbox" in refused.stdout, refused.stdout + refused.stderr
+    policy = any_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)
+    assert policy["policy"] == "open" and policy["deny"] == [mirror], policy
+
+    remove = box.run("sandbox", "policy", "--remove", mirror)
+    assert remove.returncode == 0, remove.stderr
+    assert f"remove {mirror} is in force" in remove.stdout, remove.stdout
+    again = box.exec("curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", url)
+    assert again.stdout == "200", again.stderr
+    missing = box.run("sandbox", "policy", "--remove", mirror)
+    assert missing.returncode == 66 and f"has no rule for {mirror}" in missing.stderr, missing.stderr
+    check_chain(log, [("deny", mirror), ("remove", mirror)])
+    assert any_tnk.run("audit", "verify", str(log)).returncode == 0
 
 
 def test_bad_hosts_and_durations_are_usage_errors(ns_tnk, tmp_path):

@@ -26,17 +26,17 @@ Status check_git_routes(const sandbox::Resolved& r, const Config& config,
   return ok_status();
 }
 
-// Which of `tnk sandbox allow`/`deny`'s rules this start applies, or that its policy has no allow-list
-// for them (they stay stored for a start under allowlist).
+// Which of `tnk sandbox allow`/`deny`'s rules this start applies, or that its policy has no egress proxy
+// for them (they stay stored for a start under allowlist or open).
 void live_rules_note(const sandbox::Resolved& r, const std::vector<net::LiveRule>& rules, SupervisorPlan& plan) {
   if (rules.empty()) return;
   std::string list;
   for (const net::LiveRule& rule : rules) list += (list.empty() ? "" : ", ") + net::describe(rule);
-  if (r.network == NetworkPolicy::kAllowlist) {
+  if (has_egress_proxy(r.network)) {
     plan.notes.push_back("extra network rules (tnk sandbox allow/deny) apply: " + list);
   } else {
     plan.notes.push_back("extra network rules (tnk sandbox allow/deny) do not apply under the " + to_string(r.network) +
-                         " policy, only under allowlist: " + list);
+                         " policy, only under allowlist and open: " + list);
   }
 }
 
@@ -64,9 +64,9 @@ Status plan_network(const sandbox::Resolved& r, const Config& config, Supervisor
   c.inference_host = url.host;
   c.inference_port = url.port;
   c.gateway = std::move(in.gateway);
+  if (has_egress_proxy(r.network)) c.live_rules = std::move(in.live_rules);
   if (r.network == NetworkPolicy::kAllowlist) {
     c.allow = std::move(in.allow);
-    c.live_rules = std::move(in.live_rules);
     if (c.allow.empty() && c.live_rules.empty())
       plan.notes.push_back("network policy allowlist with an empty network.allow: only the endpoint");
   }

@@ -643,6 +643,45 @@ TEST(NetProxy, AReplacedListCutsWhatItNoLongerAllowsAndAllowsWhatItAdds) {
   EXPECT_TRUE(proxy.stop().ok());
 }
 
+// Under `open` the live rules apply too: a deny cuts an open tunnel to the name and refuses the next one
+// (every other name still passes), and an allow of name:port opens a port beyond open's (issue 34).
+TEST(NetProxy, UnderOpenADenyCutsAndRefusesTheNameAndAnAllowOpensAPort) {
+  EchoServer echo;
+  std::string target = "127.0.0.1:" + std::to_string(echo.port());
+  auto channel = open_policy_channel();
+  ASSERT_TRUE(channel.ok());
+  ProxyConfig config;
+  config.allow_any = true;
+  config.address_check = allow_test_server(echo.port());
+  config.policy_fd = channel->proxy_end.get();
+  ProxyUnderTest proxy(std::move(config));
+  std::string connect = "CONNECT " + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  EXPECT_NE(answer_body(proxy.ask(connect)).find("port " + std::to_string(echo.port()) + " is not open"),
+            std::string::npos);
+
+  ASSERT_EQ(*send_policy(channel->supervisor_end.get(), {target}, {}, 2s), 0u);
+  UniqueFd open_tunnel = connect_loopback(proxy.port());
+  ASSERT_TRUE(send_text(open_tunnel.get(), connect));
+  EXPECT_EQ(read_until(open_tunnel.get(), "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
+
+  auto cut = send_policy(channel->supervisor_end.get(), {}, {"127.0.0.1"}, 2s);
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  EXPECT_EQ(*cut, 1u);
+  EXPECT_EQ(read_until_eof(open_tunnel.get()), "");
+  EXPECT_EQ(answer_body(proxy.ask(connect)), "tnk: 127.0.0.1 is denied to this sandbox (tnk sandbox deny 127.0.0.1)\n");
+  // Another name on an open port still reaches the address check (which refuses it here).
+  EXPECT_NE(answer_body(proxy.ask("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n")).find("host-internal address"),
+            std::string::npos);
+  auto events = proxy.events(4);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].reason, "port not open");
+  EXPECT_EQ(events[1].rule, target);
+  EXPECT_EQ(events[1].reason, "cut: the policy no longer allows it");
+  EXPECT_EQ(events[2].reason, "denied (127.0.0.1)");
+  EXPECT_EQ(events[3].reason, "host-internal address (private)");
+  EXPECT_TRUE(proxy.stop().ok());
+}
+
 TEST(NetProxy, BrokenListenerIsAnError) {
   ProxyConfig config;
   auto status = serve_proxy(-1, config);

@@ -92,23 +92,26 @@ TEST(SupervisorPlan, AllowlistGetsTheExpandedListAndAnEmptyOneIsNoted) {
 
 // Issue 34: the stored rules of `tnk sandbox allow`/`deny` reach the supervisor under allowlist, and the
 // start names them; under another policy they are named as not applied, and the supervisor gets none.
-TEST(SupervisorPlan, LiveRulesApplyUnderAllowlistOnlyAndTheStartNamesThem) {
+TEST(SupervisorPlan, LiveRulesApplyUnderThePoliciesWithAProxyAndTheStartNamesThem) {
   SupervisorInputs in = inputs();
   in.live_rules = {{net::RuleAction::kAllow, "extra.example.org:8443", 1, std::nullopt, "alice"},
                    {net::RuleAction::kDeny, "github.com", 1, std::nullopt, "alice"}};
-  sandbox::Resolved allowlist = resolved(NetworkPolicy::kAllowlist);
-  auto plan = plan_supervisor(allowlist, record_of(allowlist, BackendKind::kNs), config(), in);
-  ASSERT_TRUE(plan.ok()) << plan.error().message;
-  EXPECT_EQ(plan->config.live_rules, in.live_rules);
-  EXPECT_EQ(plan->notes, std::vector<std::string>{"extra network rules (tnk sandbox allow/deny) apply: allow "
-                                                  "extra.example.org:8443, deny github.com"});
-  sandbox::Resolved open = resolved(NetworkPolicy::kOpen);
-  auto kept = plan_supervisor(open, record_of(open, BackendKind::kNs), config(), in);
+  for (NetworkPolicy policy : {NetworkPolicy::kAllowlist, NetworkPolicy::kOpen}) {
+    sandbox::Resolved r = resolved(policy);
+    auto plan = plan_supervisor(r, record_of(r, BackendKind::kNs), config(), in);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(plan->config.live_rules, in.live_rules) << to_string(policy);
+    EXPECT_EQ(plan->notes, std::vector<std::string>{"extra network rules (tnk sandbox allow/deny) apply: allow "
+                                                    "extra.example.org:8443, deny github.com"});
+  }
+  sandbox::Resolved inference = resolved(NetworkPolicy::kInference);
+  auto kept = plan_supervisor(inference, record_of(inference, BackendKind::kNs), config(), in);
   ASSERT_TRUE(kept.ok());
   EXPECT_TRUE(kept->config.live_rules.empty());
   ASSERT_EQ(kept->notes.size(), 1u);
-  EXPECT_EQ(kept->notes[0].rfind("extra network rules (tnk sandbox allow/deny) do not apply under the open policy", 0),
-            0u);
+  EXPECT_EQ(
+      kept->notes[0].rfind("extra network rules (tnk sandbox allow/deny) do not apply under the inference policy", 0),
+      0u);
 }
 
 // Issue 34 item 3: network.allow under a policy that would drop or widen it refuses the start, naming it.
