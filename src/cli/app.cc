@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/command_tree.h"
@@ -20,6 +24,14 @@ bool use_color(const Env& env, bool tty) {
   if (env.get("CLICOLOR") == "0" || env.get("TERM") == "dumb") return false;
   return tty;
 }
+
+namespace {
+
+std::vector<std::string> after_dashes;  // run_command sets it once, before any verb runs
+
+}  // namespace
+
+const std::vector<std::string>& words_after_dashes() { return after_dashes; }
 
 namespace {
 
@@ -94,6 +106,8 @@ namespace {
 int run_command(int argc, char** argv, GlobalOptions& global) {
   Terminal terminal{::isatty(STDIN_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1, ::isatty(STDERR_FILENO) == 1};
   Env env = Env::from_process();
+  char** dashes = std::find(argv + 1, argv + argc, std::string_view("--"));
+  if (dashes != argv + argc) after_dashes.assign(dashes + 1, argv + argc);
   bool color = use_color(env, terminal.stderr_tty);
 
   // Asked by scripts and package checks, often: answered before any of the tree is built.

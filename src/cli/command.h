@@ -73,6 +73,11 @@ bool use_color(const Env& env, bool tty);
 
 void describe(CLI::App& command, const std::string& explanation, const std::string& example);
 
+// The words after the first `--` of this process's command line, exactly as typed: the program `exec`
+// runs. CLI11 reads a list option's "[a,b]" as two values and "[ x ]" as " x ", which the arguments
+// of a program must never be.
+const std::vector<std::string>& words_after_dashes();
+
 // "tnk sandbox start": the command's words from the root down.
 std::string command_path(const CLI::App& command);
 

@@ -154,3 +154,18 @@ def test_env_flag_before_double_dash_keeps_argv_whole(any_sandbox):
     result = any_sandbox.run("sandbox", "exec", "-e", "A=one", "-e", "B=two", "--", "sh", "-c", 'echo "$A $B"')
     assert result.returncode == 0, result.stderr
     assert result.stdout == "one two\n"
+
+
+def test_argv_reaches_the_program_byte_for_byte(any_sandbox):
+    """Every word after `--` arrives as typed. CLI11 read a bracketed word in a list as a list of its own:
+    `[a,b]` became two words, `[ x ]` lost its brackets, `[]` vanished (seen failing before: a shell test
+    `[ -e f ]` or a JSON array passed to a program broke)."""
+    words = ["[ x ]", "[a,b]", '["json", 1]', "[]", "", "a[1]", "[x", "x]", "--", "-e", "--root", "tab\there",
+             "line\nbreak", "ünïcode"]
+    result = any_sandbox.run("sandbox", "exec", "--", "printf", "<%s>\\n", *words)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "".join(f"<{w}>\n" for w in words)
+    test = any_sandbox.run("sandbox", "exec", "--", "sh", "-c", '[ -d "$1" ] && echo yes', "-", "/workspace")
+    assert test.stdout == "yes\n", test.stderr
+    empty = any_sandbox.run("sandbox", "exec", "--")
+    assert empty.returncode == 64 and "needs the program to run" in empty.stderr, empty.stderr
