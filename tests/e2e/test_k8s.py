@@ -75,6 +75,8 @@ def test_json_is_a_list_of_the_same_objects(initialized):
     listing = json.loads(result.stdout)
     assert (listing["apiVersion"], listing["kind"]) == ("v1", "List")
     assert listing["items"] == as_yaml
+    lines = dry_run(initialized, "-o", "ndjson").stdout.splitlines()
+    assert [json.loads(line) for line in lines] == as_yaml
     assert dry_run(initialized).stdout == dry_run(initialized, "-o", "yaml").stdout  # text is the same stream
 
 

@@ -39,7 +39,7 @@ class K8sBackend final : public sandbox::Backend {
     plan.profile = r.profile;
     plan.state = state::to_string(r.state);
     plan.objects = plan_objects(spec, cluster);
-    plan.network_limits = plan_notes(spec, cluster);
+    plan.network_limits = plan_notes(spec, cluster);  // what the cluster may not give, policy included
     return plan;
   }
   std::vector<std::string> network_limits(const sandbox::Resolved& r) const override {
