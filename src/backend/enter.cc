@@ -86,7 +86,7 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
 
 Result<sandbox::StartPlan> start_plan(Context& ctx, const sandbox::ResolveOptions& options) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, options, true));
-  TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
+  TNK_ASSIGN_OR_RETURN(auto backend, open_planner(r.backend));
   return backend->start_plan(ctx, r);
 }
 

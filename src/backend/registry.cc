@@ -1,5 +1,6 @@
 #include "backend/registry.h"
 
+#include "backend/k8s/k8s_backend.h"
 #include "backend/lima/lifecycle.h"
 #include "core/phase_timer.h"
 #include "host/linux_backends.h"
@@ -21,9 +22,15 @@ Result<std::unique_ptr<sandbox::Backend>> open_backend(BackendKind kind) {
                         " backend is not part of this build of tnk (built with TNK_LINUX_BACKENDS=OFF)",
                     "use --backend lima (see `tnk doctor`), or build tnk on Linux with the default options");
 #endif
+    case BackendKind::kK8s: return failed(k8s::kNoRunner, k8s::kNoRunnerHint);
     case BackendKind::kAuto: break;
   }
   return failed("the backend 'auto' must be resolved to a backend before it is opened");
+}
+
+Result<std::unique_ptr<sandbox::Backend>> open_planner(BackendKind kind) {
+  if (kind == BackendKind::kK8s) return k8s::make_k8s_backend();
+  return open_backend(kind);
 }
 
 namespace {

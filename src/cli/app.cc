@@ -84,7 +84,7 @@ std::string command_path(const CLI::App& command) {
 
 constexpr std::string_view kExampleMark = "\n\nExample:\n  ";
 constexpr std::string_view kGlobalFlagsNote =
-    "\n\nGlobal flags: -q (quiet), -v (verbose), -o text|json|ndjson (output format).";
+    "\n\nGlobal flags: -q (quiet), -v (verbose), -o text|json|ndjson|yaml (output format).";
 
 void describe(CLI::App& command, const std::string& explanation, const std::string& example) {
   // The one-line description given to add_subcommand stays for the parent's listing.

@@ -89,9 +89,11 @@ void note_state(Context& ctx, bool running, size_t ignored_hidden) {
 // reviewer) and coloured unless NO_COLOR.
 Result<int> run_patch(Context& ctx, const backend::ReviewRequest& request) {
   if (ctx.out.machine()) {
-    return usage_error("--patch prints a unified diff, not " +
-                           std::string(ctx.out.format() == OutputFormat::kJson ? "JSON" : "NDJSON"),
-                       "drop -o, or drop --patch for the changes as JSON");
+    return usage_error(
+        "--patch prints a unified diff, not " + std::string(ctx.out.format() == OutputFormat::kJson   ? "JSON"
+                                                            : ctx.out.format() == OutputFormat::kYaml ? "YAML"
+                                                                                                      : "NDJSON"),
+        "drop -o, or drop --patch for the changes as JSON");
   }
   TNK_ASSIGN_OR_RETURN(backend::PatchReport report, backend::review_patch(ctx, request));
   note_state(ctx, report.running, report.ignored_hidden);

@@ -4,6 +4,7 @@
 #include "backend/enter.h"
 #include "cli/sandbox_verbs.h"
 #include "naming/naming.h"
+#include "output/yaml.h"
 
 namespace tnk::cli {
 namespace {
@@ -59,10 +60,35 @@ Result<int> enter(Context& ctx, const SessionFlags& flags, Verb verb) {
   return backend::enter(ctx, request);
 }
 
-// start -n: what start would do, changing nothing (for lima: the instance YAML and limactl commands).
+// A plan for a cluster (k8s): its objects, for `kubectl apply -f -`. Text and yaml print them as a YAML
+// stream whose comments say what the cluster may not give; json prints one `v1` List, ndjson an object a line.
+void show_objects(Context& ctx, const sandbox::StartPlan& plan) {
+  const auto& objects = *plan.objects;
+  switch (ctx.out.format()) {
+    case OutputFormat::kJson:
+      ctx.out.document(
+          {{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", nlohmann::json::object()}, {"items", objects}},
+          [](std::ostream&) {});
+      return;
+    case OutputFormat::kNdjson: ctx.out.list(objects, [](std::ostream&) {}); return;
+    case OutputFormat::kText:
+    case OutputFormat::kYaml: break;
+  }
+  std::vector<std::string> comments = {"dry run: sandbox " + plan.id + ", " + plan.backend + " backend, profile " +
+                                       plan.profile + " (docs/k8s-backend.md)"};
+  for (const auto& note : plan.network_limits) comments.push_back("note: " + note);
+  ctx.out.raw(to_yaml_stream(objects, comments));
+}
+
+// start -n: what start would do, changing nothing (for lima: the instance YAML and limactl commands; for
+// k8s: the objects).
 Result<int> show_start_plan(Context& ctx, const SessionFlags& flags) {
   TNK_ASSIGN_OR_RETURN(sandbox::StartPlan plan, backend::start_plan(ctx, flags.sandbox.resolve_options()));
-  ctx.out.document(sandbox::to_json(plan), [&](std::ostream& os) { sandbox::print_start_plan(os, plan); });
+  if (plan.objects) {
+    show_objects(ctx, plan);
+  } else {
+    ctx.out.document(sandbox::to_json(plan), [&](std::ostream& os) { sandbox::print_start_plan(os, plan); });
+  }
   return kExitOk;
 }
 
@@ -87,7 +113,8 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
                   "Run the profile's provisioning again even when its inputs are unchanged (ends the agent's "
                   "processes in a running sandbox first)");
   start->add_flag("-n,--dry-run", start_flags->dry_run,
-                  "Show what start would do (lima: its YAML and limactl commands)");
+                  "Show what start would do (lima: its YAML and limactl commands; k8s: the objects, for kubectl "
+                  "apply -f -)");
   table.add(start, [start_flags](Context& ctx) -> Result<int> {
     if (start_flags->dry_run) return show_start_plan(ctx, *start_flags);
     if (start_flags->enter_shell && !all_tty(ctx)) {

@@ -84,8 +84,8 @@ std::unique_ptr<CLI::App> make_root(GlobalOptions& global, CommandTable& table) 
   root->set_version_flag("-V,--version", "tnk " TNK_VERSION);
   root->add_flag("-q,--quiet", global.quiet, "Print only results and errors");
   root->add_flag("-v,--verbose", global.verbose, "Print more detail about what tnk does");
-  root->add_option("-o,--output", global.output, "Output format: text, json or ndjson")
-      ->check(CLI::IsMember({"text", "json", "ndjson"}));
+  root->add_option("-o,--output", global.output, "Output format: text, json, ndjson or yaml")
+      ->check(CLI::IsMember({"text", "json", "ndjson", "yaml"}));
   root->add_flag("--timings", global.timings, "Print where the command's time went, phase by phase (on stderr)");
   add_commands(*root, table);
   return root;

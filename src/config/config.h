@@ -48,7 +48,7 @@ struct Config {
   Setting<std::string> default_engine_bind_host{"127.0.0.1"};
 
   // Ours.
-  Setting<std::string> default_backend{"auto"};       // auto | vm | ns | lima
+  Setting<std::string> default_backend{"auto"};       // auto | vm | ns | lima | k8s
   Setting<std::optional<std::string>> inference_url;  // full URL; overrides http://<bind host>:<port>/v1
   Setting<std::optional<std::string>> model_name;
   Setting<std::optional<uint64_t>> context_window;
@@ -73,6 +73,16 @@ struct Config {
   Setting<uint64_t> inference_request_limit{32 << 20};            // bytes of a request's body the gateway takes
   Setting<uint64_t> inference_answer_limit{kGiB};                 // bytes of an answer it passes, then cuts
   Setting<std::map<std::string, std::string>> inference_aliases;  // [inference.aliases] name = "served model"
+
+  // [k8s]: the cluster the k8s backend plans for (docs/k8s-backend.md). Only a runner would use the first
+  // two; the plan reads the rest.
+  Setting<std::optional<std::string>> k8s_context;         // a context of the kubeconfig
+  Setting<std::optional<std::string>> k8s_kubeconfig;      // raw text as written
+  Setting<std::string> k8s_namespace{"default"};           // where every object goes
+  Setting<std::optional<std::string>> k8s_runtime_class;   // the agent pod's runtimeClassName (gVisor, Kata)
+  Setting<std::optional<std::string>> k8s_storage_class;   // of the home and working-copy claims
+  Setting<std::optional<std::string>> k8s_image_registry;  // where the per-fingerprint images live
+  Setting<unsigned> k8s_warm_pool{0};                      // SandboxWarmPool replicas per template; 0: none
 };
 
 // The configuration with no file and no environment: the defaults, with the paths filled in.

@@ -93,6 +93,32 @@ std::optional<std::string> parse_model_name(std::string_view text) {
 
 std::optional<NetworkPolicy> parse_network(std::string_view text) { return parse_network_policy(text); }
 
+std::optional<std::string> parse_k8s_label(std::string_view text) {
+  auto ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; };
+  if (text.empty() || text.size() > 63 || !std::all_of(text.begin(), text.end(), ok)) return std::nullopt;
+  if (text.front() == '-' || text.back() == '-') return std::nullopt;
+  return std::string(text);
+}
+
+std::optional<std::string> parse_k8s_subdomain(std::string_view text) {
+  if (text.empty() || text.size() > 253) return std::nullopt;
+  for (size_t start = 0; start <= text.size();) {
+    size_t dot = std::min(text.find('.', start), text.size());
+    if (!parse_k8s_label(text.substr(start, dot - start))) return std::nullopt;
+    start = dot + 1;
+  }
+  return std::string(text);
+}
+
+std::optional<std::string> parse_image_registry(std::string_view text) {
+  auto ok = [](char c) { return is_name_char(c) || c == '.' || c == ':' || c == '/'; };
+  if (text.empty() || text.find("://") != std::string_view::npos || text.front() == '/' || text.back() == '/' ||
+      !std::all_of(text.begin(), text.end(), ok)) {
+    return std::nullopt;
+  }
+  return std::string(text);
+}
+
 std::optional<std::string> parse_env_name(std::string_view text) {
   auto ok = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
   if (text.empty() || std::isdigit(static_cast<unsigned char>(text.front())) != 0) return std::nullopt;

@@ -150,7 +150,7 @@ void add_own_keys(std::vector<Key>& keys) {
   keys.push_back(row(
       {.name = "default_backend",
        .env = "TNK_BACKEND",
-       .expect = "one of auto, vm, ns, lima",
+       .expect = "one of auto, vm, ns, lima, k8s",
        .sample = Sample::kCommented,
        .sample_value = R"("auto")",
        .comment =
@@ -264,6 +264,25 @@ server at a time per sandbox; model names agents ask for, and the served model e
                      &Config::inference_aliases, Aliases{}));
 }
 
+// [k8s]: the k8s backend's cluster (docs/k8s-backend.md). Not in the template while the backend only plans.
+void add_k8s_keys(std::vector<Key>& keys) {
+  keys.push_back(row({.name = "k8s.context", .expect = "a non-empty string (a context of the kubeconfig)"},
+                     &Config::k8s_context, Text{parse_model_name}));
+  keys.push_back(row({.name = "k8s.kubeconfig", .expect = "a non-empty string (a file path)"}, &Config::k8s_kubeconfig,
+                     Text{parse_path_text}));
+  keys.push_back(row({.name = "k8s.namespace", .expect = "a Kubernetes namespace name ([a-z0-9-], at most 63)"},
+                     &Config::k8s_namespace, Text{parse_k8s_label}));
+  keys.push_back(row({.name = "k8s.runtime_class", .expect = "a RuntimeClass name (a DNS subdomain, lower case)"},
+                     &Config::k8s_runtime_class, Text{parse_k8s_subdomain}));
+  keys.push_back(row({.name = "k8s.storage_class", .expect = "a StorageClass name (a DNS subdomain, lower case)"},
+                     &Config::k8s_storage_class, Text{parse_k8s_subdomain}));
+  keys.push_back(row(
+      {.name = "k8s.image_registry", .expect = "a registry and path without a scheme (\"registry.example.com/team\")"},
+      &Config::k8s_image_registry, Text{parse_image_registry}));
+  keys.push_back(row({.name = "k8s.warm_pool", .expect = "an integer from 0 to 100 (warm sandboxes per profile)"},
+                     &Config::k8s_warm_pool, Integer<unsigned>{0, 100}));
+}
+
 }  // namespace
 
 const std::vector<Key>& keys() {
@@ -273,6 +292,7 @@ const std::vector<Key>& keys() {
     add_own_keys(all);
     add_sandbox_and_audit_keys(all);
     add_inference_keys(all);
+    add_k8s_keys(all);
     return all;
   }();
   return table;

@@ -5,7 +5,8 @@
 namespace tnk {
 
 std::optional<BackendKind> parse_backend_kind(std::string_view name) {
-  for (BackendKind kind : {BackendKind::kAuto, BackendKind::kVm, BackendKind::kNs, BackendKind::kLima}) {
+  for (BackendKind kind :
+       {BackendKind::kAuto, BackendKind::kVm, BackendKind::kNs, BackendKind::kLima, BackendKind::kK8s}) {
     if (name == to_string(kind)) return kind;
   }
   return std::nullopt;
@@ -24,6 +25,7 @@ const char* to_string(BackendKind kind) {
     case BackendKind::kVm: return "vm";
     case BackendKind::kNs: return "ns";
     case BackendKind::kLima: return "lima";
+    case BackendKind::kK8s: return "k8s";
   }
   return "auto";
 }

@@ -1,4 +1,4 @@
-// The backends by name: the one place that turns "auto", "vm", "ns" and "lima" (from tnk.toml,
+// The backends by name: the one place that turns "auto", "vm", "ns", "lima" and "k8s" (from tnk.toml,
 // TNK_DEFAULT_BACKEND, --backend and sandbox.json) into a BackendKind and back. Everything else
 // compares kinds, never strings.
 #pragma once
@@ -10,9 +10,9 @@
 
 namespace tnk {
 
-enum class BackendKind { kAuto, kVm, kNs, kLima };
+enum class BackendKind { kAuto, kVm, kNs, kLima, kK8s };
 
-inline constexpr const char* kBackendNames = "auto, vm, ns, lima";
+inline constexpr const char* kBackendNames = "auto, vm, ns, lima, k8s";
 
 std::optional<BackendKind> parse_backend_kind(std::string_view name);
 // The same, with a usage error that names the choices.

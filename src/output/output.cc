@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "core/terminal_text.h"
+#include "output/yaml.h"
 
 namespace tnk {
 
@@ -11,12 +12,15 @@ Result<OutputFormat> parse_output_format(std::string_view text) {
   if (text == "text") return OutputFormat::kText;
   if (text == "json") return OutputFormat::kJson;
   if (text == "ndjson") return OutputFormat::kNdjson;
-  return usage_error("unknown output format '" + std::string(text) + "'", "use one of: text, json, ndjson");
+  if (text == "yaml") return OutputFormat::kYaml;
+  return usage_error("unknown output format '" + std::string(text) + "'", "use one of: text, json, ndjson, yaml");
 }
 
 void Output::document(const nlohmann::json& doc, const TextRenderer& text) const {
   if (format_ == OutputFormat::kText) {
     text(*out_);
+  } else if (format_ == OutputFormat::kYaml) {
+    *out_ << "---\n" << to_yaml(doc);  // a document of its own: a stream of them (--watch) stays valid YAML
   } else {
     *out_ << doc.dump() << '\n';
   }
@@ -27,6 +31,7 @@ void Output::list(const nlohmann::json& items, const TextRenderer& text) const {
   switch (format_) {
     case OutputFormat::kText: text(*out_); break;
     case OutputFormat::kJson: *out_ << items.dump() << '\n'; break;
+    case OutputFormat::kYaml: *out_ << "---\n" << to_yaml(items); break;
     case OutputFormat::kNdjson:
       for (const auto& item : items) *out_ << item.dump() << '\n';
       break;

@@ -1,5 +1,5 @@
 // The only writer of stdout. Commands hand it data (nlohmann::json) plus a text renderer;
-// it prints one JSON document, one object per line (ndjson), or human text.
+// it prints one JSON document, one object per line (ndjson), the same as YAML, or human text.
 #pragma once
 
 #include <functional>
@@ -15,7 +15,7 @@
 
 namespace tnk {
 
-enum class OutputFormat { kText, kJson, kNdjson };
+enum class OutputFormat { kText, kJson, kNdjson, kYaml };
 
 Result<OutputFormat> parse_output_format(std::string_view text);
 
@@ -33,9 +33,10 @@ class Output {
   // `tnk sandbox pending --watch` then ends).
   bool writable() const;
 
-  // One report (inspect, config show, doctor): json = the document; ndjson = the same on one line.
+  // One report (inspect, config show, doctor): json = the document; ndjson = the same on one line; yaml =
+  // the same as one YAML document.
   void document(const nlohmann::json& doc, const TextRenderer& text) const;
-  // A listing (ls): json = one array; ndjson = one object per line; text = the renderer.
+  // A listing (ls): json = one array; ndjson = one object per line; yaml = one sequence; text = the renderer.
   void list(const nlohmann::json& items, const TextRenderer& text) const;
   // Plain text that only makes sense for humans (completion scripts, version); printed in every format.
   void raw(std::string_view text) const;

@@ -10,7 +10,8 @@ Result<std::unique_ptr<supervisor::Engine>> make_engine(const supervisor::Superv
     case BackendKind::kNs: return ns::make_ns_engine(config);
     case BackendKind::kVm: return vm::make_vm_engine(config);
     case BackendKind::kAuto:
-    case BackendKind::kLima: break;
+    case BackendKind::kLima:
+    case BackendKind::kK8s: break;
   }
   return failed(std::string("the supervisor cannot run a '") + to_string(config.backend) + "' sandbox");
 }

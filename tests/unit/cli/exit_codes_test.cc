@@ -82,7 +82,7 @@ TEST_F(CliExitCodes, HelpAndVersionSucceed) {
 TEST_F(CliExitCodes, ParseErrorsAreUsageErrors) {
   EXPECT_EQ(run_tnk({"--no-such-flag"}), 64);
   EXPECT_EQ(run_tnk({"no-such-command"}), 64);
-  EXPECT_EQ(run_tnk({"-o", "yaml", "version"}), 64);
+  EXPECT_EQ(run_tnk({"-o", "xml", "version"}), 64);
   EXPECT_EQ(run_tnk({"sandbox", "exec"}), 64);           // ARGV is required
   EXPECT_EQ(run_tnk({"completion", "powershell"}), 64);  // not one of ours
   EXPECT_EQ(run_tnk({"shutdown", "--timeout", "soon"}), 64);

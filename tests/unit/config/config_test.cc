@@ -127,7 +127,7 @@ TEST_F(ConfigTest, WrongTypeOrValueNamesFileLineColumn) {
       {"server_port = 70000\n", "1:15: key 'server_port' must be an integer from 1 to 65535"},
       {"server_port = 0\n", "1:15: key 'server_port' must be an integer from 1 to 65535"},
       {"workspace_root = 3\n", "1:18: key 'workspace_root' must be a non-empty string (a directory path)"},
-      {"default_backend = \"docker\"\n", "1:19: key 'default_backend' must be one of auto, vm, ns, lima"},
+      {"default_backend = \"docker\"\n", "1:19: key 'default_backend' must be one of auto, vm, ns, lima, k8s"},
       {"default_network = \"wide\"\n",
        "1:19: key 'default_network' must be one of none, inference, allowlist, open (or the original's restricted)"},
       {"default_engine_runtime = \"ll ama\"\n",

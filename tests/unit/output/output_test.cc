@@ -27,21 +27,22 @@ class OutputTest : public ::testing::Test {
   int rendered_ = 0;
 };
 
-TEST(OutputFormatParse, AcceptsTheThreeNames) {
+TEST(OutputFormatParse, AcceptsTheFourNames) {
   EXPECT_EQ(*parse_output_format("text"), OutputFormat::kText);
   EXPECT_EQ(*parse_output_format("json"), OutputFormat::kJson);
   EXPECT_EQ(*parse_output_format("ndjson"), OutputFormat::kNdjson);
+  EXPECT_EQ(*parse_output_format("yaml"), OutputFormat::kYaml);
 }
 
 TEST(OutputFormatParse, RefusesAnythingElse) {
-  for (const char* name : {"yaml", "JSON", "", "json "}) {
+  for (const char* name : {"xml", "JSON", "", "json "}) {
     auto format = parse_output_format(name);
     ASSERT_FALSE(format.ok()) << name;
     EXPECT_EQ(format.error().kind, ErrorKind::kUsage);
   }
-  auto format = parse_output_format("yaml");
-  EXPECT_EQ(format.error().message, "unknown output format 'yaml'");
-  EXPECT_EQ(format.error().hint, "use one of: text, json, ndjson");
+  auto format = parse_output_format("xml");
+  EXPECT_EQ(format.error().message, "unknown output format 'xml'");
+  EXPECT_EQ(format.error().hint, "use one of: text, json, ndjson, yaml");
 }
 
 TEST_F(OutputTest, DocumentAsText) {
@@ -63,6 +64,15 @@ TEST_F(OutputTest, DocumentAsNdjsonIsTheSameOnOneLine) {
   make(OutputFormat::kNdjson).document(kDoc, text("sandbox tnk-demo\n"));
   EXPECT_EQ(out_.str(), R"({"id":"tnk-demo","network":{"policy":"inference"}})"
                         "\n");
+  EXPECT_EQ(rendered_, 0);
+}
+
+TEST_F(OutputTest, DocumentAndListAsYamlAreOneYamlDocumentEach) {
+  make(OutputFormat::kYaml).document(kDoc, text("sandbox tnk-demo\n"));
+  make(OutputFormat::kYaml).list(kItems, text("tnk-a\n"));
+  EXPECT_EQ(out_.str(),
+            "---\nid: tnk-demo\nnetwork:\n  policy: inference\n"
+            "---\n- id: tnk-a\n- id: tnk-b\n  state: running\n");
   EXPECT_EQ(rendered_, 0);
 }
 

@@ -167,7 +167,7 @@ TEST_F(SandboxTest, ResolveUnknownBackendFlagIsUsageError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::kUsage);
   EXPECT_EQ(r.error().message, "unknown backend 'docker'");
-  EXPECT_EQ(r.error().hint, "use one of: auto, vm, ns, lima");
+  EXPECT_EQ(r.error().hint, "use one of: auto, vm, ns, lima, k8s");
 }
 
 TEST_F(SandboxTest, ResolveAutoBackendIsTheHostsChoice) {
