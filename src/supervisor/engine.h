@@ -46,6 +46,12 @@ class Engine {
   virtual std::string relay_host() const { return "127.0.0.1"; }
   // A listener reached from inside the sandbox at relay_host():port, for relays run by the supervisor.
   virtual Result<UniqueFd> listen_inside(uint16_t port) = 0;
+  // A unix socket listening at `path` inside the sandbox, open to its every user (the SSH agent's,
+  // supervisor/ssh_agent_relay.h). An engine that cannot make one says so.
+  virtual Result<UniqueFd> listen_unix_inside(const std::string& path) {
+    return failed("this backend cannot serve a unix socket inside the sandbox (" + path + ")",
+                  "SSH routes need the ns backend for now (docs/network.md, \"SSH routes\")");
+  }
   // Called in a forked, single-threaded child before connect_inside() (a port forward's relay, the
   // proxy health check): ns joins the sandbox's network namespace, vm the one QEMU runs in.
   virtual Status enter_network() = 0;
