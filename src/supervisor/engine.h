@@ -46,11 +46,11 @@ class Engine {
   virtual std::string relay_host() const { return "127.0.0.1"; }
   // A listener reached from inside the sandbox at relay_host():port, for relays run by the supervisor.
   virtual Result<UniqueFd> listen_inside(uint16_t port) = 0;
-  // A unix socket listening at `path` inside the sandbox, open to its every user (the SSH agent's,
-  // supervisor/ssh_agent_relay.h). An engine that cannot make one says so.
-  virtual Result<UniqueFd> listen_unix_inside(const std::string& path) {
-    return failed("this backend cannot serve a unix socket inside the sandbox (" + path + ")",
-                  "SSH routes need the ns backend for now (docs/network.md, \"SSH routes\")");
+  // A listener for what sessions send to the unix socket `path` inside the sandbox, open to its every user
+  // (the SSH agent's, supervisor/ssh_agent_relay.h). By default one at relay_host():`relay_port`, to which
+  // the guest agent relays its own socket at `path` (vm: guest/bridge.h); ns makes the socket itself.
+  virtual Result<UniqueFd> listen_unix_inside(const std::string& /*path*/, uint16_t relay_port) {
+    return listen_inside(relay_port);
   }
   // Called in a forked, single-threaded child before connect_inside() (a port forward's relay, the
   // proxy health check): ns joins the sandbox's network namespace, vm the one QEMU runs in.

@@ -140,7 +140,7 @@ Status Network::start_route_gateway() {
 // When the config has SSH routes (the plan keeps them only under `allowlist` and `open`).
 Status Network::start_ssh_agent() {
   if (config_.ssh_routes.empty()) return ok_status();
-  TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_unix_inside(kSshAgentSocket));
+  TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_unix_inside(kSshAgentSocket, kSshAgentPort));
   TNK_ASSIGN_OR_RETURN(ssh_agent_,
                        supervisor::start_ssh_agent(std::move(listener), config_.ssh_agent, config_.ssh_routes,
                                                    {events_write_.get(), to_string(config_.network)}));

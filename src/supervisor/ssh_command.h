@@ -12,8 +12,10 @@
 
 namespace tnk::supervisor {
 
-// Where sessions find the SSH agent (SSH_AUTH_SOCK): /run is the sandbox's own tmpfs.
+// Where sessions find the SSH agent (SSH_AUTH_SOCK): /run is the sandbox's own tmpfs. A vm's guest agent
+// relays it to the relays' address at kSshAgentPort (agent/bridge.h has both too).
 inline constexpr const char* kSshAgentSocket = "/run/tnk/ssh-agent.sock";
+inline constexpr uint16_t kSshAgentPort = 3131;
 
 // The known_hosts line of a route: "host" on port 22, "[host]:port" on another, then its key.
 std::string ssh_known_hosts_line(const net::SshRoute& route);

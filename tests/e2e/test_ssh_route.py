@@ -6,7 +6,8 @@ SSH from inside works and its signature is an allowed ssh_sign record; a second 
 which the allow-list lets the sandbox reach but no route lists, gets no signature (refused, recorded); a
 signature outside any session (ssh-keygen -Y sign through the agent) is refused; the agent lists only the
 route's identity and refuses to remove keys; no file, environment or argument inside holds the private
-key. Without the route the same push fails. ns only: the vm backend has no agent socket yet."""
+key. Without the route the same push fails. Each on ns and vm, but the refused start without a host agent
+(decided before a backend runs), on ns."""
 import getpass
 import os
 import secrets
@@ -20,7 +21,7 @@ import pytest
 
 from conftest import require
 from net_harness import audit_records, free_port, wait_for_records
-from sandbox_harness import Sandbox, ns_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, any_tnk, ns_tnk  # noqa: F401 (fixtures)
 from secret_search import compile_secret_search, find_in_sandbox
 from test_live_policy import outside_address
 
@@ -133,10 +134,10 @@ def branch_exists(world, branch):
                           capture_output=True).returncode == 0
 
 
-def test_git_push_over_ssh_through_the_route_and_the_key_stays_on_the_host(ns_tnk, ssh_world):
+def test_git_push_over_ssh_through_the_route_and_the_key_stays_on_the_host(any_tnk, ssh_world):
     log = ssh_world.dir / "audit.ndjson"
-    configure(ns_tnk, ssh_world)
-    box = Sandbox(ns_tnk, ns_tnk.project("sshroute"))
+    configure(any_tnk, ssh_world)
+    box = Sandbox(any_tnk, any_tnk.project("sshroute"))
     box.start("--profile", "sshroute", "--audit-log", str(log))
 
     pushed = git_push(box, ssh_world.listed.url(str(ssh_world.repo)), "main")
@@ -162,14 +163,14 @@ def test_git_push_over_ssh_through_the_route_and_the_key_stays_on_the_host(ns_tn
     assert records[1]["allowed"] is False and records[1]["host"] == "", records
     assert records[1]["host_key"] == ssh_world.unlisted.host_fingerprint, records
     assert "not an SSH route's" in records[1]["reason"], records
-    verify = ns_tnk.run("audit", "verify", str(log))
+    verify = any_tnk.run("audit", "verify", str(log))
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
-def test_the_agent_inside_signs_nothing_else_and_no_private_key_is_inside(ns_tnk, ssh_world):
+def test_the_agent_inside_signs_nothing_else_and_no_private_key_is_inside(any_tnk, ssh_world):
     log = ssh_world.dir / "audit.ndjson"
-    configure(ns_tnk, ssh_world)
-    box = Sandbox(ns_tnk, ns_tnk.project("sshroute"))
+    configure(any_tnk, ssh_world)
+    box = Sandbox(any_tnk, any_tnk.project("sshroute"))
     compile_secret_search(box)
     box.start("--profile", "sshroute", "--audit-log", str(log))
 
@@ -201,9 +202,9 @@ def test_the_agent_inside_signs_nothing_else_and_no_private_key_is_inside(ns_tnk
     assert "SSH_AUTH_SOCK=/run/tnk/ssh-agent.sock" in env and "PRIVATE KEY" not in env, env
 
 
-def test_without_the_route_ssh_fails(ns_tnk, ssh_world):
-    configure(ns_tnk, ssh_world, route=False)
-    box = Sandbox(ns_tnk, ns_tnk.project("sshroute"))
+def test_without_the_route_ssh_fails(any_tnk, ssh_world):
+    configure(any_tnk, ssh_world, route=False)
+    box = Sandbox(any_tnk, any_tnk.project("sshroute"))
     box.start("--profile", "sshroute")
     assert box.exec("printenv", "SSH_AUTH_SOCK").returncode != 0
     pushed = git_push(box, ssh_world.listed.url(str(ssh_world.repo)), "noroute")
