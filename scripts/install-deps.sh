@@ -25,6 +25,9 @@ packages=(
   man-db bash-completion zsh fish
   # the network tests and bench/net.sh (a test host in its own network namespace, a private /etc/hosts)
   iproute2 util-linux curl
+  # the SSH route's tests: a stand-in OpenSSH server (their own sshd, never the system's service) and
+  # ssh, ssh-agent and ssh-keygen on the host
+  openssh-server openssh-client
   # fuzzing (scripts/fuzz.sh: clang's libFuzzer with ASan/UBSan)
   clang libclang-rt-14-dev
 )

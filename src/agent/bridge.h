@@ -18,6 +18,13 @@ namespace tnk::agent {
 inline constexpr uint16_t kBridgePort = 1023;
 inline constexpr std::size_t kBridgeMaxLine = 128;  // request and reply lines, with their '\n'
 
+// The SSH routes' agent in a vm (docs/network.md, "SSH routes"): tnk-agent listens on this unix socket
+// in the guest and relays each connection to the host relays' address at kSshAgentPort, where the
+// supervisor's tnk-ssh-agent listens when the sandbox has SSH routes (else the connection is refused).
+// The path is supervisor::kSshAgentSocket's, which sessions get as SSH_AUTH_SOCK.
+inline constexpr const char* kSshAgentSocket = "/run/tnk/ssh-agent.sock";
+inline constexpr uint16_t kSshAgentPort = 3131;
+
 struct BridgeTarget {
   std::string ip;  // IPv4 literal
   uint16_t port = 0;

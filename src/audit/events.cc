@@ -160,6 +160,17 @@ json route_request(const std::string& container_id, const RouteRecord& record) {
   return e;
 }
 
+json ssh_sign(const std::string& container_id, const SshSignRecord& record) {
+  json e = event("ssh_sign", container_id);
+  e["host"] = record.host;
+  e["host_key"] = record.host_key;
+  e["identity"] = record.identity;
+  e["policy"] = record.policy;
+  e["allowed"] = record.allowed;
+  if (!record.allowed) e["reason"] = record.reason;
+  return e;
+}
+
 json policy_change(const std::string& container_id, const PolicyChangeRecord& record) {
   json e = event("policy_change", container_id);
   e["action"] = record.action;

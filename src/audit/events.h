@@ -88,6 +88,18 @@ struct RouteRecord {
 };
 nlohmann::json route_request(const std::string& container_id, const RouteRecord& record);
 
+// One signature the sandbox asked of an SSH route's agent (docs/audit-format.md, ssh_sign). Fingerprints of
+// public keys only.
+struct SshSignRecord {
+  std::string host;      // the route's host:port the session was bound to; empty: none
+  std::string host_key;  // SHA256 fingerprint of the host key it was bound (or tried to bind) to
+  std::string identity;  // SHA256 fingerprint of the key asked to sign
+  std::string policy;    // the sandbox's network policy
+  bool allowed = false;
+  std::string reason;  // refused: why
+};
+nlohmann::json ssh_sign(const std::string& container_id, const SshSignRecord& record);
+
 // A change of a sandbox's network policy from the host (`tnk sandbox allow`, `deny`) or a rule's
 // expiry (docs/audit-format.md, policy_change).
 struct PolicyChangeRecord {

@@ -17,6 +17,7 @@
 #include "core/paths.h"
 #include "core/result.h"
 #include "net/policy.h"
+#include "net/ssh_agent_filter.h"
 
 namespace tnk {
 
@@ -64,6 +65,7 @@ struct Config {
   Setting<std::string> audit_dir;                    // default: Paths::default_audit_dir()
   std::filesystem::path audit_dir_path;              // expanded; always absolute
   std::vector<RouteSetting> routes;                  // [[routes]], in file order (config/routes.h)
+  std::vector<net::SshRoute> ssh_routes;             // [[ssh_routes]], in file order (docs/network.md)
 
   // [inference]: what the inference gateway adds (docs/config.md). The key itself is never held here:
   // read_api_key (config/api_key.h) reads it when a sandbox starts, from the variable or the file named.

@@ -98,6 +98,12 @@ struct Walk {
             [this](const toml::node& at, const std::string& what) { return node_error(config, at, what); }));
         continue;
       }
+      if (name == "ssh_routes" && prefix.empty()) {
+        TNK_RETURN_IF_ERROR(apply_ssh_routes(node, config, [this](const toml::node& at, const std::string& what) {
+          return node_error(config, at, what);
+        }));
+        continue;
+      }
       if (prefix.empty() && is_key_table(name)) {
         const auto* inner = node.as_table();
         if (inner == nullptr) return value_error(config, node, name, "a table");

@@ -61,4 +61,12 @@ bool valid_route_method(std::string_view method) {
 
 bool valid_route_path(std::string_view path) { return !net::path_refusal(path, true).has_value(); }
 
+bool valid_ssh_route_host(std::string_view host) {
+  if (host.empty() || host.size() > 253 || host.front() == '.' || host.front() == '-' || host.back() == '.') {
+    return false;
+  }
+  return std::all_of(host.begin(), host.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.'; });
+}
+
 }  // namespace tnk

@@ -29,6 +29,11 @@ struct RouteSetting {
 // The keys a [[routes]] table may hold, for messages.
 inline constexpr std::string_view kRouteKeys = "name, upstream, header, source, methods, paths, ca_file";
 
+// The keys an [[ssh_routes]] table may hold, for messages.
+inline constexpr std::string_view kSshRouteKeys = "host, port, host_key, identities";
+// An SSH route's host: a DNS name (letters, digits, '-', '.') or an IPv4 address; never a pattern.
+bool valid_ssh_route_host(std::string_view host);
+
 // Each checker returns what is wrong as the end of "key 'K' must be ...", or the value.
 // "https://host" or "https://host:port" (an optional "/" after it; no path, query or user info).
 Result<std::pair<std::string, uint16_t>> parse_route_upstream(std::string_view text);

@@ -1,4 +1,5 @@
-// Reads tnk.toml's [[routes]] array (toml++ is confined to config_file.cc and this). Internal to config/.
+// Reads tnk.toml's [[routes]] and [[ssh_routes]] arrays (toml++ is confined to config_file.cc and this). Internal to
+// config/.
 #pragma once
 
 #ifndef TOML_ASSERT
@@ -21,5 +22,8 @@ using TomlNodeError = std::function<Error(const toml::node& node, const std::str
 // load: a wrong or unknown key, a missing one, a name used twice.
 Status apply_routes(const toml::node& node, Config& config, const std::filesystem::path& home,
                     const TomlNodeError& error);
+
+// Appends each SSH route of `node` (the value of `ssh_routes`) to config.ssh_routes, checked as above.
+Status apply_ssh_routes(const toml::node& node, Config& config, const TomlNodeError& error);
 
 }  // namespace tnk::config

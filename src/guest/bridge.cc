@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -149,7 +151,61 @@ void serve_one(UniqueFd client, uint32_t relay_host) {
   }
 }
 
+// The SSH agent's bridge: each connection to the unix socket, relayed to the supervisor's agent.
+[[noreturn]] void serve_ssh_agent(uint32_t relay_host) {
+  ::prctl(PR_SET_NAME, "tnk-ssh-bridge");
+  ::signal(SIGPIPE, SIG_IGN);
+  const std::string path = agent::kSshAgentSocket;
+  sockaddr_un local{};
+  local.sun_family = AF_UNIX;
+  std::memcpy(local.sun_path, path.c_str(), path.size() + 1);
+  ::mkdir(path.substr(0, path.rfind('/')).c_str(), 0755);
+  ::unlink(path.c_str());
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!listener.valid() || ::bind(listener.get(), reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
+      ::chmod(path.c_str(), 0666) != 0 || ::listen(listener.get(), SOMAXCONN) != 0) {
+    bridge_log("cannot listen on " + path + ": " + std::strerror(errno));
+    ::_exit(1);
+  }
+  sockaddr_in relay{};
+  relay.sin_family = AF_INET;
+  relay.sin_port = htons(agent::kSshAgentPort);
+  relay.sin_addr.s_addr = htonl(relay_host);
+  std::atomic<int> connections{0};  // lives as long as the process: this never returns
+  for (;;) {
+    UniqueFd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!client.valid()) {
+      if (errno != EINTR && errno != ECONNABORTED) ::usleep(10000);
+      continue;
+    }
+    if (connections.load() >= kMaxConnections) continue;
+    ++connections;
+    int fd = client.release();
+    try {
+      std::thread([fd, relay, &connections] {
+        UniqueFd from(fd), to(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (to.valid() && ::connect(to.get(), reinterpret_cast<const sockaddr*>(&relay), sizeof relay) == 0) {
+          int a = from.get(), b = to.get();
+          std::thread up([a, b] { pump(a, b); });
+          pump(b, a);
+          up.join();
+        }
+        --connections;
+      }).detach();
+    } catch (const std::exception&) {
+      ::close(fd);
+      --connections;
+    }
+  }
+}
+
 }  // namespace
+
+pid_t start_ssh_agent_bridge(uint32_t relay_host) {
+  pid_t pid = ::fork();
+  if (pid == 0) serve_ssh_agent(relay_host);
+  return pid;
+}
 
 pid_t start_bridge(uint32_t address, uint32_t relay_host) {
   pid_t pid = ::fork();

@@ -102,13 +102,15 @@ void setup_network(const agent::BootParams& params) {
   ::close(sock);
 }
 
-// Port forwards and the proxy check reach the guest through it (guest/bridge.h); only with a NIC.
+// Port forwards and the proxy check reach the guest through it (guest/bridge.h), and sessions the SSH
+// routes' agent; only with a NIC.
 void start_connect_bridge(const agent::BootParams& params) {
   auto address = params.ip.empty() ? Result<agent::Ipv4Prefix>(failed("no NIC")) : agent::parse_ipv4_prefix(params.ip);
   if (!address) return;
   in_addr relay_host{};
   ::inet_pton(AF_INET, params.host.c_str(), &relay_host);  // checked by parse_boot_params
   if (start_bridge(address->address, ntohl(relay_host.s_addr)) < 0) say("cannot start the connect bridge");
+  if (start_ssh_agent_bridge(ntohl(relay_host.s_addr)) < 0) say("cannot start the SSH agent's bridge");
 }
 
 // A file the agent writes at every boot (/etc/hosts, /etc/resolv.conf): left alone when it already

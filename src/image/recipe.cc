@@ -17,8 +17,9 @@ namespace {
 // agent user installs packages during provisioning; xz-utils: .tar.xz release archives; netbase:
 // /etc/services and /etc/protocols, which getaddrinfo-based tools expect. No locales package:
 // glibc's built-in C.UTF-8 covers LANG=C.UTF-8.
-const std::vector<std::string> kPackages = {"bash",    "ca-certificates", "curl",    "git",  "gzip", "less",
-                                            "netbase", "procps",          "ripgrep", "sudo", "tar",  "xz-utils"};
+const std::vector<std::string> kPackages = {"bash",    "ca-certificates", "curl",   "git",     "gzip", "less",
+                                            "netbase", "openssh-client",  "procps", "ripgrep", "sudo", "tar",
+                                            "xz-utils"};
 
 // Documentation, manual pages and translations are about a fifth of the tree and nothing in a
 // sandbox reads them (there is no man-db). Kept in the image's dpkg config, so packages installed

@@ -1,5 +1,7 @@
 #include "supervisor/config.h"
 
+#include "net/ssh_wire.h"
+
 namespace tnk::supervisor {
 
 nlohmann::json to_json(const SupervisorConfig& config) {
@@ -39,6 +41,13 @@ nlohmann::json to_json(const SupervisorConfig& config) {
                               {"secrets", r.secrets}});
   }
   json["git_routes"] = config.git_routes;
+  for (const net::SshRoute& r : config.ssh_routes) {  // keys (public ones) in base64, as .pub files hold them
+    nlohmann::json identities = nlohmann::json::array();
+    for (const std::string& key : r.identities) identities.push_back(net::base64_encode(key));
+    json["ssh_routes"].push_back(
+        {{"host", r.host}, {"port", r.port}, {"host_key", net::base64_encode(r.host_key)}, {"identities", identities}});
+  }
+  if (!config.ssh_agent.empty()) json["ssh_agent"] = config.ssh_agent.string();
   if (config.disk_bytes) json["disk_bytes"] = *config.disk_bytes;
   for (const PortForward& f : config.forwards) {
     json["forwards"].push_back({{"host_port", f.host_port}, {"guest_port", f.guest_port}});
@@ -82,6 +91,21 @@ Result<SupervisorConfig> config_from_json(const nlohmann::json& json) {
            r.at("header_value").get<std::string>(), r.at("secrets").get<std::vector<std::string>>()});
     }
     config.git_routes = json.value("git_routes", std::map<std::string, std::string>());
+    auto blob = [](const nlohmann::json& text) -> Result<std::string> {
+      auto decoded = net::base64_decode(text.get<std::string>());
+      if (!decoded) return failed("invalid supervisor config: a key of ssh_routes is not base64");
+      return *decoded;
+    };
+    for (const auto& r : json.value("ssh_routes", nlohmann::json::array())) {
+      net::SshRoute route{r.at("host").get<std::string>(), r.at("port").get<uint16_t>(), "", {}};
+      TNK_ASSIGN_OR_RETURN(route.host_key, blob(r.at("host_key")));
+      for (const auto& key : r.at("identities")) {
+        TNK_ASSIGN_OR_RETURN(std::string identity, blob(key));
+        route.identities.push_back(std::move(identity));
+      }
+      config.ssh_routes.push_back(std::move(route));
+    }
+    config.ssh_agent = json.value("ssh_agent", std::string());
     auto network = parse_network_policy(json.at("network").get<std::string>());
     if (!network) return failed("invalid supervisor config: unknown network policy " + json.at("network").dump());
     config.network = *network;

@@ -17,6 +17,7 @@
 #include "net/credential_route.h"
 #include "net/live_policy.h"
 #include "net/policy.h"
+#include "net/ssh_agent_filter.h"
 
 namespace tnk::supervisor {
 
@@ -63,6 +64,10 @@ struct SupervisorConfig {
   // gateway's key, only on the config pipe. git_routes: route name -> URL prefix git is pointed away from.
   std::vector<net::CredentialRoute> routes;
   std::map<std::string, std::string> git_routes;
+  // SSH routes (tnk.toml [[ssh_routes]]) and the host's agent they sign with (the starting command's
+  // SSH_AUTH_SOCK): the sandbox gets an agent socket that passes on only what the routes allow.
+  std::vector<net::SshRoute> ssh_routes;
+  std::filesystem::path ssh_agent;
   // vm only: what the guest boots (image/kernel_and_disk.h), the overlay's size, and the accelerator.
   std::filesystem::path vm_kernel;
   std::filesystem::path vm_base_disk;

@@ -46,6 +46,12 @@ class Engine {
   virtual std::string relay_host() const { return "127.0.0.1"; }
   // A listener reached from inside the sandbox at relay_host():port, for relays run by the supervisor.
   virtual Result<UniqueFd> listen_inside(uint16_t port) = 0;
+  // A listener for what sessions send to the unix socket `path` inside the sandbox, open to its every user
+  // (the SSH agent's, supervisor/ssh_agent_relay.h). By default one at relay_host():`relay_port`, to which
+  // the guest agent relays its own socket at `path` (vm: guest/bridge.h); ns makes the socket itself.
+  virtual Result<UniqueFd> listen_unix_inside(const std::string& /*path*/, uint16_t relay_port) {
+    return listen_inside(relay_port);
+  }
   // Called in a forked, single-threaded child before connect_inside() (a port forward's relay, the
   // proxy health check): ns joins the sandbox's network namespace, vm the one QEMU runs in.
   virtual Status enter_network() = 0;

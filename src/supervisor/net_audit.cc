@@ -5,6 +5,7 @@
 #include "audit/events.h"
 #include "core/json_fields.h"
 #include "supervisor/route_gateway.h"
+#include "supervisor/ssh_agent_relay.h"
 
 namespace tnk::supervisor {
 
@@ -41,7 +42,8 @@ std::string policy_of(const nlohmann::json& line) {
   return policy ? *policy : std::string();
 }
 
-// A relay line as its audit record: the route gateway's say "event": "route_request", the others are
+// A relay line as its audit record: the route gateway's say "event": "route_request", the SSH agent's
+// "ssh_sign", the others are
 // net/net_event.h's.
 nlohmann::json record_of(const std::string& id, const nlohmann::json& line) {
   auto kind = JsonFields(line, "a network event").optional_string("event");
@@ -50,6 +52,10 @@ nlohmann::json record_of(const std::string& id, const nlohmann::json& line) {
     audit::RouteRecord record{e.route,  e.method, e.path,     e.upstream,   policy_of(line), e.allowed,
                               e.status, e.reason, e.bytes_up, e.bytes_down, e.latency_ms};
     return audit::route_request(id, record);
+  }
+  if (kind && *kind == "ssh_sign") {
+    SshSignEvent e = ssh_sign_event_from_json(line);
+    return audit::ssh_sign(id, {e.host, e.host_key, e.identity, policy_of(line), e.allowed, e.reason});
   }
   net::NetEvent event = net::net_event_from_json(line);
   audit::NetRecord record{event.host, event.address, event.port,     policy_of(line),

@@ -23,6 +23,7 @@
 #include "net/proxy_credential.h"
 #include "supervisor/log_line.h"
 #include "supervisor/relays.h"
+#include "supervisor/ssh_command.h"
 
 namespace tnk::supervisor {
 namespace {
@@ -82,6 +83,7 @@ Status Network::start() {
   TNK_RETURN_IF_ERROR(start_forwarder());
   TNK_RETURN_IF_ERROR(start_policy_proxy());
   TNK_RETURN_IF_ERROR(start_route_gateway());
+  TNK_RETURN_IF_ERROR(start_ssh_agent());
   for (const PortForward& forward : config_.forwards) {
     auto added = add_forward(forward);
     if (!added) return added.error().context("forwarding the manifest's port " + to_string(forward));
@@ -135,6 +137,16 @@ Status Network::start_route_gateway() {
   return ok_status();
 }
 
+// When the config has SSH routes (the plan keeps them only under `allowlist` and `open`).
+Status Network::start_ssh_agent() {
+  if (config_.ssh_routes.empty()) return ok_status();
+  TNK_ASSIGN_OR_RETURN(UniqueFd listener, engine_.listen_unix_inside(kSshAgentSocket, kSshAgentPort));
+  TNK_ASSIGN_OR_RETURN(ssh_agent_,
+                       supervisor::start_ssh_agent(std::move(listener), config_.ssh_agent, config_.ssh_routes,
+                                                   {events_write_.get(), to_string(config_.network)}));
+  return ok_status();
+}
+
 void Network::read_events() {
   char buffer[8192];
   for (;;) {
@@ -153,7 +165,9 @@ void Network::read_events() {
 }
 
 bool Network::owns(pid_t pid) const {
-  if (pid == forwarder_ || pid == proxy_ || pid == provision_proxy_ || pid == routes_) return true;
+  if (pid == forwarder_ || pid == proxy_ || pid == provision_proxy_ || pid == routes_ || pid == ssh_agent_) {
+    return true;
+  }
   for (const auto& [port, entry] : forwards_) {
     if (entry.second == pid) return true;
   }
@@ -168,17 +182,22 @@ void Network::relay_ended(pid_t pid) {
     forwards_.erase(it);
     break;
   }
-  bool forwarder = pid == forwarder_, proxy = pid == proxy_, routes = pid == routes_;
+  bool forwarder = pid == forwarder_, proxy = pid == proxy_, routes = pid == routes_, ssh = pid == ssh_agent_;
   if (forwarder) forwarder_ = 0;
   if (proxy) proxy_ = 0;
   if (routes) routes_ = 0;
-  if (stopping_ || !(forwarder || proxy || routes)) return;
+  if (ssh) ssh_agent_ = 0;
+  if (stopping_ || !(forwarder || proxy || routes || ssh)) return;
   log_line(std::string("the ") +
            (forwarder ? "inference forwarder"
             : proxy   ? "egress proxy"
-                      : "route gateway") +
+            : routes  ? "route gateway"
+                      : "ssh agent") +
            " ended; restarting it");
-  Status restarted = forwarder ? start_forwarder() : proxy ? start_policy_proxy() : start_route_gateway();
+  Status restarted = forwarder ? start_forwarder()
+                     : proxy   ? start_policy_proxy()
+                     : routes  ? start_route_gateway()
+                               : start_ssh_agent();
   if (!restarted.ok()) log_line("cannot restart it: " + restarted.error().message);
 }
 
@@ -222,6 +241,10 @@ std::vector<std::string> Network::session_env(bool provisioning) const {
     for (const std::string& name : config_.gateway.token_env) env.push_back(name + "=" + inference_token_);
   }
   env.insert(env.end(), proxy.begin(), proxy.end());
+  if (!provisioning && ssh_agent_ != 0 && has_egress_proxy(config_.network)) {
+    env.push_back(std::string("SSH_AUTH_SOCK=") + kSshAgentSocket);
+    env.push_back("GIT_SSH_COMMAND=" + git_ssh_command(config_.ssh_routes, host, kProxyPort));
+  }
   return env;
 }
 
@@ -338,13 +361,13 @@ nlohmann::json Network::describe(bool ask) {
 
 void Network::stop() {
   stopping_ = true;
-  std::vector<pid_t> relays = {forwarder_, proxy_, provision_proxy_, routes_};
+  std::vector<pid_t> relays = {forwarder_, proxy_, provision_proxy_, routes_, ssh_agent_};
   for (const auto& [port, entry] : forwards_) relays.push_back(entry.second);
   for (pid_t pid : relays) {
     if (pid > 0) ::kill(pid, SIGTERM);
   }
   for (pid_t pid : relays) end_relay(pid);
-  forwarder_ = proxy_ = provision_proxy_ = routes_ = 0;
+  forwarder_ = proxy_ = provision_proxy_ = routes_ = ssh_agent_ = 0;
   forwards_.clear();
   read_events();
 }

@@ -1,6 +1,7 @@
 // A sandbox's network as its policy says (docs/network.md): the inference forwarder, the egress proxy
 // of `allowlist` and `open`, the provisioning proxy while provisioning runs, the port forwards, the
-// route gateway, the audit records of every decision they make (net_allow, net_deny, route_request), and
+// route gateway, the SSH routes' agent, the audit records of every decision they make (net_allow, net_deny,
+// route_request, ssh_sign), and
 // the refusals pending the host user's approval. Owned by the Server and, like it, single-threaded: the
 // relays are child processes, their decisions arrive as lines on one pipe.
 #pragma once
@@ -82,6 +83,7 @@ class Network {
   Status start_forwarder();
   Status start_policy_proxy();
   Status start_route_gateway();
+  Status start_ssh_agent();
   std::vector<std::string> routes_env() const;
   Result<pid_t> start_forward_relay(const PortForward& forward, UniqueFd listener);
   std::string ask_proxy(uint16_t port, bool* answers);
@@ -104,6 +106,7 @@ class Network {
   pid_t provision_proxy_ = 0;
   std::string inference_token_;  // what the gateway asks of a request before it adds the endpoint's key
   pid_t routes_ = 0;             // the route gateway, when tnk.toml has [[routes]]
+  pid_t ssh_agent_ = 0;          // the SSH agent, when the config has SSH routes
   std::string provision_token_;  // the running provisioning proxy's credential (password of user "tnk")
   int provisioning_sessions_ = 0;
   std::map<uint16_t, std::pair<PortForward, pid_t>> forwards_;  // by host port

@@ -1,10 +1,12 @@
-// OpenSSL for the credential routes' TLS (tls_upstream), loaded with dlopen when a route first needs it
+// OpenSSL for the credential routes' TLS (tls_upstream) and the SSH agent's host signature check
+// (ssh_host_signature), loaded with dlopen when a route first needs it
 // rather than linked into tnk. Linked in, its tables (about 350 KiB of pointers) were relocated at the
 // start of every tnk command, `tnk --version` included: a third of its page faults, for what only a
 // route's relay uses (docs/ns-backend.md, "The warm path").
 #pragma once
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -17,6 +19,8 @@ namespace tnk::supervisor {
 // clang-format off
 #define TNK_OPENSSL_FUNCTIONS(X)                                                                    \
   X(ERR_clear_error) X(ERR_error_string_n) X(ERR_get_error)                                         \
+  X(EVP_DigestVerify) X(EVP_DigestVerifyInit) X(EVP_MD_CTX_free) X(EVP_MD_CTX_new)                  \
+  X(EVP_PKEY_free) X(EVP_PKEY_new_raw_public_key)                                                   \
   X(SSL_CTX_ctrl) X(SSL_CTX_free) X(SSL_CTX_load_verify_locations) X(SSL_CTX_new)                   \
   X(SSL_CTX_set_default_verify_paths) X(SSL_CTX_set_options) X(SSL_CTX_set_verify)                  \
   X(SSL_connect) X(SSL_ctrl) X(SSL_free) X(SSL_get0_param) X(SSL_get_error) X(SSL_get_verify_result) \

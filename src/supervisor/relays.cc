@@ -3,16 +3,20 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "core/files.h"
 #include "supervisor/line_rate.h"
+#include "supervisor/openssl_library.h"
 #include "supervisor/relay_drops.h"
 
 namespace tnk::supervisor {
@@ -77,7 +81,45 @@ RouteEventSink route_event_sink(const RelayEvents& events) {
   };
 }
 
+// The SSH agent's lines: one ssh_sign each (fingerprints, never a key).
+SshSignSink ssh_sign_sink(const RelayEvents& events) {
+  return [write = decision_writer(events)](const SshSignEvent& event) {
+    write(to_json(event), "ssh signature for " + (event.host.empty() ? "an unlisted host" : event.host) + " with " +
+                              event.identity + ": " + (event.allowed ? "allowed" : "refused: " + event.reason));
+  };
+}
+
+// The host's agent, or an invalid fd (said on stderr) when it cannot be reached: the relay still
+// answers, refusing what it would have passed on.
+UniqueFd connect_host_agent(const std::filesystem::path& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const std::string& text = path.native();
+  if (fd.valid() && !text.empty() && text.size() < sizeof address.sun_path) {
+    std::memcpy(address.sun_path, text.c_str(), text.size() + 1);
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return fd;
+  }
+  std::fprintf(stderr, "tnk-supervisor: ssh agent: cannot connect to the host's agent at %s: %s\n", text.c_str(),
+               std::strerror(errno));
+  return UniqueFd();
+}
+
 }  // namespace
+
+Result<pid_t> start_ssh_agent(UniqueFd listener, const std::filesystem::path& upstream,
+                              const std::vector<net::SshRoute>& routes, const RelayEvents& events) {
+  int fd = listener.get();
+  return fork_relay("ssh agent", "tnk-ssh-agent",
+                    [&](int stop_fd, const std::optional<RelayAccount>& account) -> Status {
+                      UniqueFd host_agent = connect_host_agent(upstream);
+                      (void)openssl();  // loaded before the drop, as the route gateway's TLS is
+                      std::vector<int> keep = {fd, stop_fd, events.fd};
+                      if (host_agent.valid()) keep.push_back(host_agent.get());
+                      TNK_RETURN_IF_ERROR(drop_relay_privileges(keep, account));
+                      return serve_ssh_agent(fd, host_agent.get(), routes, stop_fd, ssh_sign_sink(events));
+                    });
+}
 
 Result<pid_t> start_route_gateway(UniqueFd listener, const std::vector<net::CredentialRoute>& routes,
                                   const RelayEvents& events) {

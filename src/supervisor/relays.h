@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "net/inference_forwarder.h"
 #include "net/proxy.h"
 #include "supervisor/route_gateway.h"
+#include "supervisor/ssh_agent_relay.h"
 
 namespace tnk::supervisor {
 
@@ -42,6 +44,12 @@ Result<pid_t> start_inference_forwarder(UniqueFd listener, const net::ForwardTar
 // each route's upstream with its credential (supervisor/route_gateway.h).
 Result<pid_t> start_route_gateway(UniqueFd listener, const std::vector<net::CredentialRoute>& routes,
                                   const RelayEvents& events);
+
+// The SSH agent of SSH routes (tnk-ssh-agent): serves `listener` (a unix socket inside the sandbox) and
+// passes what the routes allow to the host's agent at `upstream` (supervisor/ssh_agent_relay.h), which
+// it connects to before it drops its privileges.
+Result<pid_t> start_ssh_agent(UniqueFd listener, const std::filesystem::path& upstream,
+                              const std::vector<net::SshRoute>& routes, const RelayEvents& events);
 
 // A port forward: relays raw TCP from `listener` (on the host) to `target`. `enter` runs first in the
 // relay process: it moves into the sandbox's network there, its listener stays outside.

@@ -119,6 +119,10 @@ class NsEngine : public supervisor::Engine {
     if (!sandbox_) return failed("the sandbox is not running");
     return ns::listen_inside(*sandbox_, port);
   }
+  Result<UniqueFd> listen_unix_inside(const std::string& path, uint16_t /*relay_port*/) override {
+    if (!sandbox_) return failed("the sandbox is not running");
+    return ns::listen_unix_inside(*sandbox_, path);
+  }
   Status enter_network() override {
     if (!sandbox_) return failed("the sandbox is not running");
     return ns::enter_network(*sandbox_);

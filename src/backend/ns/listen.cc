@@ -1,5 +1,5 @@
 // The sandbox's network namespace from the supervisor's side: listening on 127.0.0.1 inside it
-// (linux/loopback_listener.h), and a relay moving into it.
+// (linux/loopback_listener.h), and a relay moving into it; and a unix socket in its mount namespace.
 #include <sched.h>
 #include <unistd.h>
 
@@ -25,6 +25,11 @@ Status enter_network(const Sandbox& sandbox) {
 Result<UniqueFd> listen_inside(const Sandbox& sandbox, uint16_t port) {
   return linux::listen_loopback_in(sandbox.namespaces.fd(kUserNs), sandbox.namespaces.fd(kNetNs), port,
                                    "inside the sandbox");
+}
+
+Result<UniqueFd> listen_unix_inside(const Sandbox& sandbox, const std::string& path) {
+  return linux::listen_unix_in(sandbox.namespaces.fd(kUserNs), sandbox.namespaces.fd(kMntNs), path,
+                               "inside the sandbox");
 }
 
 }  // namespace tnk::ns

@@ -142,6 +142,9 @@ Status remove_cgroups(const std::string& cgroup_name);
 // (linux::listen_loopback_in).
 Result<UniqueFd> listen_inside(const Sandbox& sandbox, uint16_t port);
 
+// A unix socket listening at `path` in the sandbox's mount namespace (linux::listen_unix_in).
+Result<UniqueFd> listen_unix_inside(const Sandbox& sandbox, const std::string& path);
+
 // Moves the calling process (single-threaded: a forked relay) into the sandbox's network namespace,
 // and nothing else of it: sockets it opened before stay where they were made. It joins the sandbox's
 // user namespace first (the network namespace belongs to it) without changing its ids.

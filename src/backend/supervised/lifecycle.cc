@@ -255,6 +255,7 @@ Result<SupervisorInputs> read_supervisor_inputs(Context& ctx, const Resolved& r,
   if (r.network != NetworkPolicy::kNone) {
     TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
     TNK_ASSIGN_OR_RETURN(out.routes, resolve_routes(*loaded, ctx.env, ctx.paths.home));
+    if (!loaded->ssh_routes.empty()) out.ssh_agent = ctx.env.get_nonempty("SSH_AUTH_SOCK").value_or("");
   }
   if (r.network == NetworkPolicy::kAllowlist) {
     auto allow = sandbox::expand_registries(r.manifest.allow_domains);

@@ -53,6 +53,30 @@ Status check_allow_enforceable(const sandbox::Resolved& r) {
                      "start it with --network allowlist, or remove network.allow from the manifest");
 }
 
+// tnk.toml's [[ssh_routes]] under `allowlist`, where each adds its host:port to the allow-list (the proxy
+// passes SSH to it and to nothing else), and `open` (whose ports the manifest chooses). They sign with the
+// host's agent, so a start without one (SSH_AUTH_SOCK) is refused.
+Status plan_ssh_routes(const sandbox::Resolved& r, const Config& config, SupervisorInputs& in, SupervisorPlan& plan) {
+  if (config.ssh_routes.empty()) return ok_status();
+  if (r.network != NetworkPolicy::kAllowlist && r.network != NetworkPolicy::kOpen) {
+    plan.notes.push_back("tnk.toml's [[ssh_routes]] apply under the allowlist and open policies only");
+    return ok_status();
+  }
+  if (in.ssh_agent.empty()) {
+    return usage_error("tnk.toml has [[ssh_routes]], but no SSH agent runs for them: SSH_AUTH_SOCK is not set",
+                       "start one (eval $(ssh-agent); ssh-add KEY) in the shell that runs tnk sandbox start");
+  }
+  supervisor::SupervisorConfig& c = plan.config;
+  c.ssh_routes = config.ssh_routes;
+  c.ssh_agent = in.ssh_agent;
+  if (r.network != NetworkPolicy::kAllowlist) return ok_status();
+  for (const net::SshRoute& route : config.ssh_routes) {
+    std::string entry = net::ssh_route_target(route);
+    if (std::find(c.allow.begin(), c.allow.end(), entry) == c.allow.end()) c.allow.push_back(entry);
+  }
+  return ok_status();
+}
+
 // The endpoint, the gateway, the allow-list and the routes: under `none`, none of them.
 Status plan_network(const sandbox::Resolved& r, const Config& config, SupervisorInputs& in, SupervisorPlan& plan) {
   supervisor::SupervisorConfig& c = plan.config;
@@ -70,6 +94,7 @@ Status plan_network(const sandbox::Resolved& r, const Config& config, Supervisor
     if (c.allow.empty() && c.live_rules.empty())
       plan.notes.push_back("network policy allowlist with an empty network.allow: only the endpoint");
   }
+  TNK_RETURN_IF_ERROR(plan_ssh_routes(r, config, in, plan));
   TNK_RETURN_IF_ERROR(check_git_routes(r, config, in.routes));
   c.routes = std::move(in.routes);
   c.git_routes = r.manifest.git_routes;

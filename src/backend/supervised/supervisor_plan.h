@@ -36,6 +36,7 @@ struct SupervisorInputs {
   std::vector<net::CredentialRoute> routes;  // tnk.toml's [[routes]], credentials read at this start
   std::vector<std::string> allow;            // network.allow, registries expanded (`allowlist` only)
   std::vector<net::LiveRule> live_rules;     // `tnk sandbox allow`/`deny`'s rules in force (sandbox/live_rules.h)
+  std::filesystem::path ssh_agent;           // the starting command's SSH_AUTH_SOCK, for [[ssh_routes]]
   bool review = false;                       // review mode, as choose_review decided
   std::optional<VmBoot> vm;                  // set for a vm sandbox
 };

@@ -4,11 +4,18 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <string_view>
 
 #include "net/dial.h"
 #include "net/socket_io.h"
+#include "supervisor/ssh_command.h"
 
 namespace tnk::vm {
+
+// The guest agent's SSH agent bridge (agent/bridge.h) and the supervisor's agent (supervisor/ssh_command.h)
+// must name the same socket and port.
+static_assert(std::string_view(agent::kSshAgentSocket) == supervisor::kSshAgentSocket);
+static_assert(agent::kSshAgentPort == supervisor::kSshAgentPort);
 
 Result<UniqueFd> bridge_connect(const std::string& bridge_host, uint16_t bridge_port, const agent::BridgeTarget& target,
                                 net::Clock::time_point deadline, int stop_fd) {

@@ -6,6 +6,7 @@
 #include "config/config_show.h"
 #include "config/route_source.h"
 #include "config_test_util.h"
+#include "net/ssh_wire.h"
 
 namespace tnk::testing_config {
 namespace {
@@ -170,6 +171,42 @@ TEST_F(RoutesTest, ConfigShowListsRoutesWithoutCredentials) {
   EXPECT_EQ(json["routes"][0]["header"], "Authorization");
   EXPECT_EQ(json.dump().find("tok-never-shown"), std::string::npos);
   EXPECT_EQ(text.find("tok-never-shown"), std::string::npos);
+}
+
+// [[ssh_routes]] (docs/network.md, "SSH routes"): keys as .pub lines, read into wire blobs.
+constexpr const char* kHostKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINdamAGCsQq31Uv+08lkBzoO4XLz2qYjJa8CGmj3B1Ea";
+
+TEST_F(RoutesTest, SshRoutesAreReadAndChecked) {
+  write_config(std::string("[[ssh_routes]]\nhost = \"Git.Example\"\nport = 2222\nhost_key = \"") + kHostKey +
+               "\"\nidentities = [\"" + kHostKey + " me@host\"]\n[[ssh_routes]]\nhost = \"192.0.2.7\"\nhost_key = \"" +
+               kHostKey + "\"\nidentities = [\"" + kHostKey + "\"]\n");
+  Config c = load_ok();
+  ASSERT_EQ(c.ssh_routes.size(), 2u);
+  EXPECT_EQ(c.ssh_routes[0].host, "git.example");
+  EXPECT_EQ(c.ssh_routes[0].port, 2222);
+  EXPECT_EQ(c.ssh_routes[1].port, 22);
+  EXPECT_EQ(net::ssh_blob_type(c.ssh_routes[0].host_key), "ssh-ed25519");
+  EXPECT_EQ(c.ssh_routes[0].identities, std::vector<std::string>{c.ssh_routes[0].host_key});
+
+  const std::string key = std::string("host_key = \"") + kHostKey + "\"\n";
+  const std::string ids = std::string("identities = [\"") + kHostKey + "\"]\n";
+  struct Case {
+    std::string text, expected;
+  } cases[] = {
+      {"host = \"*.example\"\n" + key + ids, "key 'ssh_routes.host' must be a host name or IPv4 address"},
+      {"host = \"h\"\nport = 0\n" + key + ids, "key 'ssh_routes.port' must be a port number (1-65535)"},
+      {"host = \"h\"\n" + ids, "the server's host key is needed"},
+      {"host = \"h\"\nhost_key = \"ssh-rsa AAAA\"\n" + ids, "key 'ssh_routes.host_key' must be a public key"},
+      {"host = \"h\"\n" + key, "key 'ssh_routes.identities' must be a non-empty list"},
+      {"host = \"h\"\n" + key + "identities = [\"nope\"]\n", "key 'ssh_routes.identities' must be a list"},
+      {"host = \"h\"\nuser = \"git\"\n" + key + ids, "unknown key 'ssh_routes.user'"},
+  };
+  for (const Case& c2 : cases) {
+    EXPECT_NE(load_error("[[ssh_routes]]\n" + c2.text).find(c2.expected), std::string::npos) << c2.text;
+  }
+  EXPECT_NE(load_error("[[ssh_routes]]\nhost = \"h\"\n" + key + ids + "[[ssh_routes]]\nhost = \"h\"\n" + key + ids)
+                .find("the SSH route h:22 is listed twice"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -165,5 +165,44 @@ TEST(SupervisorPlan, AGitRouteTnkTomlDoesNotDefineIsAUsageError) {
             "/home/alice/.config/tnk/tnk.toml does not define");
 }
 
+// Issue 34 item 4: [[ssh_routes]] reach the supervisor with the host's agent under allowlist (each adding
+// its host:port to the allow-list) and open; a start without an agent is refused; under inference they
+// are named as not applied.
+TEST(SupervisorPlan, SshRoutesGetTheHostsAgentAndTheirHostsOnTheAllowList) {
+  Config with_route = config();
+  with_route.ssh_routes = {{"git.example", 2222, "host key blob", {"identity blob"}}};
+  SupervisorInputs in = inputs();
+  in.ssh_agent = "/tmp/ssh-agent.sock";
+  sandbox::Resolved allowlist = resolved(NetworkPolicy::kAllowlist);
+  auto plan = plan_supervisor(allowlist, record_of(allowlist, BackendKind::kNs), with_route, in);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->config.allow, (std::vector<std::string>{"registry.example", "example.org", "git.example:2222"}));
+  EXPECT_EQ(plan->config.ssh_agent, "/tmp/ssh-agent.sock");
+  ASSERT_EQ(plan->config.ssh_routes.size(), 1u);
+  auto round_trip = supervisor::config_from_json(supervisor::to_json(plan->config));
+  ASSERT_TRUE(round_trip.ok()) << round_trip.error().message;
+  EXPECT_EQ(round_trip->ssh_routes.at(0).host_key, "host key blob");
+  EXPECT_EQ(round_trip->ssh_routes.at(0).identities, std::vector<std::string>{"identity blob"});
+
+  sandbox::Resolved open = resolved(NetworkPolicy::kOpen);
+  auto opened = plan_supervisor(open, record_of(open, BackendKind::kNs), with_route, in);
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ(opened->config.ssh_routes.size(), 1u);
+  EXPECT_TRUE(opened->config.allow.empty());
+
+  sandbox::Resolved inference = resolved(NetworkPolicy::kInference);
+  auto not_applied = plan_supervisor(inference, record_of(inference, BackendKind::kNs), with_route, in);
+  ASSERT_TRUE(not_applied.ok());
+  EXPECT_TRUE(not_applied->config.ssh_routes.empty());
+  EXPECT_EQ(not_applied->notes,
+            std::vector<std::string>{"tnk.toml's [[ssh_routes]] apply under the allowlist and open policies only"});
+
+  in.ssh_agent.clear();
+  auto no_agent = plan_supervisor(allowlist, record_of(allowlist, BackendKind::kNs), with_route, in);
+  ASSERT_FALSE(no_agent.ok());
+  EXPECT_EQ(no_agent.error().kind, ErrorKind::kUsage);
+  EXPECT_NE(no_agent.error().message.find("no SSH agent runs for them"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tnk::supervised
