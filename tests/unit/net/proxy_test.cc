@@ -605,6 +605,22 @@ TEST(NetProxy, NoFdLeakAfterManyConnections) {
   EXPECT_EQ(count_open_fds(), before);
 }
 
+// A tunnel the proxy opened for `connect` (a CONNECT head), held open.
+UniqueFd tunnel_through(ProxyUnderTest& proxy, const std::string& connect) {
+  UniqueFd tunnel = connect_loopback(proxy.port());
+  EXPECT_TRUE(send_text(tunnel.get(), connect));
+  EXPECT_EQ(read_until(tunnel.get(), "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
+  return tunnel;
+}
+
+// `deny 127.0.0.1` sent on the policy channel cuts `tunnel`, at once (not at the idle timeout).
+void expect_denied_and_cut(int supervisor_end, int tunnel) {
+  auto cut = send_policy(supervisor_end, {}, {"127.0.0.1"}, 2s);
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  EXPECT_EQ(*cut, 1u);
+  EXPECT_EQ(read_until_eof(tunnel), "");
+}
+
 // `tnk sandbox deny` and an expiry: a replaced list cuts the tunnels it no longer allows and refuses new
 // ones at once; `allow` lets them through again, without a restart (issue 34).
 TEST(NetProxy, AReplacedListCutsWhatItNoLongerAllowsAndAllowsWhatItAdds) {
@@ -618,14 +634,8 @@ TEST(NetProxy, AReplacedListCutsWhatItNoLongerAllowsAndAllowsWhatItAdds) {
   config.policy_fd = channel->proxy_end.get();
   ProxyUnderTest proxy(std::move(config));
   std::string connect = "CONNECT " + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
-  UniqueFd open_tunnel = connect_loopback(proxy.port());
-  ASSERT_TRUE(send_text(open_tunnel.get(), connect));
-  EXPECT_EQ(read_until(open_tunnel.get(), "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
-
-  auto cut = send_policy(channel->supervisor_end.get(), {}, {"127.0.0.1"}, 2s);
-  ASSERT_TRUE(cut.ok()) << cut.error().message;
-  EXPECT_EQ(*cut, 1u);
-  EXPECT_EQ(read_until_eof(open_tunnel.get()), "");  // cut, without waiting for the idle timeout
+  UniqueFd open_tunnel = tunnel_through(proxy, connect);
+  expect_denied_and_cut(channel->supervisor_end.get(), open_tunnel.get());
   auto events = proxy.events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_TRUE(events[0].allowed);
@@ -660,14 +670,8 @@ TEST(NetProxy, UnderOpenADenyCutsAndRefusesTheNameAndAnAllowOpensAPort) {
             std::string::npos);
 
   ASSERT_EQ(*send_policy(channel->supervisor_end.get(), {target}, {}, 2s), 0u);
-  UniqueFd open_tunnel = connect_loopback(proxy.port());
-  ASSERT_TRUE(send_text(open_tunnel.get(), connect));
-  EXPECT_EQ(read_until(open_tunnel.get(), "\r\n\r\n"), "HTTP/1.1 200 Connection established\r\n\r\n");
-
-  auto cut = send_policy(channel->supervisor_end.get(), {}, {"127.0.0.1"}, 2s);
-  ASSERT_TRUE(cut.ok()) << cut.error().message;
-  EXPECT_EQ(*cut, 1u);
-  EXPECT_EQ(read_until_eof(open_tunnel.get()), "");
+  UniqueFd open_tunnel = tunnel_through(proxy, connect);
+  expect_denied_and_cut(channel->supervisor_end.get(), open_tunnel.get());
   EXPECT_EQ(answer_body(proxy.ask(connect)), "tnk: 127.0.0.1 is denied to this sandbox (tnk sandbox deny 127.0.0.1)\n");
   // Another name on an open port still reaches the address check (which refuses it here).
   EXPECT_NE(answer_body(proxy.ask("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n")).find("host-internal address"),
