@@ -96,15 +96,20 @@ std::string canonical_text(const PolicyInForce& policy) {
   return text;
 }
 
-nlohmann::json policy_entries(const std::vector<std::string>& base, const std::vector<LiveRule>& rules) {
+nlohmann::json policy_entries(const std::vector<std::string>& base, const std::vector<LiveRule>& rules,
+                              const std::vector<std::string>& ssh_routes) {
   nlohmann::json out = nlohmann::json::array();
-  for (const std::string& entry : base) {
-    out.push_back({{"entry", entry},
-                   {"action", "allow"},
-                   {"source", "network.allow"},
-                   {"until", nullptr},
-                   {"enforced", "proxy: " + enforcement_text(entry, false)}});
-  }
+  auto add_allowed = [&](const std::vector<std::string>& entries, const char* source) {
+    for (const std::string& entry : entries) {
+      out.push_back({{"entry", entry},
+                     {"action", "allow"},
+                     {"source", source},
+                     {"until", nullptr},
+                     {"enforced", "proxy: " + enforcement_text(entry, false)}});
+    }
+  };
+  add_allowed(base, "network.allow");
+  add_allowed(ssh_routes, "[[ssh_routes]] of tnk.toml");
   for (const LiveRule& rule : rules) {
     bool deny = rule.action == RuleAction::kDeny;
     out.push_back({{"entry", rule.entry},

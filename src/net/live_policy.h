@@ -53,9 +53,11 @@ PolicyInForce policy_in_force(const std::string& policy, const std::vector<std::
 std::string canonical_text(const PolicyInForce& policy);
 
 // Every entry of a policy, what asked for it and how the proxy enforces it (item 3 of issue 34):
-// [{"entry", "action", "source": "network.allow" or "tnk sandbox allow (alice)", "until": null or when the
-// rule ends, "enforced": "proxy: name example.org, ports 80 and 443"}], the profile's first.
-nlohmann::json policy_entries(const std::vector<std::string>& base, const std::vector<LiveRule>& rules);
+// [{"entry", "action", "source": "network.allow", "[[ssh_routes]] of tnk.toml" or "tnk sandbox allow
+// (alice)", "until": null or when the rule ends, "enforced": "proxy: name example.org, ports 80 and 443"}],
+// the profile's first, then the SSH routes' host:port, then the rules.
+nlohmann::json policy_entries(const std::vector<std::string>& base, const std::vector<LiveRule>& rules,
+                              const std::vector<std::string>& ssh_routes = {});
 
 std::string to_string(RuleAction action);  // "allow", "deny"
 // "allow example.org (until 2026-12-06T12:00:00Z)"

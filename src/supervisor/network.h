@@ -88,6 +88,7 @@ class Network {
   Result<pid_t> start_forward_relay(const PortForward& forward, UniqueFd listener);
   std::string ask_proxy(uint16_t port, bool* answers);
   net::PolicyInForce in_force() const;
+  std::vector<std::string> ssh_route_entries() const;
   // Puts `rules` in force (the proxy's lists) and writes the policy_change record; returns the cut count.
   uint64_t apply_rules(std::vector<net::LiveRule> rules, const PolicyChange& change);
   // Keeps a relay line's refusal as pending when it is the policy proxy's and an allow rule would lift it.

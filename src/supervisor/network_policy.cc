@@ -16,6 +16,7 @@
 #include "core/json_fields.h"
 #include "net/net_event.h"
 #include "net/policy_channel.h"
+#include "net/ssh_agent_filter.h"
 #include "supervisor/log_line.h"
 #include "supervisor/network.h"
 
@@ -34,8 +35,20 @@ net::PolicyInForce Network::in_force() const {
   // kept, not applied. rules_ as held, not as the clock says: a rule is in force until expire_rules ends
   // it (and records that it did).
   bool applies = has_egress_proxy(config_.network);
-  return net::policy_in_force(to_string(config_.network), config_.allow,
-                              applies ? rules_ : std::vector<net::LiveRule>{}, std::numeric_limits<int64_t>::min());
+  std::vector<std::string> base = config_.allow;
+  for (const std::string& entry : ssh_route_entries()) {
+    if (std::find(base.begin(), base.end(), entry) == base.end()) base.push_back(entry);
+  }
+  return net::policy_in_force(to_string(config_.network), base, applies ? rules_ : std::vector<net::LiveRule>{},
+                              std::numeric_limits<int64_t>::min());
+}
+
+// Each SSH route's host:port: the proxy passes SSH to it, and to no other host (the plan gives a sandbox
+// routes only under allowlist and open).
+std::vector<std::string> Network::ssh_route_entries() const {
+  std::vector<std::string> entries;
+  for (const net::SshRoute& route : config_.ssh_routes) entries.push_back(net::ssh_route_target(route));
+  return entries;
 }
 
 uint64_t Network::apply_rules(std::vector<net::LiveRule> rules, const PolicyChange& change) {
@@ -114,7 +127,8 @@ nlohmann::json Network::describe_policy() const {
           {"deny", policy.deny},
           {"profile_allow", config_.allow},
           {"rules", net::to_json(rules_)},
-          {"entries", net::policy_entries(config_.allow, applies ? rules_ : std::vector<net::LiveRule>{})},
+          {"entries",
+           net::policy_entries(config_.allow, applies ? rules_ : std::vector<net::LiveRule>{}, ssh_route_entries())},
           {"running", true}};
 }
 

@@ -143,6 +143,11 @@ def test_git_push_over_ssh_through_the_route_and_the_key_stays_on_the_host(any_t
     pushed = git_push(box, ssh_world.listed.url(str(ssh_world.repo)), "main")
     assert pushed.returncode == 0, pushed.stdout + pushed.stderr
     assert branch_exists(ssh_world, "main"), "the push did not reach the server"
+    # What let SSH through, as `tnk sandbox policy` shows it: the route, not the profile.
+    target = f"{ssh_world.listed.address}:{ssh_world.listed.port}"
+    policy = any_tnk.json("sandbox", "policy", "-o", "json", cwd=box.project)
+    assert [e["source"] for e in policy["entries"] if e["entry"] == target] == ["[[ssh_routes]] of tnk.toml"], policy
+    assert target in policy["allow"] and target not in policy["profile_allow"], policy
     # The unlisted server, once the allow-list passes it (an address: a live rule), is reachable, but the
     # agent signs nothing for it.
     allowed = box.run("sandbox", "allow", f"{ssh_world.unlisted.address}:{ssh_world.unlisted.port}")

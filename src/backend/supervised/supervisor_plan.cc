@@ -53,8 +53,8 @@ Status check_allow_enforceable(const sandbox::Resolved& r) {
                      "start it with --network allowlist, or remove network.allow from the manifest");
 }
 
-// tnk.toml's [[ssh_routes]] under `allowlist`, where each adds its host:port to the allow-list (the proxy
-// passes SSH to it and to nothing else), and `open` (whose ports the manifest chooses). They sign with the
+// tnk.toml's [[ssh_routes]] under `allowlist` and `open`, where the supervisor adds each host:port to what
+// the proxy passes (supervisor/network_policy.cc: SSH to it and to no other host). They sign with the
 // host's agent, so a start without one (SSH_AUTH_SOCK) is refused.
 Status plan_ssh_routes(const sandbox::Resolved& r, const Config& config, SupervisorInputs& in, SupervisorPlan& plan) {
   if (config.ssh_routes.empty()) return ok_status();
@@ -69,11 +69,6 @@ Status plan_ssh_routes(const sandbox::Resolved& r, const Config& config, Supervi
   supervisor::SupervisorConfig& c = plan.config;
   c.ssh_routes = config.ssh_routes;
   c.ssh_agent = in.ssh_agent;
-  if (r.network != NetworkPolicy::kAllowlist) return ok_status();
-  for (const net::SshRoute& route : config.ssh_routes) {
-    std::string entry = net::ssh_route_target(route);
-    if (std::find(c.allow.begin(), c.allow.end(), entry) == c.allow.end()) c.allow.push_back(entry);
-  }
   return ok_status();
 }
 

@@ -168,7 +168,7 @@ TEST(SupervisorPlan, AGitRouteTnkTomlDoesNotDefineIsAUsageError) {
 // Issue 34 item 4: [[ssh_routes]] reach the supervisor with the host's agent under allowlist (each adding
 // its host:port to the allow-list) and open; a start without an agent is refused; under inference they
 // are named as not applied.
-TEST(SupervisorPlan, SshRoutesGetTheHostsAgentAndTheirHostsOnTheAllowList) {
+TEST(SupervisorPlan, SshRoutesGetTheHostsAgentUnderAllowlistAndOpen) {
   Config with_route = config();
   with_route.ssh_routes = {{"git.example", 2222, "host key blob", {"identity blob"}}};
   SupervisorInputs in = inputs();
@@ -176,7 +176,8 @@ TEST(SupervisorPlan, SshRoutesGetTheHostsAgentAndTheirHostsOnTheAllowList) {
   sandbox::Resolved allowlist = resolved(NetworkPolicy::kAllowlist);
   auto plan = plan_supervisor(allowlist, record_of(allowlist, BackendKind::kNs), with_route, in);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
-  EXPECT_EQ(plan->config.allow, (std::vector<std::string>{"registry.example", "example.org", "git.example:2222"}));
+  // The profile's allow-list stays the profile's: the supervisor adds the routes' hosts, with their source.
+  EXPECT_EQ(plan->config.allow, (std::vector<std::string>{"registry.example", "example.org"}));
   EXPECT_EQ(plan->config.ssh_agent, "/tmp/ssh-agent.sock");
   ASSERT_EQ(plan->config.ssh_routes.size(), 1u);
   auto round_trip = supervisor::config_from_json(supervisor::to_json(plan->config));
