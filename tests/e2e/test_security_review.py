@@ -543,6 +543,14 @@ def test_issue32_r3_h2_the_host_refuses_set_id_files_and_foreign_owners_whatever
     # The agent's own refusals stay as they were (the guest's filter): its chmod u+s fails too.
     assert box.sh("chmod 6755 /workspace/victim").returncode != 0
     assert set_id_or_foreign(project, owner) == []
+    # virtiofsd (and the process it serves from) runs as the owner, with no_new_privs and the set-id
+    # filter (Seccomp 2: filter mode), under which virtiofsd stacks its own.
+    (state,) = sorted((vm_tnk.state_dir / "sandboxes").iterdir())
+    supervisor = int((state / "supervisor.pid").read_text().split()[0])
+    table = process_table()
+    served = [p for v in children_named(supervisor, "virtiofsd", table) for p in [v, *descendants(v, table)]]
+    assert served and all(credentials(p).uids[0] == owner and credentials(p).no_new_privs == "1" and
+                          credentials(p).seccomp == "2" for p in served), {p: credentials(p) for p in served}
 
 
 # A wrapper in place of the guest's /usr/sbin/tnk-agent, as the review's: it leaves a mark on the guest's
