@@ -20,7 +20,7 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
       config.memory_bytes ? std::max<uint64_t>(*config.memory_bytes >> 20, kMinimumMemoryMib) : kDefaultMemoryMib;
   q.kernel = config.vm_kernel;
   q.root_disk = files.disk;
-  q.boot_disk = files.base_disk_link;
+  if (!facts.init_on_overlay) q.boot_disk = files.base_disk_link;
   q.qmp_socket = files.qmp_socket;
   q.qmp_events_socket = files.qmp_events_socket;
   q.agent_socket = files.agent_socket;
@@ -54,6 +54,7 @@ VmFiles vm_files(const std::filesystem::path& state_dir) {
   VmFiles f;
   f.disk = state_dir / state::kDiskFile;
   f.base_disk_link = state_dir / state::kBaseDiskLink;
+  f.boots_from_base = state_dir / state::kBootsFromBase;
   f.qmp_socket = state_dir / state::kQmpSocket;
   f.qmp_events_socket = state_dir / state::kQmpEventsSocket;
   f.agent_socket = state_dir / state::kAgentSocket;

@@ -63,7 +63,9 @@ std::string qemu_escape(const std::string& value) {
 
 Result<std::string> kernel_cmdline(const QemuConfig& config) {
   std::vector<std::pair<std::string, std::string>> params = {
-      {"console", "ttyS0"}, {"reboot", "t"}, {"panic", "-1"}, {"root", kBootDiskDevice}, {"rootfstype", "ext4"},
+      {"console", "ttyS0"},   {"reboot", "t"},
+      {"panic", "-1"},        {"root", config.boot_disk.empty() ? kRootDiskDevice : kBootDiskDevice},
+      {"rootfstype", "ext4"},
   };
   if (!config.kvm && config.tsc_khz > 0) params.emplace_back("tsc_early_khz", std::to_string(config.tsc_khz));
   if (!config.kvm) {
@@ -81,7 +83,7 @@ Result<std::string> kernel_cmdline(const QemuConfig& config) {
   params.emplace_back("init", config.init);
   std::string line = config.quiet ? "quiet" : "";
   auto append = [&line](const std::string& word) { line += (line.empty() ? "" : " ") + word; };
-  append("ro");
+  append(config.boot_disk.empty() ? "rw" : "ro");
   for (const auto& [key, value] : params) {  // an empty value: a flag
     TNK_RETURN_IF_ERROR(check_kernel_value(key, value));
     append(value.empty() ? key : key + "=" + value);
@@ -92,7 +94,7 @@ Result<std::string> kernel_cmdline(const QemuConfig& config) {
     TNK_RETURN_IF_ERROR(check_kernel_value("a tnk-agent parameter", field));
   }
   agent::BootParams agent = config.agent;
-  agent.root = kRootDiskDevice;
+  if (!config.boot_disk.empty()) agent.root = kRootDiskDevice;
   append(agent::boot_cmdline(agent));
   for (const auto& extra : config.extra_kernel_args) {
     TNK_RETURN_IF_ERROR(check_kernel_value("kernel argument", extra));
@@ -123,8 +125,8 @@ void add_accelerator(std::vector<std::string>& argv, bool kvm) {
 Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
   if (c.cpus < 1 || c.cpus > 255) return usage_error("a vm needs 1 to 255 cpus, not " + std::to_string(c.cpus));
   if (c.memory_mib < 64) return usage_error("a vm needs at least 64 MiB of memory");
-  if (c.kernel.empty() || c.root_disk.empty() || c.boot_disk.empty() || c.qmp_socket.empty() ||
-      c.agent_socket.empty() || c.serial_socket.empty()) {
+  if (c.kernel.empty() || c.root_disk.empty() || c.qmp_socket.empty() || c.agent_socket.empty() ||
+      c.serial_socket.empty()) {
     return usage_error("the QEMU configuration lacks a kernel, disk or socket path");
   }
   if (!c.host_forwards.empty() && !c.network) return usage_error("host forwards need the network");
@@ -179,7 +181,8 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
   // In this order: the guest names the first kRootDiskDevice, the second kBootDiskDevice.
   add(argv, {"-drive", drive + ",format=qcow2,if=none,cache=writeback,discard=unmap,detect-zeroes=unmap,werror=enospc",
              "-device", "virtio-blk-device,drive=root"});
-  add(argv, {"-drive", boot + ",format=raw,if=none,readonly=on", "-device", "virtio-blk-device,drive=boot"});
+  if (!c.boot_disk.empty())
+    add(argv, {"-drive", boot + ",format=raw,if=none,readonly=on", "-device", "virtio-blk-device,drive=boot"});
   // Under TCG, event_idx=off: with event-index suppression a guest (QEMU 7.2, its C virtiofsd,
   // virtio-mmio) now and then waited forever on /workspace with every request answered in the ring:
   // the used index had passed the index at which the guest asked to be woken, and no wakeup came

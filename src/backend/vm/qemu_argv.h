@@ -64,6 +64,7 @@ struct QemuConfig {
   // The base disk under it, read-only (QEMU's readonly=on, whatever the guest does): the kernel's root,
   // so that the init it runs is the one tnk put there; init then makes root_disk the root
   // (guest/init.h). Guest root can rewrite its own disk, never this one (security review 3, R3-H2).
+  // Empty: a sandbox of an older tnk (VmHostFacts::init_on_overlay), booted from root_disk.
   std::filesystem::path boot_disk;
   std::filesystem::path qmp_socket;  // created by QEMU (server)
   // A second QMP monitor (server) where the supervisor reads QEMU's events; empty: none.
