@@ -43,11 +43,14 @@ Result<BootParams> parse_boot_params(std::string_view cmdline) {
       params.hostname = value;
     else if (key == "ip")
       params.ip = value;
+    else if (key == "root")
+      params.root = value;
   }
   if (params.token.empty()) {
     return failed("kernel command line: tnk.token= is missing", "the host passes the agent's token at boot");
   }
-  for (const auto& [key, path] : {std::pair{"mount", &params.mount}, std::pair{"gitdir", &params.git_dir}}) {
+  for (const auto& [key, path] :
+       {std::pair{"mount", &params.mount}, std::pair{"gitdir", &params.git_dir}, std::pair{"root", &params.root}}) {
     if (!path->empty() && path->front() != '/') {
       return failed(std::string("kernel command line: tnk.") + key + "=" + *path + " is not an absolute path");
     }
@@ -68,6 +71,7 @@ std::string boot_cmdline(const BootParams& params) {
   if (!params.git_dir.empty()) out += " tnk.gitdir=" + params.git_dir;
   if (!params.hostname.empty()) out += " tnk.hostname=" + params.hostname;
   if (!params.ip.empty()) out += " tnk.ip=" + params.ip;
+  if (!params.root.empty()) out += " tnk.root=" + params.root;
   return out;
 }
 

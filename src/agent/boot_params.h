@@ -25,6 +25,9 @@ struct BootParams {
   std::string host = "10.0.2.2";                     // tnk.host=: the address host.{lima,tnk}.internal name
   std::string hostname;                              // tnk.hostname=
   std::string ip;                                    // tnk.ip=: eth0's address as A.B.C.D/N; empty = no NIC setup
+  // tnk.root=: the writable root disk (a device node) that init mounts and makes its root; the kernel's
+  // root is then the read-only disk init itself came from. Empty: stay on the kernel's root.
+  std::string root;
 };
 
 // Reads the tnk.* words of a kernel command line (other words are ignored; a later word wins).

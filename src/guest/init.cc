@@ -199,11 +199,37 @@ void wait_for_host(guest::AgentServer& server, int port) {
 
 }  // namespace
 
+// Makes the writable root disk `device` the root, as switch_root does: mounted over a directory of the
+// kernel's devtmpfs (the read-only disk has no directory to spare), moved onto /, chrooted into. The
+// read-only disk this init was run from stays mounted beneath, out of reach (security review 3, R3-H2:
+// the guest's root cannot change the init that runs next).
+Status switch_root(const std::string& device) {
+  constexpr const char* kNewRoot = "/dev/.tnk-root";
+  if (::mkdir(kNewRoot, 0700) != 0 && errno != EEXIST) return sys_error(errno, std::string("cannot make ") + kNewRoot);
+  if (::mount(device.c_str(), kNewRoot, "ext4", 0, nullptr) != 0) return sys_error(errno, "cannot mount " + device);
+  if (::chdir(kNewRoot) != 0 || ::mount(".", "/", nullptr, MS_MOVE, nullptr) != 0 || ::chroot(".") != 0 ||
+      ::chdir("/") != 0) {
+    return sys_error(errno, "cannot make " + device + " the root");
+  }
+  return ok_status();
+}
+
+// The boot parameters, read with /proc mounted for the purpose on the kernel's root (the new root gets its own).
+Result<agent::BootParams> boot_params() {
+  mount_one("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+  auto cmdline = read_file("/proc/cmdline");
+  ::umount2("/proc", MNT_DETACH);
+  if (!cmdline) return cmdline.error();
+  return agent::parse_boot_params(*cmdline);
+}
+
 void run_as_init() {
+  auto params = boot_params();
+  if (params && !params->root.empty()) {
+    if (Status switched = switch_root(params->root); !switched.ok()) params = switched.error();
+  }
   for (const auto& m : kMounts) mount_one(m.source, m.target, m.type, m.flags, m.data);
   console_stdio();
-  auto cmdline = read_file("/proc/cmdline");
-  auto params = cmdline ? agent::parse_boot_params(*cmdline) : Result<agent::BootParams>(cmdline.error());
   if (!params) {
     say(params.error().message);
     power_off();

@@ -47,9 +47,43 @@ Status apply_map(pid_t pid, const char* helper, const char* file, const IdMap& m
 // `release_write` is the fork's copy of the parent's end: closed at once, so that the read below ends
 // when the parent does, even when it was killed before it could release the holder (found by the fault
 // injector: a `delete` killed 20 ms in left this process blocked for ever, holding the CLI's output).
-[[noreturn]] void hold_namespace(int ready, int release, int release_write) {
+// After fork: writes `text` to `path` in one write; 0 or errno.
+int write_whole(const char* path, const std::string& text) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
+// The maps of `pid`'s namespace, made inside `parent`: the kernel takes them only from a process in that
+// namespace or in its parent, so a child of this process enters `parent` (where, its owner, it holds
+// every capability) and writes them there.
+Status write_maps_inside(int parent, pid_t pid, const UsernsMaps& maps) {
+  const std::string uid_path = "/proc/" + std::to_string(pid) + "/uid_map";
+  const std::string gid_path = "/proc/" + std::to_string(pid) + "/gid_map";
+  const std::string uid_text = proc_map_text(maps.uid), gid_text = proc_map_text(maps.gid);
+  pid_t writer = fork();
+  if (writer < 0) return sys_error(errno, "forking to write a user namespace's maps");
+  if (writer == 0) {
+    int err = setns(parent, CLONE_NEWUSER) == 0 ? 0 : errno;
+    if (err == 0) err = write_whole(uid_path.c_str(), uid_text);
+    if (err == 0) err = write_whole(gid_path.c_str(), gid_text);
+    _exit(err);
+  }
+  int status = 0;
+  while (waitpid(writer, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return ok_status();
+  return sys_error(
+      WIFEXITED(status) ? WEXITSTATUS(status) : EIO,
+      "writing \"" + uid_text.substr(0, uid_text.size() - 1) + "\" as the maps of a nested user namespace");
+}
+
+[[noreturn]] void hold_namespace(int parent, int ready, int release, int release_write) {
   ::close(release_write);
-  char byte = unshare(CLONE_NEWUSER) == 0 ? 0 : static_cast<char>(errno);
+  bool made = (parent < 0 || setns(parent, CLONE_NEWUSER) == 0) && unshare(CLONE_NEWUSER) == 0;
+  char byte = made ? 0 : static_cast<char>(errno);
   if (write(ready, &byte, 1) != 1 || byte != 0) _exit(1);
   while (read(release, &byte, 1) < 0 && errno == EINTR) {
   }
@@ -102,7 +136,7 @@ Result<UniqueFd> create_userns(const UsernsMaps& maps, std::vector<pid_t>* unrea
   TNK_ASSIGN_OR_RETURN(Pipe release, make_pipe());
   pid_t pid = fork();
   if (pid < 0) return sys_error(errno, "forking to create a user namespace");
-  if (pid == 0) hold_namespace(ready.write_end.get(), release.read_end.get(), release.write_end.get());
+  if (pid == 0) hold_namespace(maps.parent, ready.write_end.get(), release.read_end.get(), release.write_end.get());
   ready.write_end.reset();
   release.read_end.reset();
   char byte = 1;
@@ -116,7 +150,7 @@ Result<UniqueFd> create_userns(const UsernsMaps& maps, std::vector<pid_t>* unrea
     status = sys_error(byte, "creating a user namespace",
                        "user namespaces are disabled or restricted on this host; run `tnk doctor`");
   }
-  if (status.ok()) status = write_maps(pid, maps);
+  if (status.ok()) status = maps.parent < 0 ? write_maps(pid, maps) : write_maps_inside(maps.parent, pid, maps);
   UniqueFd ns;
   if (status.ok()) {
     std::string path = "/proc/" + std::to_string(pid) + "/ns/user";

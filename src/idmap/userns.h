@@ -20,6 +20,10 @@ struct UsernsMaps {
   IdMap uid;
   IdMap gid;
   bool via_helpers = false;  // newuidmap/newgidmap (an ordinary user) rather than direct writes (root)
+  // >= 0: the new namespace is made inside this one (a user namespace fd), and its maps name that
+  // namespace's ids. The caller must own it (have made it): the maps are then written from inside it
+  // (via_helpers unused), and `setgroups` stays as that namespace has it (allowed where newgidmap allowed it).
+  int parent = -1;
 };
 
 // The invoking user and the ranges a rootless sandbox maps onto.

@@ -18,6 +18,10 @@ inline constexpr const char* kDiskFile = "disk.qcow2";  // vm: overlay of the sh
 // vm: a hard link to (or copy of) the base disk the overlay was made on: its backing file, which image
 // rm/rebuild in the cache can then never change.
 inline constexpr const char* kBaseDiskLink = "base.img";
+// vm: made with the overlay by a tnk whose guest boots from the read-only base disk (security review 3,
+// R3-H2). An overlay without it was made by an older tnk, on a base whose agent cannot: that sandbox
+// still boots its init from the overlay.
+inline constexpr const char* kBootsFromBase = "boots-from-base";
 inline constexpr const char* kQmpSocket = "qmp.sock";
 // vm: a second QMP monitor, where the supervisor reads QEMU's events (a disk whose host file system is full)
 inline constexpr const char* kQmpEventsSocket = "qmpev.sock";

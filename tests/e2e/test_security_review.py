@@ -496,3 +496,85 @@ def test_l3_plain_http_passes_the_first_request_only(any_tnk, tmp_path, recorder
     assert seen.startswith(b"POST /first HTTP/1.1\r\n") and seen.endswith(b"\r\n\r\nbody\n--\n"), seen
     allowed = wait_for_records(log, "net_allow", lambda rs: any(r["port"] == 8080 for r in rs))
     assert any(r["destination"] == FRONT and r["port"] == 8080 and r["end"] == "closed" for r in allowed), allowed
+
+
+def set_id_or_foreign(project: Path, owner: int):
+    """Every path below `project` (itself included) that has a set-id bit or another owner than `owner`."""
+    found = []
+    for path in [project, *project.rglob("*")]:
+        st = path.lstat()
+        if st.st_mode & 0o6000 or st.st_uid != owner or st.st_gid != owner:
+            found.append(f"{path.relative_to(project)} {st.st_mode:o} {st.st_uid}:{st.st_gid}")
+    return found
+
+
+# The ids the harness gives a project run by root (conftest.PROJECT_OWNER), or the user's own.
+def project_owner():
+    return PROJECT_OWNER if os.geteuid() == 0 else os.getuid()
+
+
+@pytest.mark.parametrize("run_by", [pytest.param("root", marks=pytest.mark.needs_root),
+                                    pytest.param("user", marks=pytest.mark.rootless_suite)])
+def test_issue32_r3_h2_the_host_refuses_set_id_files_and_foreign_owners_whatever_guest_root_asks(vm_tnk, run_by):
+    """Issue 32 item 2, security review 3 R3-H2 (host side): virtiofsd itself keeps the project's rules, so a
+    guest whose kernel no longer does (guest root as PID 1) still cannot leave the host a set-id file or
+    one of another owner. Guest root (a `--root` session, in a directory the agent left writable to all)
+    copies a shell, makes it 6755, creates a file and chowns it to 1234, makes a directory and a FIFO: on
+    the host nothing in the project has a set-id bit or an owner but the user (before: a 6755 shell owned
+    by the subordinate id of guest root, seen failing). The control: the agent's ordinary work (create,
+    chmod +x and run, rename, symlink, mkdir -p and rm -r, a git repository and commit) works, and its files
+    are the user's with the modes it gave them."""
+    owner = project_owner()
+    project = vm_tnk.project("r3h2-host")
+    (project / "victim").write_text("data\n")
+    box = Sandbox(vm_tnk, project)
+    box.start()
+    work = box.sh("cd /workspace && mkdir open && chmod 0777 open && printf 'echo ran\\n' > run.sh && "
+                  "chmod +x run.sh && ./run.sh && mv run.sh tool.sh && ln -s tool.sh link && mkdir -p d/e/f && "
+                  "touch d/e/f/x && rm -r d && git init -q repo && cd repo && echo a > a && git add a && "
+                  "git -c user.email=a@b -c user.name=a commit -q -m a && git log --format=%s")
+    assert work.returncode == 0 and work.stdout == "ran\na\n", work
+    assert (project / "tool.sh").stat().st_mode & 0o777 == 0o755 and (project / "link").is_symlink()
+    assert (project / "repo" / ".git" / "objects").is_dir()
+    root = box.exec("sh", "-c", "cd /workspace/open; cp /bin/sh shell && chmod 6755 shell; touch mine; "
+                    "chown 1234:1234 mine; mkdir dir; mkfifo fifo; ls -ln", root=True)
+    found = set_id_or_foreign(project, owner)
+    assert found == [], (found, root.stdout, root.stderr)
+    # The agent's own refusals stay as they were (the guest's filter): its chmod u+s fails too.
+    assert box.sh("chmod 6755 /workspace/victim").returncode != 0
+    assert set_id_or_foreign(project, owner) == []
+    # virtiofsd (and the process it serves from) runs as the owner, with no_new_privs and the set-id
+    # filter (Seccomp 2: filter mode), under which virtiofsd stacks its own.
+    (state,) = sorted((vm_tnk.state_dir / "sandboxes").iterdir())
+    supervisor = int((state / "supervisor.pid").read_text().split()[0])
+    table = process_table()
+    served = [p for v in children_named(supervisor, "virtiofsd", table) for p in [v, *descendants(v, table)]]
+    assert served and all(credentials(p).uids[0] == owner and credentials(p).no_new_privs == "1" and
+                          credentials(p).seccomp == "2" for p in served), {p: credentials(p) for p in served}
+
+
+# A wrapper in place of the guest's /usr/sbin/tnk-agent, as the review's: it leaves a mark on the guest's
+# disk when it runs, then runs the real agent, so that the sandbox works either way.
+TROJAN_INIT = "#!/bin/sh\necho planted > /var/tmp/r3h2-planted\nexec /usr/sbin/tnk-agent.real \"$@\"\n"
+
+
+@pytest.mark.parametrize("run_by", [pytest.param("root", marks=pytest.mark.needs_root),
+                                    pytest.param("user", marks=pytest.mark.rootless_suite)])
+def test_issue32_r3_h2_guest_root_cannot_replace_the_init_of_the_next_start(vm_tnk, run_by):
+    """Issue 32 item 2, security review 3 R3-H2 (init): guest root (a `--root` session here; provisioning's
+    sudo or a package's postinst alike) replaces /usr/sbin/tnk-agent on the sandbox's disk with a wrapper
+    that leaves a mark. After a stop and a start the mark is not there: the kernel's root is the read-only
+    base disk and its init the agent tnk put there (before: the wrapper ran as PID 1, seen failing). The
+    controls: the wrapper is still on the sandbox's disk (the start did not simply throw the disk away),
+    a file the agent left in its home is still there, and the sandbox answers."""
+    box = Sandbox(vm_tnk, vm_tnk.project("r3h2-init"))
+    box.start()
+    assert box.sh("echo kept > /home/agent/mark").returncode == 0
+    plant = box.exec("sh", "-c", "mv /usr/sbin/tnk-agent /usr/sbin/tnk-agent.real && cat > /usr/sbin/tnk-agent && "
+                     "chmod 755 /usr/sbin/tnk-agent && echo planted", root=True, input=TROJAN_INIT)
+    assert plant.returncode == 0 and plant.stdout == "planted\n", plant
+    assert box.run("sandbox", "stop", timeout=120).returncode == 0
+    assert box.run("sandbox", "start", timeout=300).returncode == 0
+    after = box.exec("sh", "-c", "cat /var/tmp/r3h2-planted 2>/dev/null; head -n 1 /usr/sbin/tnk-agent; "
+                     "cat /home/agent/mark", root=True)
+    assert after.returncode == 0 and after.stdout == "#!/bin/sh\nkept\n", after

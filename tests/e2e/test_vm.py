@@ -36,7 +36,9 @@ def test_the_guest_sees_neither_host_processes_nor_host_disks(vm_sandbox):
     assert not any("pytest" in line or "qemu" in line for line in inside.stdout.splitlines())
     host_disks = sorted(os.listdir("/sys/block"))
     guest_disks = vm_sandbox.exec("ls", "/sys/block").stdout.split()
-    assert guest_disks == ["vda"] and host_disks != guest_disks
+    # Its own two: the sandbox's overlay and, read-only, the base disk its init comes from (vm-backend.md).
+    assert guest_disks == ["vda", "vdb"] and host_disks != guest_disks
+    assert vm_sandbox.exec("cat", "/sys/block/vda/ro", "/sys/block/vdb/ro").stdout == "0\n1\n"
 
 
 def test_the_root_file_system_fills_the_manifests_disk(vm_sandbox):

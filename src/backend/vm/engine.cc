@@ -84,7 +84,7 @@ class VmEngine : public supervisor::Engine {
     TNK_ASSIGN_OR_RETURN(vm::VmHostFacts facts, vm_host_facts(config_));
     facts.git_common_dir = protection.git_common_dir;
     TNK_ASSIGN_OR_RETURN(vm::VmPlan plan, vm::vm_plan(config_, facts, token));
-    TNK_RETURN_IF_ERROR(ensure_overlay(config_, plan));
+    TNK_RETURN_IF_ERROR(ensure_overlay(config_, plan, notes));
     TNK_ASSIGN_OR_RETURN(std::optional<ReviewDirs> review_layer, review_dirs(config_));
     TNK_RETURN_IF_ERROR(make_cgroups(notes));
     TNK_ASSIGN_OR_RETURN(

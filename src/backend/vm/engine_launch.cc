@@ -54,6 +54,10 @@ Result<vm::VmHostFacts> vm_host_facts(const supervisor::SupervisorConfig& config
   vm::VmHostFacts facts;
   facts.project_uid = st.st_uid;
   facts.project_gid = st.st_gid;
+  const vm::VmFiles files = vm::vm_files(config.state_dir);
+  std::error_code ec;
+  facts.init_on_overlay =
+      std::filesystem::exists(files.disk, ec) && !std::filesystem::exists(files.boots_from_base, ec);
   if (::geteuid() != 0) {
     TNK_ASSIGN_OR_RETURN(idmap::RootlessIds ids, idmap::rootless_ids());
     facts.uid_range = ids.uids;
@@ -69,10 +73,19 @@ Result<vm::VmHostFacts> vm_host_facts(const supervisor::SupervisorConfig& config
 }
 
 // The overlay is made once and kept across restarts: it holds what the sandbox installed.
-Status ensure_overlay(const supervisor::SupervisorConfig& config, const vm::VmPlan& plan) {
+Status ensure_overlay(const supervisor::SupervisorConfig& config, const vm::VmPlan& plan,
+                      std::vector<std::string>& notes) {
   std::error_code ec;
+  if (plan.qemu.boot_disk.empty()) {  // vm::VmHostFacts::init_on_overlay
+    notes.push_back(
+        "this sandbox was made by an older tnk: its guest runs the init on its own disk, which guest "
+        "root can replace (security review 3, R3-H2); delete it and start it again to boot from the "
+        "read-only base disk");
+  }
   if (std::filesystem::exists(plan.files.disk, ec)) return ok_status();
-  return vm::boot::create_overlay(config.vm_base_disk, plan.files.base_disk_link, plan.files.disk, plan.disk_bytes);
+  TNK_RETURN_IF_ERROR(
+      vm::boot::create_overlay(config.vm_base_disk, plan.files.base_disk_link, plan.files.disk, plan.disk_bytes));
+  return write_file_atomic(plan.files.boots_from_base, "", 0644);
 }
 
 // Review mode: virtiofsd's map shows the project's owner as `agent`, so the layer's top is the owner's

@@ -29,11 +29,14 @@ struct HostPty {
 };
 Result<HostPty> open_host_pty(unsigned short rows, unsigned short cols);
 
-// What the plan needs from the host: the project owner's ids, the ranges and, under TCG, the TSC frequency.
+// What the plan needs from the host: the project owner's ids, the ranges, under TCG the TSC frequency,
+// and whether an older tnk made the overlay (state::kBootsFromBase).
 Result<vm::VmHostFacts> vm_host_facts(const supervisor::SupervisorConfig& config);
 
-// The overlay is made once and kept across restarts: it holds what the sandbox installed.
-Status ensure_overlay(const supervisor::SupervisorConfig& config, const vm::VmPlan& plan);
+// The overlay is made once and kept across restarts: it holds what the sandbox installed. Made here, it
+// gets state::kBootsFromBase; a sandbox that boots from its overlay (an older tnk's) gets a note.
+Status ensure_overlay(const supervisor::SupervisorConfig& config, const vm::VmPlan& plan,
+                      std::vector<std::string>& notes);
 
 // Review mode's layer (none without review mode), its top prepared for virtiofsd's map.
 Result<std::optional<ReviewDirs>> review_dirs(const supervisor::SupervisorConfig& config);

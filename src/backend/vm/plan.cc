@@ -20,6 +20,7 @@ QemuConfig qemu_config(const supervisor::SupervisorConfig& config, const VmHostF
       config.memory_bytes ? std::max<uint64_t>(*config.memory_bytes >> 20, kMinimumMemoryMib) : kDefaultMemoryMib;
   q.kernel = config.vm_kernel;
   q.root_disk = files.disk;
+  if (!facts.init_on_overlay) q.boot_disk = files.base_disk_link;
   q.qmp_socket = files.qmp_socket;
   q.qmp_events_socket = files.qmp_events_socket;
   q.agent_socket = files.agent_socket;
@@ -53,6 +54,7 @@ VmFiles vm_files(const std::filesystem::path& state_dir) {
   VmFiles f;
   f.disk = state_dir / state::kDiskFile;
   f.base_disk_link = state_dir / state::kBaseDiskLink;
+  f.boots_from_base = state_dir / state::kBootsFromBase;
   f.qmp_socket = state_dir / state::kQmpSocket;
   f.qmp_events_socket = state_dir / state::kQmpEventsSocket;
   f.agent_socket = state_dir / state::kAgentSocket;
@@ -85,8 +87,6 @@ Result<VmPlan> vm_plan(const supervisor::SupervisorConfig& config, const VmHostF
   plan.virtiofsd.source = kVirtiofsdSource;
   plan.virtiofsd.owner_uid = facts.project_uid;
   plan.virtiofsd.owner_gid = facts.project_gid;
-  if (facts.uid_range) plan.virtiofsd.host_uid_base = facts.uid_range->start;
-  if (facts.gid_range) plan.virtiofsd.host_gid_base = facts.gid_range->start;
   TNK_ASSIGN_OR_RETURN(plan.virtiofsd_plan, virtiofsd_plan(plan.virtiofsd));
   if (!facts.git_common_dir.empty()) {
     plan.git_virtiofsd = plan.virtiofsd;

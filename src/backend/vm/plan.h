@@ -58,18 +58,22 @@ struct VmHostFacts {
   uint64_t tsc_khz = 0;   // host_tsc_khz(); TCG only (0: unknown, not passed)
   uid_t project_uid = 0;  // the project directory's owner, who owns the guest agent's files
   gid_t project_gid = 0;
-  // Rootless: the user's subordinate ranges, where guest ids other than agent's live on the host.
+  // The subordinate ranges: run by root, root's, where QEMU's account is.
   std::optional<idmap::IdRange> uid_range, gid_range;
   // A linked worktree's common git dir (supervisor/protection.h), shared at its own path; empty: none.
   std::filesystem::path git_common_dir;
   // Run by root (the ranges are root's): QEMU runs as id kQemuRangeId of them, and opens no host path.
   // Rootless: QEMU runs as the user.
   bool run_by_root = false;
+  // An overlay made by an older tnk (no state::kBootsFromBase): its base disk's agent cannot switch
+  // roots, so the guest boots from the overlay, init and all, as it did then.
+  bool init_on_overlay = false;
 };
 
 // A vm sandbox's files in its state directory (state/layout.h names them).
 struct VmFiles {
   std::filesystem::path disk, base_disk_link;  // the qcow2 overlay and its link to the base image
+  std::filesystem::path boots_from_base;       // state::kBootsFromBase
   std::filesystem::path qmp_socket, qmp_events_socket, agent_socket, virtiofsd_socket, serial_socket,
       git_virtiofsd_socket;
   std::filesystem::path serial_log, qemu_log, virtiofsd_log, git_virtiofsd_log;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -12,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include <string_view>
 #include <thread>
 
+#include "confine/setid_filter.h"
 #include "core/strings.h"
 #include "core/subprocess.h"
 #include "core/unique_fd.h"
@@ -87,13 +90,31 @@ int bind_project(const char* project, const char* source, const char* run_option
   return linux::protect_paths(top.get(), protected_paths).err;
 }
 
+// In virtiofsd's child, now `run_as` in its user namespace (not that namespace's root, which is unmapped):
+// the capabilities it holds there, made ambient so that they survive exec (virtiofsd itself then keeps
+// only those it needs). Setting the ids with keep-caps kept the permitted set; effective and inheritable
+// are set to it, and ambient raised for every capability the kernel has (past the last one: EINVAL).
+int keep_capabilities_across_exec() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+  if (::syscall(SYS_capget, &header, data) != 0) return errno;
+  for (auto& word : data) word.effective = word.inheritable = word.permitted;
+  if (::syscall(SYS_capset, &header, data) != 0) return errno;
+  for (int cap = 0; cap < 64; ++cap) {
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) return errno == EINVAL ? 0 : errno;
+  }
+  return 0;
+}
+
 // virtiofsd's child, before exec (async-signal-safe calls only): the project bound, the user namespace
-// entered as its root, the socket on fd 3. Run as root the bind comes first, made as host root (whom
-// the namespace does not map); rootless, the namespace comes first: it gives the user the right to
-// mount, and the user (`agent` there) looks the project up as itself.
-int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, const char* project, const char* source,
-                    const char* run_options, const std::vector<std::string>& protected_paths, const char* review_upper,
-                    const char* review_work, bool rootless, const std::vector<int>& cgroup_procs) {
+// entered as `run_as` (the agent's id, the owner's: virtiofsd_argv.h), the set-id filter loaded, the
+// socket on fd 3. Run as root the bind comes first, made as host root (whom the namespace does not
+// map); rootless, the namespace comes first: it gives the user the right to mount, and the user
+// (`agent` there) looks the project up as itself.
+int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, uint32_t run_as, const char* project,
+                    const char* source, const char* run_options, const std::vector<std::string>& protected_paths,
+                    const char* review_upper, const char* review_work, bool rootless,
+                    const std::vector<int>& cgroup_procs, const std::vector<sock_filter>& setid_filter) {
   if (int e = linux::join_cgroups(cgroup_procs); e != 0) return e;
   if (int e = child_stdio(log_fd); e != 0) return e;
   // Raising the hard limit needs CAP_SYS_RESOURCE, which a container may lack: then the hard limit it has.
@@ -116,7 +137,12 @@ int virtiofsd_setup(int log_fd, int userns_fd, int listen_fd, uint64_t nofile, c
     }
     if (::setgroups(0, nullptr) != 0) return errno;
   }
-  if (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0) return errno;
+  if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) return errno;
+  if (::setresgid(run_as, run_as, run_as) != 0 || ::setresuid(run_as, run_as, run_as) != 0) return errno;
+  if (int e = keep_capabilities_across_exec(); e != 0) return e;
+  // Filters stack: virtiofsd adds its own allow-list on top. Threads it starts later inherit both.
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  if (confine::load_seccomp_program(setid_filter) != 0) return errno;
   if (listen_fd == 3) {
     if (::fcntl(3, F_SETFD, 0) != 0) return errno;
   } else if (::dup2(listen_fd, 3) < 0) {
@@ -199,6 +225,24 @@ int become_unprivileged(const UnprivilegedQemu& u, pid_t supervisor) {
   return ::chdir("/") == 0 ? 0 : errno;
 }
 
+// virtiofsd's user namespace, with the plan's maps. Run by root, made as they are. Rootless, newgidmap
+// would deny `setgroups` in a namespace that maps only the user's own gid, and virtiofsd must drop the
+// user's supplementary groups (they would give its files groups of the user's): so the namespace is
+// made inside a rootless sandbox's (idmap::sandbox_maps, where `setgroups` is allowed), mapping only
+// `run_as` onto that namespace's `run_as`, which is the user.
+Result<UniqueFd> virtiofsd_userns(const VirtiofsdPlan& plan, bool rootless) {
+  if (!rootless) return idmap::create_userns({plan.uid_map, plan.gid_map});
+  TNK_ASSIGN_OR_RETURN(idmap::RootlessIds ids, idmap::rootless_ids());
+  if (idmap::outside_id(plan.uid_map, plan.run_as) != ids.uid ||
+      idmap::outside_id(plan.gid_map, plan.run_as) != ids.gid) {
+    return failed("virtiofsd's plan gives the guest's agent ids other than yours (" + std::to_string(ids.uid) + ":" +
+                  std::to_string(ids.gid) + ")");
+  }
+  TNK_ASSIGN_OR_RETURN(UniqueFd outer, idmap::create_userns(idmap::sandbox_maps(ids, plan.run_as)));
+  const idmap::IdMap itself = {{plan.run_as, plan.run_as, 1}};
+  return idmap::create_userns({itself, itself, false, outer.get()});
+}
+
 }  // namespace
 
 Result<UniqueFd> connect_unix(const std::filesystem::path& path) {
@@ -229,19 +273,25 @@ Result<pid_t> start_virtiofsd(const vm::VirtiofsdPlan& plan, const std::filesyst
                               const std::optional<ReviewDirs>& review, int listen_fd, int log_fd,
                               const std::vector<int>& cgroup_procs) {
   const bool rootless = ::geteuid() != 0;
-  TNK_ASSIGN_OR_RETURN(UniqueFd userns, idmap::create_userns({plan.uid_map, plan.gid_map, rootless}));
-  // The tmpfs belongs to the namespace's root: ids as the mounter sees them (the host's, run as root).
-  uint32_t root_uid = rootless ? 0 : idmap::outside_id(plan.uid_map, 0).value_or(0);
-  uint32_t root_gid = rootless ? 0 : idmap::outside_id(plan.gid_map, 0).value_or(0);
-  std::string run_options = "mode=0755,size=1m,uid=" + std::to_string(root_uid) + ",gid=" + std::to_string(root_gid);
+  const uint32_t run_as = plan.run_as;
+  TNK_ASSIGN_OR_RETURN(UniqueFd userns, virtiofsd_userns(plan, rootless));
+  // The tmpfs belongs to the id virtiofsd runs as: as the mounter sees it (the namespace's id rootless,
+  // the host's run as root).
+  auto owner_uid = rootless ? std::optional<uint32_t>(run_as) : idmap::outside_id(plan.uid_map, run_as);
+  auto owner_gid = rootless ? std::optional<uint32_t>(run_as) : idmap::outside_id(plan.gid_map, run_as);
+  if (!owner_uid || !owner_gid) return failed("virtiofsd's plan does not map the id it runs as");
+  std::string run_options =
+      "mode=0755,size=1m,uid=" + std::to_string(*owner_uid) + ",gid=" + std::to_string(*owner_gid);
+  const std::vector<sock_filter> setid_filter = confine::setid_mode_filter();
   std::string project = project_dir.string(), source = plan_source.string();
   std::string upper = review ? review->upper.string() : "", work = review ? review->work.string() : "";
   const char* review_upper = review ? upper.c_str() : nullptr;
   int userns_fd = userns.get();
   uint64_t nofile = plan.nofile_limit;
   auto started = start_process(plan.argv, [&]() {
-    return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, project.c_str(), source.c_str(), run_options.c_str(),
-                           protected_paths, review_upper, work.c_str(), rootless, cgroup_procs);
+    return virtiofsd_setup(log_fd, userns_fd, listen_fd, nofile, run_as, project.c_str(), source.c_str(),
+                           run_options.c_str(), protected_paths, review_upper, work.c_str(), rootless, cgroup_procs,
+                           setid_filter);
   });
   if (!started) {
     std::string what = "starting virtiofsd for " + project;

@@ -63,7 +63,9 @@ std::string qemu_escape(const std::string& value) {
 
 Result<std::string> kernel_cmdline(const QemuConfig& config) {
   std::vector<std::pair<std::string, std::string>> params = {
-      {"console", "ttyS0"}, {"reboot", "t"}, {"panic", "-1"}, {"root", "/dev/vda"}, {"rootfstype", "ext4"},
+      {"console", "ttyS0"},   {"reboot", "t"},
+      {"panic", "-1"},        {"root", config.boot_disk.empty() ? kRootDiskDevice : kBootDiskDevice},
+      {"rootfstype", "ext4"},
   };
   if (!config.kvm && config.tsc_khz > 0) params.emplace_back("tsc_early_khz", std::to_string(config.tsc_khz));
   if (!config.kvm) {
@@ -81,7 +83,7 @@ Result<std::string> kernel_cmdline(const QemuConfig& config) {
   params.emplace_back("init", config.init);
   std::string line = config.quiet ? "quiet" : "";
   auto append = [&line](const std::string& word) { line += (line.empty() ? "" : " ") + word; };
-  append("rw");
+  append(config.boot_disk.empty() ? "rw" : "ro");
   for (const auto& [key, value] : params) {  // an empty value: a flag
     TNK_RETURN_IF_ERROR(check_kernel_value(key, value));
     append(value.empty() ? key : key + "=" + value);
@@ -91,7 +93,9 @@ Result<std::string> kernel_cmdline(const QemuConfig& config) {
                                    config.agent.hostname, config.agent.ip}) {
     TNK_RETURN_IF_ERROR(check_kernel_value("a tnk-agent parameter", field));
   }
-  append(agent::boot_cmdline(config.agent));
+  agent::BootParams agent = config.agent;
+  if (!config.boot_disk.empty()) agent.root = kRootDiskDevice;
+  append(agent::boot_cmdline(agent));
   for (const auto& extra : config.extra_kernel_args) {
     TNK_RETURN_IF_ERROR(check_kernel_value("kernel argument", extra));
     append(extra);
@@ -164,6 +168,7 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
   // system full pauses the guest instead of failing in it; the supervisor sees the event on qmpev and
   // ends the sandbox with an error that names the disk (processes.h, QmpEvents).
   std::string drive = "id=root,file=" + qemu_escape(c.root_disk.string());
+  std::string boot = "id=boot,file=" + qemu_escape(c.boot_disk.string());
   if (c.handed_files) {
     // The overlay from fd set 1, its backing file from set 2: the path in the overlay's header is
     // never opened.
@@ -171,9 +176,13 @@ Result<std::vector<std::string>> qemu_argv(const QemuConfig& c) {
                "fd=" + std::to_string(handed_fd::kDiskRead) + ",set=1", "-add-fd",
                "fd=" + std::to_string(handed_fd::kBaseDisk) + ",set=2"});
     drive = "id=root,file=/dev/fdset/1,backing.driver=raw,backing.file.filename=/dev/fdset/2";
+    boot = "id=boot,file=/dev/fdset/2";
   }
+  // In this order: the guest names the first kRootDiskDevice, the second kBootDiskDevice.
   add(argv, {"-drive", drive + ",format=qcow2,if=none,cache=writeback,discard=unmap,detect-zeroes=unmap,werror=enospc",
              "-device", "virtio-blk-device,drive=root"});
+  if (!c.boot_disk.empty())
+    add(argv, {"-drive", boot + ",format=raw,if=none,readonly=on", "-device", "virtio-blk-device,drive=boot"});
   // Under TCG, event_idx=off: with event-index suppression a guest (QEMU 7.2, its C virtiofsd,
   // virtio-mmio) now and then waited forever on /workspace with every request answered in the ring:
   // the used index had passed the index at which the guest asked to be woken, and no wakeup came

@@ -49,14 +49,23 @@ struct HostForward {
   uint16_t guest_port = 0;
 };
 
+// The guest's names of the two disks (virtio-mmio devices are named in the order of their -device).
+inline constexpr const char* kRootDiskDevice = "/dev/vda";  // the writable overlay
+inline constexpr const char* kBootDiskDevice = "/dev/vdb";  // the read-only base disk, the kernel's root
+
 struct QemuConfig {
   std::string program = kQemuProgram;
   bool kvm = false;      // hardware KVM (vm::host_kvm); else TCG
   uint64_t tsc_khz = 0;  // TCG: the host TSC in kHz for tsc_early_khz= (0: not passed)
   int cpus = 1;
   uint64_t memory_mib = 512;
-  std::filesystem::path kernel;      // vmlinux
-  std::filesystem::path root_disk;   // the sandbox's qcow2 overlay
+  std::filesystem::path kernel;     // vmlinux
+  std::filesystem::path root_disk;  // the sandbox's qcow2 overlay
+  // The base disk under it, read-only (QEMU's readonly=on, whatever the guest does): the kernel's root,
+  // so that the init it runs is the one tnk put there; init then makes root_disk the root
+  // (guest/init.h). Guest root can rewrite its own disk, never this one (security review 3, R3-H2).
+  // Empty: a sandbox of an older tnk (VmHostFacts::init_on_overlay), booted from root_disk.
+  std::filesystem::path boot_disk;
   std::filesystem::path qmp_socket;  // created by QEMU (server)
   // A second QMP monitor (server) where the supervisor reads QEMU's events; empty: none.
   std::filesystem::path qmp_events_socket;
@@ -66,7 +75,7 @@ struct QemuConfig {
   // The guest console: QEMU connects to this socket as it starts (the supervisor listens, then caps what
   // it reads into serial.log). A file chardev would let the guest fill the host's disk.
   std::filesystem::path serial_socket;
-  std::string init = "/sbin/tnk-agent";  // init= on the kernel command line
+  std::string init = "/sbin/tnk-agent";  // init= on the kernel command line: on boot_disk
   // tnk-agent's tnk.* kernel parameters (agent/boot_params.h); agent.port also names the virtio-serial
   // port, and the workspace device carries agent::kWorkspaceTag.
   agent::BootParams agent;

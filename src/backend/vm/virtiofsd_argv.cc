@@ -1,22 +1,6 @@
 #include "backend/vm/virtiofsd_argv.h"
 
 namespace tnk::vm {
-namespace {
-
-// Guest ids 0..count-1 on host base.., except the agent's id, which is the owner's.
-Result<idmap::IdMap> id_map(uint32_t owner, uint32_t base, const VirtiofsdConfig& c, const char* what) {
-  if (c.guest_agent_id == 0 || c.guest_agent_id >= c.id_count) {
-    return usage_error("the guest agent id " + std::to_string(c.guest_agent_id) + " is outside the guest's range");
-  }
-  if (owner >= base && owner < uint64_t{base} + c.id_count) {
-    return usage_error(std::string("the project's owner ") + what + " " + std::to_string(owner) +
-                           " lies in the range tnk gives guest ids (" + std::to_string(base) + "+)",
-                       "give the project to another user");
-  }
-  return idmap::sandbox_map({base, c.id_count}, owner, c.guest_agent_id);
-}
-
-}  // namespace
 
 Result<VirtiofsdPlan> virtiofsd_plan(const VirtiofsdConfig& c) {
   if (!c.socket.is_absolute() || !c.source.is_absolute()) {
@@ -30,6 +14,12 @@ Result<VirtiofsdPlan> virtiofsd_plan(const VirtiofsdConfig& c) {
   for (const auto& p : {c.socket.string(), c.source.string()}) {
     if (p.find(',') != std::string::npos) return usage_error("virtiofsd cannot take a path with a comma: " + p);
   }
+  // virtiofsd runs as the agent's id, which must not be the namespace's root: see virtiofsd_argv.h.
+  if (c.guest_agent_id == 0) return usage_error("the guest agent id cannot be root's (0)");
+  // It would act as host root, with every capability over host root's files in the project.
+  if (c.owner_uid == 0) {
+    return usage_error("virtiofsd does not serve a project that host root owns", "give the project to another user");
+  }
   VirtiofsdPlan plan;
   plan.argv = {c.program,
                c.listen_fd >= 0 ? "--fd=" + std::to_string(c.listen_fd) : "--socket-path=" + c.socket.string(),
@@ -40,8 +30,11 @@ Result<VirtiofsdPlan> virtiofsd_plan(const VirtiofsdConfig& c) {
                "-o",
                "sandbox=namespace",
                "--rlimit-nofile=0"};
-  TNK_ASSIGN_OR_RETURN(plan.uid_map, id_map(c.owner_uid, c.host_uid_base, c, "uid"));
-  TNK_ASSIGN_OR_RETURN(plan.gid_map, id_map(c.owner_gid, c.host_gid_base, c, "gid"));
+  // Only the agent's ids, as the owner's. Every other guest id is unmapped: a request that carries one
+  // fails where virtiofsd takes it on (setresuid, setresgid: EINVAL), and a chown to one fails the same way.
+  plan.uid_map = {{c.guest_agent_id, c.owner_uid, 1}};
+  plan.gid_map = {{c.guest_agent_id, c.owner_gid, 1}};
+  plan.run_as = c.guest_agent_id;
   return plan;
 }
 

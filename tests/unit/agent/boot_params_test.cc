@@ -28,6 +28,7 @@ TEST(AgentBootParamsTest, DefaultsAndErrors) {
   EXPECT_EQ(p->port, kDefaultPortName);
   EXPECT_EQ(p->host, "10.0.2.2");
   EXPECT_EQ(p->mount, "");
+  EXPECT_EQ(p->root, "");  // init stays on the kernel's root
   EXPECT_EQ(parse_boot_params("quiet").error().message, "kernel command line: tnk.token= is missing");
   EXPECT_FALSE(parse_boot_params("tnk.token=t tnk.mount=workspace").ok());
   EXPECT_FALSE(parse_boot_params("tnk.token=t tnk.host=example.org").ok());
@@ -41,11 +42,14 @@ TEST(AgentBootParamsTest, CmdlineRoundTrips) {
   p.hostname = "h";
   p.ip = "10.0.2.15/24";
   p.git_dir = "/home/u/code/main/.git";
+  p.root = "/dev/vda";
   auto back = parse_boot_params("console=ttyS0 " + boot_cmdline(p));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->token, "tok");
   EXPECT_EQ(back->mount, "/workspace");
   EXPECT_EQ(back->git_dir, "/home/u/code/main/.git");
+  EXPECT_EQ(back->root, "/dev/vda");
+  EXPECT_FALSE(parse_boot_params("tnk.token=t tnk.root=vda").ok());
   EXPECT_FALSE(parse_boot_params("tnk.token=t tnk.gitdir=relative").ok());
   EXPECT_EQ(back->hostname, "h");
   EXPECT_EQ(back->ip, "10.0.2.15/24");

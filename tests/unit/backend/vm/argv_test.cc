@@ -20,6 +20,7 @@ QemuConfig sample_config() {
   c.memory_mib = 1024;
   c.kernel = "/cache/kernels/linux-6.1.192-0123456789ab/vmlinux";
   c.root_disk = "/state/sb/disk.qcow2";
+  c.boot_disk = "/state/sb/base.img";
   c.qmp_socket = "/state/sb/qmp.sock";
   c.agent_socket = "/state/sb/agent.sock";
   c.virtiofs_socket = "/state/sb/virtiofsd.sock";
@@ -53,9 +54,9 @@ TEST(QemuArgv, GoldenTcgWithNetwork) {
             "-nodefaults\n-no-user-config\n-display\nnone\n-no-reboot\n"
             "-sandbox\non,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny\n"
             "-kernel\n/cache/kernels/linux-6.1.192-0123456789ab/vmlinux\n"
-            "-append\nquiet rw console=ttyS0 reboot=t panic=-1 root=/dev/vda rootfstype=ext4 tsc_early_khz=2596140 "
+            "-append\nquiet ro console=ttyS0 reboot=t panic=-1 root=/dev/vdb rootfstype=ext4 tsc_early_khz=2596140 "
             "tsc=reliable no_timer_check pty.legacy_count=0 init=/sbin/tnk-agent tnk.token=tok123 tnk.port=tnk.agent "
-            "tnk.host=10.0.2.2 tnk.mount=/workspace tnk.hostname=sandbox tnk.ip=10.0.2.15/24\n"
+            "tnk.host=10.0.2.2 tnk.mount=/workspace tnk.hostname=sandbox tnk.ip=10.0.2.15/24 tnk.root=/dev/vda\n"
             "-chardev\nsocket,id=serial0,path=/state/sb/serial.sock\n-serial\nchardev:serial0\n"
             "-chardev\nsocket,id=qmp,path=/state/sb/qmp.sock,server=on,wait=off\n-mon\nchardev=qmp,mode=control\n"
             "-device\nvirtio-serial-device\n"
@@ -63,6 +64,8 @@ TEST(QemuArgv, GoldenTcgWithNetwork) {
             "-device\nvirtserialport,chardev=agent,name=tnk.agent\n"
             "-drive\nid=root,file=/state/sb/disk.qcow2,format=qcow2,if=none,cache=writeback,discard=unmap,"
             "detect-zeroes=unmap,werror=enospc\n-device\nvirtio-blk-device,drive=root\n"
+            "-drive\nid=boot,file=/state/sb/base.img,format=raw,if=none,readonly=on\n"
+            "-device\nvirtio-blk-device,drive=boot\n"
             "-chardev\nsocket,id=vfs,path=/state/sb/virtiofsd.sock\n"
             "-device\nvhost-user-fs-device,chardev=vfs,tag=workspace,event_idx=off\n"
             "-netdev\nuser,id=net0,restrict=off,hostfwd=tcp:127.0.0.2:1023-10.0.2.15:1023\n"
@@ -175,9 +178,9 @@ TEST(QemuArgv, VerboseConsoleAndExtraArgumentsForTests) {
   auto line = kernel_cmdline(c);
   ASSERT_TRUE(line.ok());
   EXPECT_EQ(*line,
-            "rw console=ttyS0 reboot=t panic=-1 root=/dev/vda rootfstype=ext4 tsc=reliable no_timer_check "
+            "ro console=ttyS0 reboot=t panic=-1 root=/dev/vdb rootfstype=ext4 tsc=reliable no_timer_check "
             "pty.legacy_count=0 init=/bin/true tnk.token=t "
-            "tnk.port=tnk.agent tnk.host=10.0.2.2 loglevel=7");
+            "tnk.port=tnk.agent tnk.host=10.0.2.2 tnk.root=/dev/vda loglevel=7");
 }
 
 TEST(VirtiofsdPlan, GoldenArgvAndIdMaps) {
@@ -191,8 +194,12 @@ TEST(VirtiofsdPlan, GoldenArgvAndIdMaps) {
   EXPECT_EQ(joined(plan->argv),
             "/usr/lib/qemu/virtiofsd\n--socket-path=/state/sb/virtiofsd.sock\n-o\nsource=/home/me/projects/app\n"
             "-o\ncache=auto\n-o\nsandbox=namespace\n--rlimit-nofile=0");
-  EXPECT_EQ(idmap::proc_map_text(plan->uid_map), "0 100000 1000\n1000 1001 1\n1001 101001 64535\n");
-  EXPECT_EQ(idmap::proc_map_text(plan->gid_map), "0 100000 1000\n1000 1002 1\n1001 101001 64535\n");
+  // Issue 32, R3-H2: only the agent's ids, as the owner's, and virtiofsd runs as them; no xattrs (so no
+  // security.capability), whatever the guest asks.
+  EXPECT_EQ(idmap::proc_map_text(plan->uid_map), "1000 1001 1\n");
+  EXPECT_EQ(idmap::proc_map_text(plan->gid_map), "1000 1002 1\n");
+  EXPECT_EQ(plan->run_as, 1000u);
+  EXPECT_EQ(joined(plan->argv).find("xattr"), std::string::npos);
   EXPECT_EQ(plan->nofile_limit, 1'000'000u);
 }
 
@@ -202,21 +209,12 @@ TEST(VirtiofsdPlan, AnInheritedSocketReplacesTheSocketPath) {
   VirtiofsdConfig c;
   c.socket = "/state/sb/virtiofsd.sock";
   c.source = "/run/tnk-workspace";
+  c.owner_uid = 1001;
   c.listen_fd = 3;
   auto plan = virtiofsd_plan(c);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   EXPECT_EQ(plan->argv.at(1), "--fd=3");
   EXPECT_EQ(joined(plan->argv).find("--socket-path"), std::string::npos);
-}
-
-TEST(VirtiofsdPlan, RootOwnedProjectMapsTheAgentToHostRootOnly) {
-  VirtiofsdConfig c;
-  c.socket = "/s/v.sock";
-  c.source = "/root/p";
-  auto plan = virtiofsd_plan(c);
-  ASSERT_TRUE(plan.ok());
-  EXPECT_EQ(idmap::proc_map_text(plan->uid_map),
-            "0 100000 1000\n1000 0 1\n1001 101001 64535\n");  // guest root is never host root
 }
 
 TEST(VirtiofsdPlan, Refusals) {
@@ -231,8 +229,13 @@ TEST(VirtiofsdPlan, Refusals) {
   c.source = "/a,b";
   EXPECT_FALSE(virtiofsd_plan(c).ok());
   c.source = "/p";
-  c.owner_uid = 100500;  // inside the guest range: it would map twice
-  EXPECT_FALSE(virtiofsd_plan(c).ok());
+  c.owner_uid = 0;  // virtiofsd would act as host root
+  EXPECT_EQ(virtiofsd_plan(c).error().kind, ErrorKind::kUsage);
+  c.owner_uid = 1001;
+  c.guest_agent_id = 0;  // virtiofsd would be its namespace's root, which takes on any guest id
+  EXPECT_EQ(virtiofsd_plan(c).error().kind, ErrorKind::kUsage);
+  c.guest_agent_id = 1000;
+  EXPECT_TRUE(virtiofsd_plan(c).ok());
 }
 
 host::HostFacts facts_with(bool kvm, bool intel, bool vmx, bool amd, bool svm, bool pvm) {

@@ -177,7 +177,7 @@ TEST(VmPlan, EachInputChangesItsOwnWords) {
   facts.project_uid = 2000;
   auto owner = plan_of(base_config(), facts);
   EXPECT_EQ(owner.qemu_argv, base);
-  EXPECT_EQ(idmap::proc_map_text(owner.virtiofsd_plan.uid_map), "0 100000 1000\n1000 2000 1\n1001 101001 64535\n");
+  EXPECT_EQ(idmap::proc_map_text(owner.virtiofsd_plan.uid_map), "1000 2000 1\n");
   auto project = base_config();
   project.project_dir = "/elsewhere";
   EXPECT_EQ(plan_of(project).virtiofsd_plan.argv, plan_of(base_config()).virtiofsd_plan.argv);
@@ -268,6 +268,29 @@ TEST(VmPlan, H1RunByRootQemuNamesNoHostPathAndRunsAsTheRangesLastId) {
   EXPECT_FALSE(vm_plan(c, no_ranges, kToken).ok());
 }
 
+// Issue 32, R3-H2: the kernel's root is the read-only base disk and the agent switches to the overlay; a
+// sandbox whose overlay an older tnk made (its base's agent cannot switch) boots from the overlay as then.
+TEST(VmPlan, TheGuestBootsFromTheReadOnlyBaseDiskUnlessAnOlderTnkMadeTheOverlay) {
+  auto joined = [](const std::vector<std::string>& argv) {
+    std::string all;
+    for (const auto& word : argv) all += word + "\n";
+    return all;
+  };
+  const std::string now = joined(plan_of(base_config()).qemu_argv);
+  EXPECT_NE(now.find(" ro console=ttyS0 reboot=t panic=-1 root=/dev/vdb "), std::string::npos) << now;
+  EXPECT_NE(now.find(" tnk.root=/dev/vda\n"), std::string::npos) << now;
+  EXPECT_NE(now.find("-drive\nid=boot,file=/root/.local/state/tnk/sandboxes/tnk-demo/base.img,format=raw,if=none,"
+                     "readonly=on\n-device\nvirtio-blk-device,drive=boot\n"),
+            std::string::npos)
+      << now;
+  auto facts = base_facts();
+  facts.init_on_overlay = true;
+  const std::string older = joined(plan_of(base_config(), facts).qemu_argv);
+  EXPECT_NE(older.find(" rw console=ttyS0 reboot=t panic=-1 root=/dev/vda "), std::string::npos) << older;
+  EXPECT_EQ(older.find("tnk.root="), std::string::npos);
+  EXPECT_EQ(older.find("id=boot"), std::string::npos);
+}
+
 TEST(VmPlan, StateDirectoryFiles) {
   auto plan = plan_of(base_config());
   EXPECT_EQ(plan.files.agent_socket, "/root/.local/state/tnk/sandboxes/tnk-demo/agent.sock");
@@ -289,7 +312,7 @@ TEST(VmPlan, Refusals) {
   c.state_dir = "/state/a,b";  // virtiofsd's socket cannot carry a comma
   EXPECT_FALSE(vm_plan(c, base_facts(), kToken).ok());
   auto facts = base_facts();
-  facts.project_uid = 100500;  // inside the guest's range: virtiofsd's map would give it twice
+  facts.project_uid = 0;  // virtiofsd would act as host root
   EXPECT_FALSE(vm_plan(base_config(), facts, kToken).ok());
 }
 
