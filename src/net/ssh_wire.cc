@@ -60,8 +60,8 @@ std::string base64_encode(std::string_view data, bool pad) {
   std::string out;
   size_t i = 0;
   for (; i + 2 < data.size(); i += 3) {
-    uint32_t v = (static_cast<uint8_t>(data[i]) << 16) | (static_cast<uint8_t>(data[i + 1]) << 8) |
-                 static_cast<uint8_t>(data[i + 2]);
+    uint32_t v = (uint32_t{static_cast<uint8_t>(data[i])} << 16) | (uint32_t{static_cast<uint8_t>(data[i + 1])} << 8) |
+                 uint32_t{static_cast<uint8_t>(data[i + 2])};
     for (int shift = 18; shift >= 0; shift -= 6) out.push_back(kBase64[(v >> shift) & 63]);
   }
   size_t rest = data.size() - i;
