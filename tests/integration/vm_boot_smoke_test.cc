@@ -137,6 +137,7 @@ TEST(VmBootSmoke, TcgBootMountsTheRootRunsInitAndQemuExits) {
   config.memory_mib = 256;
   config.kernel = vmlinux;
   config.root_disk = overlay;
+  config.boot_disk = disk->base;  // the kernel's root, read-only, as a sandbox of this tnk boots
   config.qmp_socket = dir.path() / "qmp.sock";
   config.agent_socket = dir.path() / "agent.sock";
   config.serial_socket = dir.path() / "serial.sock";  // the console, drained as the supervisor does
@@ -157,6 +158,7 @@ TEST(VmBootSmoke, TcgBootMountsTheRootRunsInitAndQemuExits) {
     vfs.program = facts.virtiofsd_path;
     vfs.socket = dir.path() / "virtiofsd.sock";
     vfs.source = dir.path();
+    vfs.owner_uid = vfs.owner_gid = 1000;  // virtiofsd refuses a project host root owns
     auto plan = virtiofsd_plan(vfs);
     ASSERT_TRUE(plan.ok()) << plan.error().message;
     // Plain root here (the supervisor adds the user namespace of plan->uid_map): this checks the argv
@@ -187,7 +189,8 @@ TEST(VmBootSmoke, TcgBootMountsTheRootRunsInitAndQemuExits) {
   auto console = read_file(serial_log);
   ASSERT_TRUE(console.ok());
   EXPECT_EQ(qemu->exit_code, 0) << qemu->err;
-  EXPECT_NE(console->find("VFS: Mounted root (ext4 filesystem)"), std::string::npos) << *console;
+  // The base disk, read-only: the init the kernel runs is the one tnk put there (security review 3, R3-H2).
+  EXPECT_NE(console->find("VFS: Mounted root (ext4 filesystem) readonly"), std::string::npos) << *console;
   EXPECT_NE(console->find("Run /sbin/tnk-agent as init process"), std::string::npos) << *console;
   EXPECT_NE(console->find("Attempted to kill init! exitcode=0x00000000"), std::string::npos) << *console;
   EXPECT_NE(console->find("tnk.token=smoke"), std::string::npos);  // the agent's parameters arrive
