@@ -2,23 +2,10 @@
 
 #include <cstdint>
 
+#include "net/base64.h"
+
 namespace tnk::net {
 namespace {
-
-std::string base64(std::string_view in) {
-  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); i += 3) {
-    uint32_t n = static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16;
-    if (i + 1 < in.size()) n |= static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
-    if (i + 2 < in.size()) n |= static_cast<unsigned char>(in[i + 2]);
-    out += alphabet[(n >> 18) & 63];
-    out += alphabet[(n >> 12) & 63];
-    out += i + 1 < in.size() ? alphabet[(n >> 6) & 63] : '=';
-    out += i + 2 < in.size() ? alphabet[n & 63] : '=';
-  }
-  return out;
-}
 
 bool same_bytes(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -41,7 +28,7 @@ std::string basic_credential(std::string_view user, std::string_view password) {
   std::string pair(user);
   pair += ':';
   pair += password;
-  return "Basic " + base64(pair);
+  return "Basic " + base64_encode(pair);
 }
 
 bool carries_credential(const RequestHead& head, std::string_view expected) {

@@ -29,10 +29,6 @@ class SshReader {
 void put_u32(std::string& out, uint32_t value);
 void put_string(std::string& out, std::string_view value);
 
-// Standard base64 (RFC 4648); `pad` adds the '=' padding (OpenSSH's fingerprints leave it out).
-std::string base64_encode(std::string_view data, bool pad = true);
-std::optional<std::string> base64_decode(std::string_view text);
-
 // "TYPE BASE64 [COMMENT]" as one line: the key's wire blob, whose own type name must be TYPE. The error
 // says what is wrong, for "key '...' must be a public key: ...".
 Result<std::string> parse_public_key_line(std::string_view line);

@@ -1,5 +1,6 @@
 #include "supervisor/config.h"
 
+#include "net/base64.h"
 #include "net/ssh_wire.h"
 
 namespace tnk::supervisor {

@@ -10,6 +10,7 @@
 #include "audit/sha256.h"
 #include "core/json_fields.h"
 #include "core/unique_fd.h"
+#include "net/base64.h"
 #include "net/ssh_wire.h"
 #include "supervisor/ssh_host_signature.h"
 

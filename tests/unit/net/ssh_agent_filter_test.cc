@@ -2,6 +2,7 @@
 // lengths, binds (forged, forwarded, unlisted, twice), sign requests (unbound, another session, another
 // key, not a user authentication), the identities answer, and every other message refused.
 #include "net/ssh_agent_filter.h"
+#include "net/base64.h"
 
 #include <gtest/gtest.h>
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/unique_fd.h"
+#include "net/base64.h"
 #include "net/ssh_wire.h"
 #include "supervisor/ssh_agent_relay.h"
 #include "supervisor/ssh_command.h"
