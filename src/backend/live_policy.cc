@@ -87,10 +87,9 @@ Result<PolicyView> edit_policy(Context& ctx, const sandbox::ResolveOptions& opti
   net::LiveRule rule{edit.action.value_or(net::RuleAction::kAllow), edit.entry, now, std::nullopt,
                      effective_user_name()};
   if (edit.period) rule.expires_ms = now + std::chrono::duration_cast<std::chrono::milliseconds>(*edit.period).count();
-  std::vector<net::LiveRule> changed = net::unexpired(rules, now);
-  if (edit.action) {
-    changed = net::with_rule(rules, rule, now);
-  } else if (std::erase_if(changed, [&](const net::LiveRule& kept) { return kept.entry == edit.entry; }) == 0) {
+  std::vector<net::LiveRule> changed = edit.action ? net::with_rule(rules, rule, now) : net::unexpired(rules, now);
+  if (!edit.action &&
+      std::erase_if(changed, [&](const net::LiveRule& kept) { return kept.entry == edit.entry; }) == 0) {
     return not_found("sandbox " + r.id + " has no rule for " + edit.entry,
                      "`tnk sandbox policy` lists its rules; the profile's network.allow changes in its manifest");
   }

@@ -35,10 +35,8 @@ net::PolicyInForce Network::in_force() const {
   // kept, not applied. rules_ as held, not as the clock says: a rule is in force until expire_rules ends
   // it (and records that it did).
   bool applies = has_egress_proxy(config_.network);
-  std::vector<std::string> base = config_.allow;
-  for (const std::string& entry : ssh_route_entries()) {
-    if (std::find(base.begin(), base.end(), entry) == base.end()) base.push_back(entry);
-  }
+  std::vector<std::string> base = config_.allow;  // policy_in_force sorts and dedupes
+  for (std::string& entry : ssh_route_entries()) base.push_back(std::move(entry));
   return net::policy_in_force(to_string(config_.network), base, applies ? rules_ : std::vector<net::LiveRule>{},
                               std::numeric_limits<int64_t>::min());
 }
