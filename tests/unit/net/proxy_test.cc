@@ -672,6 +672,8 @@ TEST(NetProxy, UnderOpenADenyCutsAndRefusesTheNameAndAnAllowOpensAPort) {
   ASSERT_EQ(*send_policy(channel->supervisor_end.get(), {target}, {}, 2s), 0u);
   UniqueFd open_tunnel = tunnel_through(proxy, connect);
   expect_denied_and_cut(channel->supervisor_end.get(), open_tunnel.get());
+  // The tunnel's client can see its end before the cut is reported: wait for it, so the order below holds.
+  ASSERT_EQ(proxy.events(2).size(), 2u);
   EXPECT_EQ(answer_body(proxy.ask(connect)), "tnk: 127.0.0.1 is denied to this sandbox (tnk sandbox deny 127.0.0.1)\n");
   // Another name on an open port still reaches the address check (which refuses it here).
   EXPECT_NE(answer_body(proxy.ask("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n")).find("host-internal address"),
