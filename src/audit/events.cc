@@ -64,6 +64,20 @@ json workspace_discard(const std::string& container_id, const std::string& proje
   return e;
 }
 
+json sandbox_checkpoint(const std::string& container_id, const std::string& action, const json& state) {
+  json e = event("checkpoint", container_id);
+  e["action"] = action;
+  e["state"] = state;
+  return e;
+}
+
+json sandbox_fork(const std::string& container_id, const std::string& fork_id, const json& state) {
+  json e = event("fork", container_id);
+  e["fork_id"] = fork_id;
+  e["state"] = state;
+  return e;
+}
+
 json sandbox_start(const std::string& container_id, const std::string& backend, const std::string& profile,
                    const std::string& project_dir) {
   json e = event("sandbox_start", container_id);

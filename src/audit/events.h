@@ -47,6 +47,15 @@ nlohmann::json workspace_apply(const std::string& container_id, const std::strin
 nlohmann::json workspace_discard(const std::string& container_id, const std::string& project_dir,
                                  const nlohmann::json& paths);
 
+// Checkpoints and forks (docs/checkpoints.md): `action` is "checkpoint", "restore" or "remove" for
+// `checkpoint` records, and `state` says what the copy holds: {"name", "entries": [{"path", "bytes",
+// "sha256"}]}, sha256 for a file and null for a directory tree.
+nlohmann::json sandbox_checkpoint(const std::string& container_id, const std::string& action,
+                                  const nlohmann::json& state);
+// A fork of `container_id`: `fork_id`, and the state it started from as above ("from": a checkpoint's
+// name, or null for the running sandbox).
+nlohmann::json sandbox_fork(const std::string& container_id, const std::string& fork_id, const nlohmann::json& state);
+
 nlohmann::json provision_start(const std::string& container_id, const std::string& profile,
                                const std::string& fingerprint);
 nlohmann::json provision_end(const std::string& container_id, const std::string& profile, int exit_code,

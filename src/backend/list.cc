@@ -1,5 +1,6 @@
 #include "backend/list.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -19,7 +20,7 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
     auto record = store.load(id);
     if (!record) {  // listed as broken so that `delete` can be found; the warning says why
       ctx.log.warn(record.error().message);
-      rows.push_back({id, state::to_string(state::SandboxState::kBroken), "", "", "", ""});
+      rows.push_back({id, state::to_string(state::SandboxState::kBroken), "", "", "", "", ""});
       continue;
     }
     if (!*record) continue;  // a directory without a record: a create that never finished
@@ -33,7 +34,8 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
     // "unknown": the backend cannot tell here (limactl missing or failing); the warning says why.
     if (seen.problem) ctx.log.warn(*seen.problem);
     std::string status = seen.problem ? "unknown" : state::to_string(seen.state);
-    rows.push_back({id, status, to_string(rec.backend), rec.profile, rec.mount_point, rec.project_dir.string()});
+    rows.push_back(
+        {id, status, to_string(rec.backend), rec.profile, rec.mount_point, rec.project_dir.string(), rec.parent});
   }
   return rows;
 }
@@ -46,15 +48,23 @@ nlohmann::json to_json(const std::vector<SandboxRow>& rows) {
                      {"backend", r.backend},
                      {"profile", r.profile},
                      {"mount", r.mount},
-                     {"project", r.project}});
+                     {"project", r.project},
+                     {"parent", r.parent.empty() ? nlohmann::json() : nlohmann::json(r.parent)}});
   }
   return items;
 }
 
+// A PARENT column when there are forks.
 std::string render_table(const std::vector<SandboxRow>& rows) {
+  bool forks = std::any_of(rows.begin(), rows.end(), [](const SandboxRow& r) { return !r.parent.empty(); });
   std::vector<std::vector<std::string>> cells;
-  for (const auto& r : rows) cells.push_back({r.name, r.status, r.backend, r.profile, r.mount, r.project});
-  return tnk::render_table({"NAME", "STATUS", "BACKEND", "PROFILE", "MOUNT", "PROJECT"}, cells);
+  for (const auto& r : rows) {
+    cells.push_back({r.name, r.status, r.backend, r.profile, r.mount, r.project});
+    if (forks) cells.back().push_back(r.parent.empty() ? "-" : r.parent);
+  }
+  std::vector<std::string> heads = {"NAME", "STATUS", "BACKEND", "PROFILE", "MOUNT", "PROJECT"};
+  if (forks) heads.push_back("PARENT");
+  return tnk::render_table(heads, cells);
 }
 
 }  // namespace tnk::backend

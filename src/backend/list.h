@@ -13,6 +13,7 @@ namespace tnk::backend {
 
 struct SandboxRow {
   std::string name, status, backend, profile, mount, project;
+  std::string parent;  // a fork's: the sandbox it was forked from
 };
 
 Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx);

@@ -84,7 +84,7 @@ std::string command_path(const CLI::App& command) {
 
 constexpr std::string_view kExampleMark = "\n\nExample:\n  ";
 constexpr std::string_view kGlobalFlagsNote =
-    "\n\nGlobal flags: -q (quiet), -v (verbose), -o text|json|ndjson|yaml (output format).";
+    "\n\nGlobal flags: -q (quiet), -v (verbose), -o text|json|ndjson|yaml (output format), --sandbox NAME (a fork).";
 
 void describe(CLI::App& command, const std::string& explanation, const std::string& example) {
   // The one-line description given to add_subcommand stays for the parent's listing.
@@ -176,6 +176,7 @@ int run_command(int argc, char** argv, GlobalOptions& global) {
     return exit_code_for(error.kind);
   }
   Context ctx(std::move(env), paths ? std::move(*paths) : Paths{}, log, out, cwd, self_executable(argv[0]), terminal);
+  ctx.selected_sandbox = global.sandbox;
   auto result = runner->run(ctx);
   if (!result) {
     out.error(result.error());

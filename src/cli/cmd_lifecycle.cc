@@ -84,7 +84,9 @@ Result<std::string> current_sandbox_id(Context& ctx) {
   TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
   TNK_ASSIGN_OR_RETURN(auto project, workspace::resolve_project(config->workspace_root_path, ctx.paths.home, ctx.cwd));
   state::Store store(ctx.paths.sandboxes_dir());
-  return naming::sandbox_id(project.name, naming::max_sandbox_id_length(store.root()));
+  TNK_ASSIGN_OR_RETURN(std::string id, naming::sandbox_id(project.name, naming::max_sandbox_id_length(store.root())));
+  if (ctx.selected_sandbox.empty()) return id;
+  return naming::select_sandbox(id, ctx.selected_sandbox);
 }
 
 void add_sandbox_lifecycle_commands(CLI::App& sandbox, CommandTable& table) {

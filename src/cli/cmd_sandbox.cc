@@ -174,6 +174,8 @@ void add_sandbox_commands(CLI::App& root, CommandTable& table) {
   }
   if (table.builds(*sandbox, {"agent-ping"})) add_debug_commands(*sandbox, table);
   if (table.builds(*sandbox, {"diff", "apply", "discard"})) add_review_commands(*sandbox, table);
+  if (table.builds(*sandbox, {"checkpoint", "checkpoints", "restore", "fork"}))
+    add_checkpoint_commands(*sandbox, table);
 }
 
 }  // namespace tnk::cli

@@ -53,7 +53,7 @@ std::vector<std::string> command_words(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--") break;
-    if (arg == "-o" || arg == "--output") {
+    if (arg == "-o" || arg == "--output" || arg == "--sandbox") {
       ++i;
       continue;
     }
@@ -86,6 +86,9 @@ std::unique_ptr<CLI::App> make_root(GlobalOptions& global, CommandTable& table) 
   root->add_flag("-v,--verbose", global.verbose, "Print more detail about what tnk does");
   root->add_option("-o,--output", global.output, "Output format: text, json, ndjson or yaml")
       ->check(CLI::IsMember({"text", "json", "ndjson", "yaml"}));
+  root->add_option("--sandbox", global.sandbox,
+                   "Act on this sandbox of the current project: one of its forks (tnk sandbox fork), e.g. tnk-app.2")
+      ->type_name("NAME");
   root->add_flag("--timings", global.timings, "Print where the command's time went, phase by phase (on stderr)");
   add_commands(*root, table);
   return root;

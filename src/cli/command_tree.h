@@ -19,10 +19,11 @@ struct GlobalOptions {
   bool verbose = false;
   bool timings = false;
   std::string output = "text";
+  std::string sandbox;  // --sandbox: one of the project's forks rather than its sandbox
 };
 
 // The words of argv that may name commands: those before `--` that are not options, without the value
-// of -o (the one global option that takes one and may come before the verb).
+// of -o and --sandbox (the global options that take one and may come before the verb).
 std::vector<std::string> command_words(int argc, char** argv);
 
 // Whether the command line needs every command: no verb named (`tnk --help` lists them all), or a verb

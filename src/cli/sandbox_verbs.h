@@ -26,6 +26,8 @@ void add_network_commands(CLI::App& sandbox, CommandTable& table);
 void add_pending_command(CLI::App& sandbox, CommandTable& table);  // pending (of add_network_commands)
 void add_debug_commands(CLI::App& sandbox, CommandTable& table);   // agent-ping (hidden)
 void add_review_commands(CLI::App& sandbox, CommandTable& table);  // diff, apply, discard
+// checkpoint (and checkpoint rm), checkpoints, restore, fork
+void add_checkpoint_commands(CLI::App& sandbox, CommandTable& table);
 
 // The current project's sandbox id, worked out from the cwd alone: stop, delete and the review verbs
 // need nothing else, and must work even when the sandbox's record is corrupt (resolve() would refuse it).

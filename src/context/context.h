@@ -40,6 +40,7 @@ class Context {
   std::filesystem::path cwd;
   std::filesystem::path self_exe;
   Terminal terminal;
+  std::string selected_sandbox;  // --sandbox: a fork of the current project's sandbox (naming::select_sandbox)
 
   Result<const Config*> config();
 

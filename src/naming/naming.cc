@@ -124,10 +124,48 @@ Status validate_sandbox_name(std::string_view name) {
     return usage_error(quoted + "longer than " + std::to_string(kMaxSandboxIdLength) + " characters",
                        std::string(kListHint));
   }
-  for (char c : name) {
+  std::string_view base = name.substr(0, name.find('.'));
+  for (char c : base) {
     if (!is_id_char(c)) {
-      return usage_error(quoted + "only letters, digits, '-' and '_' are allowed", std::string(kListHint));
+      return usage_error(quoted + "only letters, digits, '-' and '_' are allowed, and a fork's '.<n>' at the end",
+                         std::string(kListHint));
     }
+  }
+  if (base.size() < name.size() && (base.size() == kSandboxIdPrefix.size() || fork_number(base, name) == 0)) {
+    return usage_error(quoted + "a fork's name ends in '.' and its number (1 to 9999)", std::string(kListHint));
+  }
+  return ok_status();
+}
+
+std::string fork_id(std::string_view parent, int n) { return std::string(parent) + "." + std::to_string(n); }
+
+int fork_number(std::string_view parent, std::string_view id) {
+  if (id.size() <= parent.size() + 1 || id.substr(0, parent.size()) != parent || id[parent.size()] != '.') return 0;
+  std::string_view digits = id.substr(parent.size() + 1);
+  if (digits.size() > 4 || digits.front() == '0') return 0;
+  int n = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+Result<std::string> select_sandbox(std::string_view project_id, std::string_view selected) {
+  TNK_RETURN_IF_ERROR(validate_sandbox_name(selected));
+  if (selected == project_id || fork_number(project_id, selected) > 0) return std::string(selected);
+  return usage_error("--sandbox " + printable(selected) + ": this project's sandbox is " + std::string(project_id) +
+                         ", and its forks are " + std::string(project_id) + ".N",
+                     "`tnk sandbox ls` lists the forks with their parent; run the command in the fork's project");
+}
+
+Status validate_checkpoint_name(std::string_view name) {
+  const std::string quoted = "invalid checkpoint name '" + printable(name) + "': ";
+  const char* hint = "`tnk sandbox checkpoints` lists them; a name has letters, digits, '-' and '_'";
+  if (name.empty() || name.size() > 64) return usage_error(quoted + "it needs 1 to 64 characters", hint);
+  if (name.front() == '-') return usage_error(quoted + "it must not start with '-'", hint);
+  for (char c : name) {
+    if (!is_id_char(c)) return usage_error(quoted + "only letters, digits, '-' and '_' are allowed", hint);
   }
   return ok_status();
 }

@@ -50,9 +50,24 @@ Result<std::string> sandbox_id(std::string_view project_name, size_t max_length)
 // capped at kMaxSandboxIdLength. 0 when even an empty id would not fit.
 size_t max_sandbox_id_length(const std::filesystem::path& sandboxes_dir);
 
-// For `sandbox stop --name N`: "tnk-" followed by [A-Za-z0-9_-]+, at most 63 characters in total.
-// Never accepts '/', '.', or anything else that could walk out of the sandboxes directory.
+// For `sandbox stop --name N`: "tnk-" followed by [A-Za-z0-9_-]+, then a fork's ".<n>" if any, at most
+// 63 characters in total. Never accepts '/', "..", or anything else that could walk out of the
+// sandboxes directory.
 Status validate_sandbox_name(std::string_view name);
+
+// The id of fork `n` (1, 2, ...) of sandbox `parent` (`tnk sandbox fork`): "<parent>.<n>". A project's id
+// never holds a '.', so no project's sandbox can take a fork's id.
+std::string fork_id(std::string_view parent, int n);
+// The n of a fork's id whose parent is `parent`; 0 when `id` is not one of its forks.
+int fork_number(std::string_view parent, std::string_view id);
+
+// `--sandbox NAME` in a project whose sandbox is `project_id`: NAME when it is that sandbox or one of its
+// forks, else a usage error (a selector never reaches another project's sandbox).
+Result<std::string> select_sandbox(std::string_view project_id, std::string_view selected);
+
+// A checkpoint's name (`tnk sandbox checkpoint NAME`): [A-Za-z0-9_-], 1 to 64 characters, not
+// starting with '-'. It becomes a directory name.
+Status validate_checkpoint_name(std::string_view name);
 
 // For `-e KEY=VALUE`: KEY is [A-Za-z_][A-Za-z0-9_]* and does not start with "TNK_" (runtime variables
 // cannot be overridden); VALUE has no NUL/CR/LF and is at most kMaxEnvValueBytes. Error messages name

@@ -172,7 +172,14 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   TNK_RETURN_IF_ERROR(refuse_tnk_dirs(ctx, r.project));
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(r.id, naming::sandbox_id(r.project.name, naming::max_sandbox_id_length(store.root())));
+  const std::string project_id = r.id;
+  if (!ctx.selected_sandbox.empty()) {
+    TNK_ASSIGN_OR_RETURN(r.id, naming::select_sandbox(r.id, ctx.selected_sandbox));
+  }
   TNK_ASSIGN_OR_RETURN(r.record, store.load(r.id));
+  if (!r.record && r.id != project_id) {  // a fork is made by `fork`, never by a start
+    return not_found("fork " + r.id + " does not exist", "`tnk sandbox fork` makes forks; `tnk sandbox ls` lists them");
+  }
   if (r.record && r.record->project_dir != r.project.dir) {
     return failed(
         "sandbox " + r.id + " belongs to " + r.record->project_dir.string() + ", not " + r.project.dir.string(),
@@ -187,8 +194,12 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
   if (r.record) r.manifest.workspace_mount = r.record->mount_point;
   r.network = options.network ? *options.network : r.manifest.network.value_or(config->default_network.value);
   r.network_source = options.network ? "--network" : r.manifest.network ? "manifest" : "config";
-  r.review = options.review || r.manifest.review;
-  r.review_source = options.review ? "--review" : r.manifest.review ? "manifest" : "default";
+  const bool fork = r.record && !r.record->parent.empty();
+  r.review = fork || options.review || r.manifest.review;
+  r.review_source = fork                ? "fork of " + r.record->parent
+                    : options.review    ? "--review"
+                    : r.manifest.review ? "manifest"
+                                        : "default";
   TNK_ASSIGN_OR_RETURN(r.provision_script, specs::provision_script(ctx.paths.config_dir, r.profile));
   r.guest_workdir = workspace::guest_workdir(r.project, r.manifest.workspace_mount);
   TNK_RETURN_IF_ERROR(choose_backend(ctx, *config, options, r));

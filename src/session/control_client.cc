@@ -113,6 +113,15 @@ Result<json> request_pending(const std::filesystem::path& ctl_sock, std::chrono:
                              timeout);
 }
 
+Result<UniqueFd> request_pause(const std::filesystem::path& ctl_sock, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  TNK_ASSIGN_OR_RETURN(UniqueFd fd, connect_control(ctl_sock, timeout));
+  TNK_RETURN_IF_ERROR(send_message(fd.get(), {{"op", control_op_name(ControlOp::kPause)}, {"v", kProtocolVersion}}));
+  auto paused = expect_event(fd.get(), deadline, "paused");
+  if (!paused.ok()) return timed_out(paused.error()) ? no_answer(ctl_sock, timeout, "pause") : paused.error();
+  return fd;
+}
+
 json agent_ping_op(int count) {
   return {{"op", control_op_name(ControlOp::kAgentPing)}, {"v", kProtocolVersion}, {"count", count}};
 }

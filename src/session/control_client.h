@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/result.h"
+#include "core/unique_fd.h"
 
 namespace tnk::session {
 
@@ -42,6 +43,10 @@ nlohmann::json policy_change_op(const nlohmann::json& rules, const nlohmann::jso
 // The policy op's "pending": {"policy", "requests"}, the refusals waiting for the host user's approval
 // (net/pending_requests.h's JSON).
 Result<nlohmann::json> request_pending(const std::filesystem::path& ctl_sock, std::chrono::milliseconds timeout);
+
+// Asks the supervisor to hold the sandbox still (docs/control-protocol.md's pause). It stays paused
+// while the returned connection is open, and goes on when it closes (by the caller, or by its exit).
+Result<UniqueFd> request_pause(const std::filesystem::path& ctl_sock, std::chrono::milliseconds timeout);
 
 // Debugging and bench/vm.sh: asks a vm sandbox's supervisor for `count` (1..kMaxAgentPings) round trips
 // of the guest agent's ping frame over its agent connection; returns them in microseconds, in order.

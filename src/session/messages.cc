@@ -14,7 +14,7 @@ constexpr std::pair<ControlOp, std::string_view> kControlOpNames[] = {
     {ControlOp::kSignal, "signal"},   {ControlOp::kPing, "ping"},
     {ControlOp::kStop, "stop"},       {ControlOp::kNetwork, "network"},
     {ControlOp::kForward, "forward"}, {ControlOp::kAgentPing, "agent-ping"},
-    {ControlOp::kPolicy, "policy"},
+    {ControlOp::kPolicy, "policy"},   {ControlOp::kPause, "pause"},
 };
 
 bool valid_env_name(std::string_view name) {

@@ -20,7 +20,7 @@ inline constexpr int kProtocolVersion = 1;  // the "v" of each side's first mess
 // Every operation a client asks of a supervisor: the "op" of a control message. kExec is the first
 // message of a session; kResize and kSignal act on that session; the others are one-shot requests.
 // The wire names are in one table (messages.cc), read both ways by the two functions below.
-enum class ControlOp { kExec, kResize, kSignal, kPing, kStop, kNetwork, kForward, kAgentPing, kPolicy };
+enum class ControlOp { kExec, kResize, kSignal, kPing, kStop, kNetwork, kForward, kAgentPing, kPolicy, kPause };
 std::string control_op_name(ControlOp op);  // "exec", "agent-ping", ...
 // nullopt for a name no version of the protocol defines; the supervisor answers it with an error.
 std::optional<ControlOp> control_op_from_name(std::string_view name);

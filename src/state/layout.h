@@ -54,6 +54,11 @@ inline constexpr const char* kReviewUpperDir = "review/upper";         // overla
 inline constexpr const char* kReviewWorkDir = "review/work";           // its work directory
 inline constexpr const char* kReviewBaselineFile = "review/baseline";  // NUL-separated stamps
 
+// Checkpoints (docs/checkpoints.md): checkpoints/<name>/ holds a copy of the sandbox's own state
+// (backend/own_state.h) under the same names as above, and checkpoint.json says what and when.
+inline constexpr const char* kCheckpointsDir = "checkpoints";
+inline constexpr const char* kCheckpointFile = "checkpoint.json";
+
 // The top-level directories (config, state/sandboxes, state/audit, cache/images) are spelled once,
 // in core/paths.h. $XDG_CACHE_HOME/tnk/...
 inline constexpr const char* kModelCacheFile = "inference.json";  // the last /v1/models answer, 30 s

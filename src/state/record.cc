@@ -18,19 +18,21 @@ Error corrupt(const std::filesystem::path& source, const std::string& why) {
 }  // namespace
 
 nlohmann::json record_to_json(const SandboxRecord& r) {
-  return {{"schema", kRecordSchema},
-          {"id", r.id},
-          {"backend", to_string(r.backend)},
-          {"project_dir", r.project_dir.string()},
-          {"profile", r.profile},
-          {"mount_point", r.mount_point},
-          {"image_id", r.image_id},
-          {"provision_fingerprint", r.provision_fingerprint},
-          {"provision_inputs_fingerprint", r.provision_inputs_fingerprint},
-          {"provision_token", r.provision_token},
-          {"created_at", r.created_at},
-          {"started_at", optional_int(r.started_at)},
-          {"stopped_at", optional_int(r.stopped_at)}};
+  nlohmann::json j = {{"schema", kRecordSchema},
+                      {"id", r.id},
+                      {"backend", to_string(r.backend)},
+                      {"project_dir", r.project_dir.string()},
+                      {"profile", r.profile},
+                      {"mount_point", r.mount_point},
+                      {"image_id", r.image_id},
+                      {"provision_fingerprint", r.provision_fingerprint},
+                      {"provision_inputs_fingerprint", r.provision_inputs_fingerprint},
+                      {"provision_token", r.provision_token},
+                      {"created_at", r.created_at},
+                      {"started_at", optional_int(r.started_at)},
+                      {"stopped_at", optional_int(r.stopped_at)}};
+  if (!r.parent.empty()) j["parent"] = r.parent;
+  return j;
 }
 
 Result<SandboxRecord> record_from_json_text(const std::string& text, const std::filesystem::path& source) {
@@ -64,6 +66,7 @@ Result<SandboxRecord> record_from_json_text(const std::string& text, const std::
   if (f.has("stopped_at")) {
     TNK_ASSIGN_OR_RETURN(r.stopped_at, f.integer("stopped_at"));
   }
+  TNK_ASSIGN_OR_RETURN(r.parent, f.optional_string("parent"));
   return r;
 }
 

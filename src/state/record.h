@@ -28,6 +28,8 @@ struct SandboxRecord {
   int64_t created_at = 0;        // Unix seconds
   std::optional<int64_t> started_at;
   std::optional<int64_t> stopped_at;
+  // A fork (`tnk sandbox fork`): the sandbox it was forked from. A fork is always in review mode.
+  std::string parent;
 };
 
 nlohmann::json record_to_json(const SandboxRecord& record);

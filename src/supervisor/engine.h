@@ -87,6 +87,9 @@ class Engine {
   virtual void resize_session(SessionKey /*key*/, unsigned short /*rows*/, unsigned short /*cols*/) {}
   // Ends everything in the sandbox: graceful first, forced after `grace`.
   virtual Status stop(std::chrono::milliseconds grace) = 0;
+  // Holds every process of the sandbox still (`held`), or lets them go on: a checkpoint or a fork copies
+  // the sandbox's files meanwhile (docs/checkpoints.md).
+  virtual Status pause(bool /*held*/) { return failed("this sandbox cannot be paused", "stop it first"); }
   // Debugging and bench/vm.sh: `count` round trips of the guest agent's ping frame, in order. Blocks
   // the supervisor's loop while it runs. Fails for an engine that has no guest agent.
   virtual Result<std::vector<std::chrono::microseconds>> agent_pings(int /*count*/) {

@@ -173,6 +173,7 @@ bool Server::handle_op(Connection& conn, session::ControlOp op, session::Message
     case session::ControlOp::kPolicy:
       if (fresh) send_or_log(conn.fd.get(), handle_policy(body));
       return true;
+    case session::ControlOp::kPause: return fresh && !conn.pausing ? handle_pause(conn) : true;
   }
   return true;
 }
@@ -232,11 +233,30 @@ bool Server::handle_exec(Connection& conn, session::Message& message) {
   return true;
 }
 
+// {"op":"pause"}: the sandbox holds still until this connection ends, however it ends (the command that
+// asked may be killed): a checkpoint copies its files meanwhile.
+bool Server::handle_pause(Connection& conn) {
+  Status paused = engine_.pause(true);
+  if (!paused.ok()) {
+    send_or_log(conn.fd.get(), error_event(paused.error(), exit_code_for(paused.error().kind)));
+    return false;
+  }
+  conn.pausing = true;
+  log_line("paused for a copy of its files");
+  send_or_log(conn.fd.get(), {{"event", "paused"}, {"v", session::kProtocolVersion}});
+  return true;
+}
+
 // A client that goes away takes its session with it: nothing it started outlives it unasked
 // (background processes it detached on purpose are in their own process group and stay).
 // The connection itself is closed after the current loop turn.
 void Server::finish(Connection& conn) {
   if (conn.session != 0) engine_.signal_session(conn.session, SIGKILL);
+  if (conn.pausing && !done_) {
+    Status resumed = engine_.pause(false);
+    log_line(resumed.ok() ? "resumed" : "cannot resume the sandbox: " + resumed.error().message);
+  }
+  conn.pausing = false;
   conn.closed = true;
 }
 
@@ -357,6 +377,10 @@ int Server::expiry_timeout_ms() const {
 
 void Server::stop_sandbox(std::chrono::milliseconds grace) {
   done_ = true;
+  for (const auto& conn : connections_) {
+    if (conn->pausing) (void)engine_.pause(false);  // a held sandbox would not see its stop's SIGTERM
+    conn->pausing = false;
+  }
   Status stopped = engine_.stop(grace);
   if (!stopped.ok()) log_line("stopping the sandbox: " + stopped.error().message);
   network_.stop();

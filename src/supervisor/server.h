@@ -48,6 +48,7 @@ class Server {
     bool closed = false;     // finished: removed after the current loop turn
     bool greeted = false;    // its first message passed the version check
     uint64_t oom_kills = 0;  // the sandbox's OOM kills when the session started (Engine::oom_kills)
+    bool pausing = false;    // it paused the sandbox, which goes on when the connection ends
   };
 
   void accept_connection();
@@ -56,6 +57,7 @@ class Server {
   // The dispatch of a known op; false as handle_message.
   bool handle_op(Connection& conn, session::ControlOp op, session::Message& message);
   bool handle_exec(Connection& conn, session::Message& message);
+  bool handle_pause(Connection& conn);
   void resize_terminal(Connection& conn, const nlohmann::json& body);
   void finish(Connection& conn);
   void handle_signal();

@@ -14,6 +14,7 @@
 #include "backend/ns/sandbox.h"
 #include "core/subprocess.h"
 #include "linux/cgroups.h"
+#include "linux/freeze.h"
 #include "session/messages.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
@@ -185,6 +186,20 @@ class NsEngine : public supervisor::Engine {
     return linux::oom_kills(cgroup_dirs_);
   }
 
+  Status pause(bool held) override {
+    if (!sandbox_) return failed("the sandbox is not running");
+    if (!held) {
+      if (!frozen_) return ok_status();
+      Status thawed = linux::thaw_sandbox(*frozen_);
+      frozen_.reset();
+      return thawed;
+    }
+    if (frozen_) return ok_status();
+    (void)oom_kills();  // finds the sandbox's cgroups
+    TNK_ASSIGN_OR_RETURN(frozen_, linux::freeze_sandbox(sandbox_->init_pid, cgroup_dirs_));
+    return ok_status();
+  }
+
   // The disk watch may have said why before the supervisor reaps it: PID 1, which it killed, may come first.
   std::optional<Error> failure() const override {
     if (failure_) return failure_;
@@ -209,6 +224,7 @@ class NsEngine : public supervisor::Engine {
   std::vector<supervisor::EndedSession> reaped_;  // sessions stop() reaped, until ended_sessions() hands them on
   std::optional<ns::DiskWatch> disk_watch_;       // while it runs: the bound on the sandbox's disk
   std::optional<Error> failure_;                  // the disk watch's verdict, once it ended the sandbox
+  std::optional<linux::Frozen> frozen_;           // while a checkpoint holds it still (pause)
 };
 
 }  // namespace

@@ -6,10 +6,8 @@
 // is an id of root's range with no capability, handed its files as descriptors (security review H1,
 // processes.h). virtiofsd runs in a user namespace where only the guest's agent uid is the project's
 // owner. QEMU runs in a network namespace of its own: the guest reaches the inference endpoint and the
-// proxies through the relays listening there (listen_inside), port forwards and the proxy check reach
-// into it through the guest agent's connect bridge (a hostfwd in QEMU's namespace). docs/vm-backend.md
-// describes it. What QEMU and virtiofsd are given is decided by vm_plan (plan.h); this file applies it:
-// it makes the sockets and starts the processes.
+// proxies through relays listening there (listen_inside); port forwards and the proxy check reach in through
+// the agent's connect bridge (docs/vm-backend.md). vm_plan (plan.h) decides what this file applies.
 #include "backend/vm/engine.h"
 
 #include <fcntl.h>
@@ -49,9 +47,8 @@
 namespace tnk::vm {
 namespace {
 
-constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;  // the image's `agent` and `sudo`
-constexpr supervisor::SessionKey kFirstKey = supervisor::SessionKey(1)
-                                             << 32;  // above any pid: keys never collide with a reaped pid
+constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;          // the image's `agent` and `sudo`
+constexpr supervisor::SessionKey kFirstKey = supervisor::SessionKey(1) << 32;  // above any pid: no reused-pid key
 
 void set_identity(agent::ExecRequest& out, session::Identity identity) {
   out.confined = identity != session::Identity::kProvision;  // only provisioning may sudo
@@ -244,6 +241,10 @@ class VmEngine : public supervisor::Engine {
       rtts.push_back(rtt);
     }
     return rtts;
+  }
+
+  Status pause(bool held) override {
+    return qemu_ > 0 ? qmp_pause(files_.qmp_socket, held) : failed("the sandbox is not running");
   }
 
   // SIGTERM to the sessions, then agent poweroff, then QMP quit, then SIGKILL; virtiofsd ends once QEMU

@@ -336,7 +336,10 @@ bool wait_child(pid_t pid, std::chrono::milliseconds timeout) {
   }
 }
 
-Status qmp_quit(const std::filesystem::path& socket, std::chrono::milliseconds timeout) {
+namespace {
+
+// One QMP command without arguments, answered within `timeout`.
+Status qmp_execute(const std::filesystem::path& socket, const std::string& command, std::chrono::milliseconds timeout) {
   TNK_ASSIGN_OR_RETURN(sockaddr_un addr, unix_address(socket, "QEMU's QMP socket"));
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return sys_error(errno, "creating a unix socket");
@@ -345,15 +348,36 @@ Status qmp_quit(const std::filesystem::path& socket, std::chrono::milliseconds t
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     return sys_error(errno, "connecting to QMP at " + socket.string());
   }
-  // Each command is answered before the next is sent: the greeting, then capabilities, then quit.
+  // Each command is answered before the next is sent: the greeting, then capabilities, then `command`,
+  // whose answer ("return" or "error") may follow events it caused (a stop's STOP comes before its flush).
   char buf[4096];
-  for (const std::string command : {"", "{\"execute\":\"qmp_capabilities\"}\n", "{\"execute\":\"quit\"}\n"}) {
-    if (!command.empty() && ::send(fd.get(), command.data(), command.size(), MSG_NOSIGNAL) < 0) {
+  for (const std::string& line :
+       {std::string(), std::string("{\"execute\":\"qmp_capabilities\"}\n"), "{\"execute\":\"" + command + "\"}\n"}) {
+    if (!line.empty() && ::send(fd.get(), line.data(), line.size(), MSG_NOSIGNAL) < 0) {
       return sys_error(errno, "writing to QMP");
     }
-    if (::recv(fd.get(), buf, sizeof buf, 0) <= 0) return failed("QMP did not answer");
+    std::string answer;
+    while (answer.find(line.empty() ? "\"QMP\"" : "\"return\"") == std::string::npos) {
+      if (answer.find("\"error\"") != std::string::npos) return failed("QMP refused " + command + ": " + answer);
+      ssize_t got = ::recv(fd.get(), buf, sizeof buf, 0);
+      if (got <= 0) {
+        if (command == "quit" && !answer.empty()) break;  // quit may close before its answer
+        return failed("QMP did not answer " + command);
+      }
+      answer.append(buf, static_cast<size_t>(got));
+    }
   }
   return ok_status();
+}
+
+}  // namespace
+
+Status qmp_quit(const std::filesystem::path& socket, std::chrono::milliseconds timeout) {
+  return qmp_execute(socket, "quit", timeout);
+}
+
+Status qmp_pause(const std::filesystem::path& socket, bool held) {
+  return qmp_execute(socket, held ? "stop" : "cont", std::chrono::seconds(10));
 }
 
 }  // namespace tnk::vm

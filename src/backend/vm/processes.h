@@ -64,5 +64,8 @@ bool wait_child(pid_t pid, std::chrono::milliseconds timeout);
 
 // QMP: capabilities, then `quit`. Best effort within `timeout`.
 Status qmp_quit(const std::filesystem::path& socket, std::chrono::milliseconds timeout);
+// QMP `stop` (held) or `cont`. QEMU stops the guest's CPUs and flushes its disks before it answers `stop`:
+// a copy of the overlay meanwhile is crash-consistent (what sits in the guest's page cache is not in it).
+Status qmp_pause(const std::filesystem::path& socket, bool held);
 
 }  // namespace tnk::vm

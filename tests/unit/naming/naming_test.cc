@@ -144,6 +144,8 @@ TEST(ValidateSandboxName, Accepts) {
   EXPECT_TRUE(validate_sandbox_name("tnk-homepage").ok());
   EXPECT_TRUE(validate_sandbox_name("tnk-myproj-9ea8785c").ok());
   EXPECT_TRUE(validate_sandbox_name("tnk-" + std::string(59, 'a')).ok());
+  EXPECT_TRUE(validate_sandbox_name("tnk-homepage.1").ok());  // a fork
+  EXPECT_TRUE(validate_sandbox_name("tnk-homepage.9999").ok());
 }
 
 TEST(ValidateSandboxName, Refuses) {
@@ -154,7 +156,8 @@ TEST(ValidateSandboxName, Refuses) {
   EXPECT_EQ(r.error().hint, "`tnk sandbox ls` lists the names");
 
   for (const std::string& bad :
-       std::vector<std::string>{"", "tnk-", "tnk-../x", "tnk-a/b", "tnk-..", "tnk-a.b", "tnk-a b", "../tnk-a",
+       std::vector<std::string>{"", "tnk-", "tnk-../x", "tnk-a/b", "tnk-..", "tnk-a.b", "tnk-a b", "../tnk-a", "tnk-.1",
+                                "tnk-a.0", "tnk-a.01", "tnk-a.10000", "tnk-a.1.2", "tnk-a.", "tnk-a.-1",
                                 "tnk-" + std::string(60, 'a'), "tnk-\xc3\x9c", std::string("tnk-a\0b", 7)}) {
     auto s = validate_sandbox_name(bad);
     EXPECT_FALSE(s.ok()) << bad;
@@ -164,10 +167,41 @@ TEST(ValidateSandboxName, Refuses) {
   }
   auto slash = validate_sandbox_name("tnk-a/b");
   ASSERT_FALSE(slash.ok());
-  EXPECT_EQ(slash.error().message, "invalid sandbox name 'tnk-a/b': only letters, digits, '-' and '_' are allowed");
+  EXPECT_EQ(slash.error().message,
+            "invalid sandbox name 'tnk-a/b': only letters, digits, '-' and '_' are allowed, and a fork's '.<n>' at "
+            "the end");
   auto esc = validate_sandbox_name("tnk-\x1b[2J");
   ASSERT_FALSE(esc.ok());
   EXPECT_EQ(esc.error().message.find('\x1b'), std::string::npos);  // control bytes are escaped
+}
+
+TEST(Forks, IdsAreTheParentsAndANumberThatNoProjectIdCanTake) {
+  EXPECT_EQ(fork_id("tnk-app", 2), "tnk-app.2");
+  EXPECT_EQ(fork_number("tnk-app", "tnk-app.2"), 2);
+  EXPECT_EQ(fork_number("tnk-app", "tnk-app.12"), 12);
+  for (const char* other : {"tnk-app", "tnk-app2", "tnk-app-2", "tnk-ap.2", "tnk-app.", "tnk-app.x", "tnk-app.02",
+                            "tnk-app.2.1", "tnk-app.12345"}) {
+    EXPECT_EQ(fork_number("tnk-app", other), 0) << other;
+  }
+  EXPECT_EQ(*select_sandbox("tnk-app", "tnk-app"), "tnk-app");
+  EXPECT_EQ(*select_sandbox("tnk-app", "tnk-app.3"), "tnk-app.3");
+  auto other = select_sandbox("tnk-app", "tnk-other.1");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().kind, ErrorKind::kUsage);
+  EXPECT_NE(other.error().message.find("this project's sandbox is tnk-app"), std::string::npos);
+  EXPECT_FALSE(select_sandbox("tnk-app", "../tnk-app.1").ok());
+}
+
+TEST(Checkpoints, NamesAreOneDirectoryName) {
+  for (const char* good : {"provisioned", "20261206-2200", "a", "a_b-c"}) {
+    EXPECT_TRUE(validate_checkpoint_name(good).ok()) << good;
+  }
+  for (const std::string& bad :
+       std::vector<std::string>{"", "-rm", "..", "a/b", ".hidden", "a b", std::string(65, 'a'), "Ã"}) {
+    auto s = validate_checkpoint_name(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.error().kind, ErrorKind::kUsage);
+  }
 }
 
 TEST(ValidateEnvAssignment, Good) {
