@@ -14,6 +14,7 @@
 #include "core/json_fields.h"
 #include "image/tree.h"
 #include "naming/naming.h"
+#include "review/layer.h"
 #include "sandbox/audit_target.h"
 #include "state/layout.h"
 #include "state/liveness.h"
@@ -35,6 +36,15 @@ std::string time_name(int64_t now) {
   return buf;
 }
 
+// What the copy adds on disk: not the base disk, which it links.
+uint64_t own_bytes(const nlohmann::json& entries) {
+  uint64_t bytes = 0;
+  for (const auto& entry : entries) {
+    if (!entry.value("shared", false)) bytes += entry.value("bytes", uint64_t{0});
+  }
+  return bytes;
+}
+
 Result<Checkpoint> read_checkpoint(const fs::path& dir) {
   const fs::path file = dir / state::kCheckpointFile;
   TNK_ASSIGN_OR_RETURN(std::string text, read_file(file));
@@ -46,7 +56,7 @@ Result<Checkpoint> read_checkpoint(const fs::path& dir) {
   TNK_ASSIGN_OR_RETURN(c.created_at, f.integer("created_at"));
   TNK_ASSIGN_OR_RETURN(c.was_running, f.optional_boolean("was_running", false));
   c.entries = j.value("entries", nlohmann::json::array());
-  for (const auto& entry : c.entries) c.bytes += entry.value("bytes", uint64_t{0});
+  c.bytes = own_bytes(c.entries);
   return c;
 }
 
@@ -126,7 +136,7 @@ Result<Checkpoint> make_checkpoint(Context& ctx, const CheckpointRequest& reques
     (void)image::remove_owned_tree(partial);
     return failed("sandbox " + request.id + " has nothing of its own to keep yet", "start it first");
   }
-  for (const auto& entry : c.entries) c.bytes += entry.value("bytes", uint64_t{0});
+  c.bytes = own_bytes(c.entries);
   TNK_RETURN_IF_ERROR(write_file_atomic(partial / state::kCheckpointFile, to_json(c).dump(2) + "\n"));
   if (::rename(partial.c_str(), final_dir.c_str()) != 0) {
     return sys_error(errno, "cannot move checkpoint " + c.name + " into place at " + final_dir.string());
@@ -196,6 +206,7 @@ Result<Checkpoint> restore_checkpoint(Context& ctx, const CheckpointRequest& req
   if (was_running) {
     EnterRequest again;
     again.audit_log = request.audit_log;
+    again.resolve.review = review::layer_in_use(review::layer_in(state::Store(ctx.paths.sandboxes_dir()).dir(request.id)));
     TNK_ASSIGN_OR_RETURN(int started, enter(ctx, again));
     if (started != 0) return failed("sandbox " + request.id + " was restored, but did not start again");
   }

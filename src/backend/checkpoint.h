@@ -19,7 +19,7 @@ struct Checkpoint {
   int64_t created_at = 0;    // Unix seconds
   bool was_running = false;  // the sandbox ran (and was held still for the copy)
   nlohmann::json entries;    // own_state.h's description of what it holds
-  uint64_t bytes = 0;        // their sum
+  uint64_t bytes = 0;        // their sum, but for the base disk it links
 };
 
 struct CheckpointRequest {

@@ -52,7 +52,7 @@ nlohmann::json describe(const fs::path& dir, const OwnEntry& entry) {
   } else if (auto size = image::measure_owned_tree(path); size.ok()) {
     bytes = size->bytes;
   }
-  return {{"path", entry.path}, {"bytes", bytes}, {"sha256", sha}};
+  return {{"path", entry.path}, {"bytes", bytes}, {"sha256", sha}, {"shared", entry.linked}};
 }
 
 // cp -a keeps owners, modes, times, links, device nodes (overlayfs's whiteouts) and extended attributes

@@ -19,7 +19,8 @@ namespace tnk::backend {
 // Copies the own state of the state directory `from` into `to` (which must not hold it yet),
 // copy-on-write where the file system can (cp --reflink=auto), as the owner of the user's range where
 // its files belong to it. The base disk is linked, not copied. Returns what was copied: [{"path",
-// "bytes", "sha256"}], sha256 of files up to 16 MiB (null for trees and larger files).
+// "bytes", "sha256", "shared"}], sha256 of files up to 16 MiB (null for trees and larger files), shared
+// for the linked base disk (whose bytes the copy does not add).
 Result<nlohmann::json> copy_own_state(const std::filesystem::path& from, const std::filesystem::path& to);
 
 // Removes the own state of state directory `dir` (as the range's owner where needed).

@@ -8,7 +8,9 @@
 #include <functional>
 
 #include "audit/events.h"
+#include "backend/enter.h"
 #include "backend/protection.h"
+#include "backend/stop.h"
 #include "core/strings.h"
 #include "idmap/userns.h"
 #include "review/discard.h"
@@ -102,11 +104,11 @@ Result<DiffReport> select_changes(Context& ctx, const ReviewRequest& request, Op
   return report;
 }
 
+// A sandbox started meanwhile (between the stop and the lock) would have the layer mounted again.
 Status require_stopped(const Opened& o, const std::string& id, const char* verb) {
   if (!o.running) return ok_status();
-  return failed("sandbox " + id + " is running: " + verb +
-                    " needs it stopped (overlayfs must not change under a mounted overlay)",
-                "`tnk sandbox stop`, then `tnk sandbox " + std::string(verb) + "`");
+  return failed("sandbox " + id + " was started again while " + verb + " stopped it", "run the " + std::string(verb) +
+                " again");
 }
 
 Status write_record(Context& ctx, const ReviewRequest& request, const Opened& o, const nlohmann::json& record) {
@@ -142,6 +144,39 @@ std::string octal(uint32_t mode) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "%04o", mode);
   return buf;
+}
+
+// Discard's work, on a stopped sandbox, under its lock.
+Result<std::vector<review::Touched>> discard_stopped(Context& ctx, const ReviewRequest& request) {
+  state::Store store(ctx.paths.sandboxes_dir());
+  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(request.id, ctx.log));
+  TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
+  TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "discard"));
+  TNK_ASSIGN_OR_RETURN(std::vector<std::string> named, named_paths(ctx, request, o));
+  bool whole = named.empty() || std::find(named.begin(), named.end(), "") != named.end();
+  // Everything the layer holds at the PATHs goes, ignored paths too: select them all for the record.
+  ReviewRequest everything = request;
+  everything.all = true;
+  if (whole) everything.paths.clear();
+  TNK_ASSIGN_OR_RETURN(DiffReport selected, select_changes(ctx, everything, o));
+  TNK_ASSIGN_OR_RETURN(auto dropped, review::describe_layer(o.upper.get(), selected.changes));
+  const std::string what = o.layer.upper.string();
+  int upper = o.upper.get();
+  if (whole) {
+    TNK_RETURN_IF_ERROR(as_layer_owner("emptying " + what, [upper, &what] { return review::empty_dir(upper, what); }));
+    TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::take_baseline(o.record.project_dir));
+    TNK_RETURN_IF_ERROR(review::write_layer_baseline(o.layer, baseline));
+  } else {
+    TNK_RETURN_IF_ERROR(review::check_droppable(upper, named));
+    TNK_RETURN_IF_ERROR(
+        as_layer_owner("discarding in " + what, [upper, &named] { return review::drop_paths(upper, named); }));
+    TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::read_layer_baseline(o.layer));
+    TNK_RETURN_IF_ERROR(review::restamp_paths(o.project.get(), named, baseline));
+    TNK_RETURN_IF_ERROR(review::write_layer_baseline(o.layer, baseline));
+  }
+  TNK_RETURN_IF_ERROR(write_record(
+      ctx, request, o, audit::workspace_discard(request.id, o.record.project_dir.string(), to_json(dropped))));
+  return dropped;
 }
 
 }  // namespace
@@ -195,35 +230,20 @@ Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequ
   return touched;
 }
 
+// Overlayfs must not see its layer change under a mounted overlay: a running sandbox is stopped for the
+// discard and started again after it (its processes end; docs/workspace.md).
 Result<std::vector<review::Touched>> review_discard(Context& ctx, const ReviewRequest& request) {
-  state::Store store(ctx.paths.sandboxes_dir());
-  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(request.id, ctx.log));
-  TNK_ASSIGN_OR_RETURN(Opened o, open_layer(ctx, request.id));
-  TNK_RETURN_IF_ERROR(require_stopped(o, request.id, "discard"));
-  TNK_ASSIGN_OR_RETURN(std::vector<std::string> named, named_paths(ctx, request, o));
-  bool whole = named.empty() || std::find(named.begin(), named.end(), "") != named.end();
-  // Everything the layer holds at the PATHs goes, ignored paths too: select them all for the record.
-  ReviewRequest everything = request;
-  everything.all = true;
-  if (whole) everything.paths.clear();
-  TNK_ASSIGN_OR_RETURN(DiffReport selected, select_changes(ctx, everything, o));
-  TNK_ASSIGN_OR_RETURN(auto dropped, review::describe_layer(o.upper.get(), selected.changes));
-  const std::string what = o.layer.upper.string();
-  int upper = o.upper.get();
-  if (whole) {
-    TNK_RETURN_IF_ERROR(as_layer_owner("emptying " + what, [upper, &what] { return review::empty_dir(upper, what); }));
-    TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::take_baseline(o.record.project_dir));
-    TNK_RETURN_IF_ERROR(review::write_layer_baseline(o.layer, baseline));
-  } else {
-    TNK_RETURN_IF_ERROR(review::check_droppable(upper, named));
-    TNK_RETURN_IF_ERROR(
-        as_layer_owner("discarding in " + what, [upper, &named] { return review::drop_paths(upper, named); }));
-    TNK_ASSIGN_OR_RETURN(review::Baseline baseline, review::read_layer_baseline(o.layer));
-    TNK_RETURN_IF_ERROR(review::restamp_paths(o.project.get(), named, baseline));
-    TNK_RETURN_IF_ERROR(review::write_layer_baseline(o.layer, baseline));
-  }
-  TNK_RETURN_IF_ERROR(write_record(
-      ctx, request, o, audit::workspace_discard(request.id, o.record.project_dir.string(), to_json(dropped))));
+  TNK_ASSIGN_OR_RETURN(Opened checked, open_layer(ctx, request.id));  // a sandbox without a layer is not stopped
+  if (!checked.running) return discard_stopped(ctx, request);
+  TNK_ASSIGN_OR_RETURN(auto targets, existing_targets(ctx, {request.id}, true));
+  TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, false, std::chrono::seconds(10), "discard"));
+  auto dropped = discard_stopped(ctx, request);
+  EnterRequest again;  // started again whether or not the discard worked, still in review mode
+  again.audit_log = request.audit_log;
+  again.resolve.review = true;
+  TNK_ASSIGN_OR_RETURN(int started, enter(ctx, again));
+  if (started != 0) return failed("sandbox " + request.id + " was stopped for the discard and did not start again");
+  ctx.log.note(request.id + " was stopped for the discard and started again: its processes ended");
   return dropped;
 }
 

@@ -188,8 +188,8 @@ void add_review_commands(CLI::App& sandbox, CommandTable& table) {
   describe(*discard,
            "Empty the review layer (with PATHs, drop what it holds at and below each), so the sandbox sees the "
            "project as it is on the host there again, and write a workspace_discard audit record naming every "
-           "dropped path. Needs the sandbox stopped: overlayfs does not allow its layer to change under a "
-           "mounted overlay.",
+           "dropped path. A running sandbox is stopped for it and started again (overlayfs does not allow its layer "
+           "to change under a mounted overlay): its processes end.",
            "tnk sandbox discard build/ notes.txt");
   auto discard_flags = std::make_shared<ReviewFlags>();
   discard->add_option("PATH", discard_flags->paths, "Discard only what is at and below these paths");

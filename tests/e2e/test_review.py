@@ -15,7 +15,7 @@ import pytest
 
 from conftest import TNK_BIN
 from e2e_util import FAILED, NOT_FOUND, OK, USAGE, assert_error
-from sandbox_harness import Sandbox, ns_tnk, vm_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, ns_tnk, status_of, vm_tnk  # noqa: F401 (fixtures)
 from test_output import check_fields, doc_tables, field_tree
 from test_workspace_protection import git
 
@@ -105,7 +105,6 @@ def test_review_holds_every_change_until_applied_and_refuses_host_changes(ns_tnk
     seen = box.sh("cat /workspace/edited.txt /workspace/newdir/deep.txt; test ! -e /workspace/deleted.txt")
     assert seen.stdout == "v1\nsandbox\ndeep\n", "the sandbox sees its own changes"
     assert tree(box.project) == before, "the host's project is unchanged while the sandbox runs"
-    assert_error(box.run("sandbox", "discard"), FAILED, "is running: discard needs it stopped")
     assert box.run("sandbox", "stop").returncode == OK
     assert tree(box.project) == before
 
@@ -146,8 +145,13 @@ def test_review_holds_every_change_until_applied_and_refuses_host_changes(ns_tnk
     assert (box.project / "script.sh").stat().st_mode & 0o777 == 0o755
     assert changes(diff(box)) == {"edited.txt": "modified"}
 
-    # discard drops what is left; the host's own edit stays.
-    assert box.run("sandbox", "discard", "--audit-log", str(audit)).returncode == OK
+    # discard drops what is left, the sandbox running (stopped for it and started again); the host's own
+    # edit stays.
+    assert box.sh("true").returncode == OK
+    discarded = box.run("sandbox", "discard", "--audit-log", str(audit))
+    assert discarded.returncode == OK, discarded.stderr
+    assert "stopped for the discard and started again" in discarded.stderr
+    assert status_of(box) == ["running"]
     assert changes(diff(box)) == {}
     assert (box.project / "edited.txt").read_text() == "host v2\n"
     assert box.sh("cat /workspace/edited.txt").stdout == "host v2\n", "after discard the sandbox sees the host's file"
@@ -291,8 +295,9 @@ def test_diff_patch_runs_no_diff_driver_the_sandbox_selected(ns_tnk):
 
 # Issue 33 item 4: apply while the sandbox runs. The layer stays as it is under the mounted overlay (its
 # copies match the project afterwards), a process started before keeps running, and the rule holds: a
-# path the host changed since the layer was made is refused, named. discard needs the sandbox stopped;
-# `discard PATH` drops only that path.
+# path the host changed since the layer was made is refused, named. discard of a running sandbox stops it
+# and starts it again (overlayfs must not see its layer change while mounted); `discard PATH` drops only
+# that path.
 def test_apply_while_running_and_discard_a_path(ns_tnk):
     box = review_project(ns_tnk, "live")
     box.start("--review")
@@ -323,12 +328,15 @@ def test_apply_while_running_and_discard_a_path(ns_tnk):
     assert (box.project / "created.txt").read_text() == "new\nmore\n"
     assert box.exec("kill", "-0", sleeper).returncode == OK
 
-    assert_error(box.run("sandbox", "discard", "Makefile"), FAILED, "is running: discard needs it stopped")
-    assert box.run("sandbox", "stop").returncode == OK
-    assert box.run("sandbox", "discard", "Makefile").returncode == OK
+    running_discard = box.run("sandbox", "discard", "Makefile")
+    assert running_discard.returncode == OK, running_discard.stderr
+    assert "its processes ended" in running_discard.stderr
+    assert status_of(box) == ["running"]
+    assert box.sh("cat /workspace/Makefile").stdout == "all: ; echo ok\n", "the sandbox sees the project there again"
     assert changes(diff(box)) == {"edited.txt": "modified"}, "discard PATH drops only that path"
     assert (box.project / "Makefile").read_text() == "all: ; echo ok\n"
     assert (box.project / "edited.txt").read_text() == "host v2\n"
+    assert box.run("sandbox", "stop").returncode == OK
     assert box.run("sandbox", "discard", "edited.txt").returncode == OK
     assert changes(diff(box)) == {}
     box.start("--review")
@@ -441,7 +449,7 @@ def test_vm_review_session_diff_and_apply(vm_tnk):
 
 
 # The same apply while a vm runs: virtiofsd's overlay is left as it is, the guest keeps its processes
-# and its view.
+# and its view. Then a discard, which restarts it.
 def test_vm_apply_while_running(vm_tnk):
     box = review_project(vm_tnk, "vmlive")
     box.start("--profile", "reviewed")
@@ -456,3 +464,9 @@ def test_vm_apply_while_running(vm_tnk):
     seen = box.sh("cat /workspace/created.txt /workspace/edited.txt; test ! -e /workspace/deleted.txt")
     assert seen.stdout == "new\nv1\nsandbox\n"
     assert set(changes(diff(box))) == set(EXPECTED) - {"created.txt", "edited.txt", "deleted.txt"}
+    # discard while it runs: stopped for it and booted again (its processes end), still in review mode.
+    discarded = box.run("sandbox", "discard", "Makefile")
+    assert discarded.returncode == OK, discarded.stderr
+    assert status_of(box) == ["running"]
+    assert box.sh("cat /workspace/Makefile").stdout == "all: ; echo ok\n"
+    assert "Makefile" not in changes(diff(box)) and "script.sh" in changes(diff(box))
