@@ -146,6 +146,8 @@ def test_checkpoint_restore_brings_back_what_was_deleted(any_tnk):
     assert restored.returncode == OK, restored.stderr
     assert box.sh("cat ~/provisioned").stdout == "provisioned\n", "restore brought back the deleted file"
     assert box.sh("test -e ~/after.txt").returncode != 0, "and took away what came after"
+    inside = float(box.sh("date +%s.%N").stdout)
+    assert abs(inside - time.time()) < 1.0, "the restored sandbox's clock is the host's"
     assert status_is_running(box)
 
     assert box.run("sandbox", "checkpoint", "rm", "before", "--audit-log", str(audit)).returncode == OK
