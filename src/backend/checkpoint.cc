@@ -25,8 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::chrono::seconds kStopGrace{10};
-
 std::string time_name(int64_t now) {
   std::time_t t = static_cast<std::time_t>(now);
   std::tm utc{};
@@ -190,8 +188,7 @@ Result<Checkpoint> restore_checkpoint(Context& ctx, const CheckpointRequest& req
   TNK_ASSIGN_OR_RETURN(Checkpoint c, find_checkpoint(ctx, request.id, request.name));
   const bool was_running = is_running(ctx, request.id);
   if (was_running) {
-    TNK_ASSIGN_OR_RETURN(auto targets, existing_targets(ctx, {request.id}, true));
-    TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, false, kStopGrace, "restore"));
+    TNK_RETURN_IF_ERROR(stop_by_id(ctx, request.id, "restore"));
   }
   {
     TNK_ASSIGN_OR_RETURN(FileLock lock, lock_sandbox(ctx, request.id));
@@ -204,11 +201,9 @@ Result<Checkpoint> restore_checkpoint(Context& ctx, const CheckpointRequest& req
   }
   TNK_RETURN_IF_ERROR(write_audit(ctx, request, audit::sandbox_checkpoint(request.id, "restore", covered(c))));
   if (was_running) {
-    EnterRequest again;
-    again.audit_log = request.audit_log;
-    again.resolve.review = review::layer_in_use(review::layer_in(state::Store(ctx.paths.sandboxes_dir()).dir(request.id)));
-    TNK_ASSIGN_OR_RETURN(int started, enter(ctx, again));
-    if (started != 0) return failed("sandbox " + request.id + " was restored, but did not start again");
+    state::Store store(ctx.paths.sandboxes_dir());
+    TNK_RETURN_IF_ERROR(
+        start_again(ctx, request.audit_log, review::layer_in_use(review::layer_in(store.dir(request.id))), "restore"));
   }
   return c;
 }

@@ -84,6 +84,15 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
   return *code;
 }
 
+Status start_again(Context& ctx, const std::string& audit_log, bool review, const std::string& what) {
+  EnterRequest again;
+  again.audit_log = audit_log;
+  again.resolve.review = review;
+  TNK_ASSIGN_OR_RETURN(int started, enter(ctx, again));
+  if (started != 0) return failed("the sandbox was stopped for the " + what + " and did not start again");
+  return ok_status();
+}
+
 Result<sandbox::StartPlan> start_plan(Context& ctx, const sandbox::ResolveOptions& options) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, options, true));
   TNK_ASSIGN_OR_RETURN(auto backend, open_planner(r.backend));

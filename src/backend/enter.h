@@ -27,6 +27,10 @@ struct EnterRequest {
 // fails a start; `shell` and `exec` still run their session in the (usable) sandbox, after a warning.
 Result<int> enter(Context& ctx, const EnterRequest& request);
 
+// A sandbox that a command stopped to change its files (restore, discard) started again: the one the
+// cwd and --sandbox select, in review mode when `review`. `what` names the command in the error.
+Status start_again(Context& ctx, const std::string& audit_log, bool review, const std::string& what);
+
 // `tnk sandbox start -n` and `tnk run -n`: the plan, changing nothing.
 Result<sandbox::StartPlan> start_plan(Context& ctx, const sandbox::ResolveOptions& options);
 

@@ -107,8 +107,8 @@ Result<DiffReport> select_changes(Context& ctx, const ReviewRequest& request, Op
 // A sandbox started meanwhile (between the stop and the lock) would have the layer mounted again.
 Status require_stopped(const Opened& o, const std::string& id, const char* verb) {
   if (!o.running) return ok_status();
-  return failed("sandbox " + id + " was started again while " + verb + " stopped it", "run the " + std::string(verb) +
-                " again");
+  return failed("sandbox " + id + " was started again while " + verb + " stopped it",
+                "run the " + std::string(verb) + " again");
 }
 
 Status write_record(Context& ctx, const ReviewRequest& request, const Opened& o, const nlohmann::json& record) {
@@ -235,14 +235,10 @@ Result<std::vector<review::Touched>> review_apply(Context& ctx, const ReviewRequ
 Result<std::vector<review::Touched>> review_discard(Context& ctx, const ReviewRequest& request) {
   TNK_ASSIGN_OR_RETURN(Opened checked, open_layer(ctx, request.id));  // a sandbox without a layer is not stopped
   if (!checked.running) return discard_stopped(ctx, request);
-  TNK_ASSIGN_OR_RETURN(auto targets, existing_targets(ctx, {request.id}, true));
-  TNK_RETURN_IF_ERROR(stop_targets(ctx, targets, false, std::chrono::seconds(10), "discard"));
+  TNK_RETURN_IF_ERROR(stop_by_id(ctx, request.id, "discard"));
   auto dropped = discard_stopped(ctx, request);
-  EnterRequest again;  // started again whether or not the discard worked, still in review mode
-  again.audit_log = request.audit_log;
-  again.resolve.review = true;
-  TNK_ASSIGN_OR_RETURN(int started, enter(ctx, again));
-  if (started != 0) return failed("sandbox " + request.id + " was stopped for the discard and did not start again");
+  // Started again whether or not the discard worked, still in review mode.
+  TNK_RETURN_IF_ERROR(start_again(ctx, request.audit_log, true, "discard"));
   ctx.log.note(request.id + " was stopped for the discard and started again: its processes ended");
   return dropped;
 }

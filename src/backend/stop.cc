@@ -99,6 +99,11 @@ Status stop_targets(Context& ctx, const std::vector<Target>& targets, bool dry_r
   return ok_status();
 }
 
+Status stop_by_id(Context& ctx, const std::string& id, const std::string& reason) {
+  TNK_ASSIGN_OR_RETURN(auto targets, existing_targets(ctx, {id}, true));
+  return stop_targets(ctx, targets, false, std::chrono::seconds(10), reason);
+}
+
 Status delete_target(Context& ctx, const Target& t, std::chrono::seconds grace) {
   if (is_running(ctx, t)) TNK_RETURN_IF_ERROR(stop_targets(ctx, {t}, false, grace, "delete"));
   state::Store store(ctx.paths.sandboxes_dir());

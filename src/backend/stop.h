@@ -28,6 +28,9 @@ Result<std::vector<Target>> existing_targets(Context& ctx, const std::vector<std
 Status stop_targets(Context& ctx, const std::vector<Target>& targets, bool dry_run, std::chrono::seconds grace,
                     const std::string& reason);
 
+// Stops the sandbox `id` (that exists) for `reason`, as stop_targets does.
+Status stop_by_id(Context& ctx, const std::string& id, const std::string& reason);
+
 // Stops the target if it runs, then removes it: what its backend keeps outside the state
 // directory, then the state directory. Never the project. Writes sandbox_delete.
 Status delete_target(Context& ctx, const Target& target, std::chrono::seconds grace);

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <functional>
 #include <thread>
-#include <tuple>
 
 #include "core/files.h"
 
@@ -85,12 +84,19 @@ Result<Frozen> stop_by_signal(pid_t init_pid) {
 }  // namespace
 
 Result<Frozen> freeze_sandbox(pid_t init_pid, const std::vector<fs::path>& cgroup_dirs) {
+  struct Freezer {
+    const char* file;
+    const char* value;
+    const char* how;
+  };
+  constexpr Freezer kFreezers[] = {{"cgroup.freeze", "1", "cgroup v2 freezer"},
+                                   {"freezer.state", "FROZEN", "cgroup v1 freezer"}};
   for (const auto& dir : cgroup_dirs) {
-    std::error_code ec;
-    for (auto [file, value, how] : {std::tuple{dir / "cgroup.freeze", "1", "cgroup v2 freezer"},
-                                    std::tuple{dir / "freezer.state", "FROZEN", "cgroup v1 freezer"}}) {
-      if (!fs::exists(file, ec) || !write_kernel_file(file, value).ok()) continue;
-      Frozen frozen{file, {}, how};
+    for (const Freezer& freezer : kFreezers) {
+      const fs::path file = dir / freezer.file;
+      std::error_code ec;
+      if (!fs::exists(file, ec) || !write_kernel_file(file, freezer.value).ok()) continue;
+      Frozen frozen{file, {}, freezer.how};
       if (wait_until([&file] { return cgroup_frozen(file); })) return frozen;
       (void)thaw_sandbox(frozen);
       return failed("the sandbox's cgroup " + dir.string() + " did not freeze within " +

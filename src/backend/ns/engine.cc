@@ -18,6 +18,7 @@
 #include "session/messages.h"
 #include "state/layout.h"
 #include "supervisor/engine.h"
+#include "supervisor/log_line.h"
 #include "supervisor/protection.h"
 
 namespace tnk::ns {
@@ -197,6 +198,7 @@ class NsEngine : public supervisor::Engine {
     if (frozen_) return ok_status();
     (void)oom_kills();  // finds the sandbox's cgroups
     TNK_ASSIGN_OR_RETURN(frozen_, linux::freeze_sandbox(sandbox_->init_pid, cgroup_dirs_));
+    supervisor::log_line("held still by the " + frozen_->how);
     return ok_status();
   }
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # ns-smoke: the ns backend on a stock Debian host (tests/hosts/README.md): setup, doctor, init, start,
-# exec, shell, stop, delete; a sandbox's limits in the supervisor's systemd scope, seen from outside; a
-# 2 GiB allocation in a 512 MiB profile killed and reported while the sandbox goes on; a fork loop
+# exec, shell, checkpoint, fork, stop, delete; a sandbox's limits in the supervisor's systemd scope, seen
+# from outside; a 2 GiB allocation in a 512 MiB profile killed and reported while the sandbox goes on; a fork loop
 # stopped at the pids limit; the opt-in; and (root's pass) a user's start refused without a systemd user
 # manager. Run inside the test host by entry.sh, once as root and once as alice in a login session:
 #   ns-smoke.sh PASS RESULTS_DIR
@@ -63,6 +63,19 @@ runs_under_profile() { grep -q "^profile of /etc/apparmor.d/tnk names: profile t
 apparmor4 && step apparmor-supervisor "" runs_under_profile -- supervisor_label
 step exec-cgroup "" ok -- in_project "$project" tnk sandbox exec -- cat /proc/self/cgroup
 step shell "" ok -- in_project "$project" tnk sandbox shell --no-tty -c 'echo "a shell in $(hostname)"'
+# Issue 33: a checkpoint of the running sandbox holds it still with the cgroup v2 freezer of its own
+# cgroup (systemd's hosts), and two forks run beside it, each its own sandbox.
+freezer_used() {
+  ok "$1" && grep -q 'held still by the cgroup v2 freezer' "$HOME/.local/state/tnk/sandboxes/tnk-smoke/supervisor.log"
+}
+step checkpoint "" freezer_used -- in_project "$project" tnk sandbox checkpoint smoke
+fork_two() {
+  in_project "$project" tnk sandbox fork -n 2 && in_project "$project" tnk --sandbox tnk-smoke.2 sandbox exec -- hostname &&
+    in_project "$project" tnk sandbox ls
+}
+forked() { ok "$1" && grep -q '^tnk-smoke.2$' "$2" && grep -Eq '^tnk-smoke.1 +running .* tnk-smoke$' "$2"; }
+step fork "" forked -- fork_two
+step fork-delete "" ok -- in_project "$project" sh -c 'tnk --sandbox tnk-smoke.1 sandbox delete -y && tnk --sandbox tnk-smoke.2 sandbox delete -y'
 step stop "" ok -- in_project "$project" tnk sandbox stop
 step delete "" ok -- in_project "$project" tnk sandbox delete -y
 
