@@ -36,6 +36,7 @@ std::string frame_type_name(uint8_t type) {
     case FrameType::kError: return "error";
     case FrameType::kPoweroff: return "poweroff";
     case FrameType::kPoweroffOk: return "poweroff-ok";
+    case FrameType::kClock: return "clock";
     case FrameType::kExec: return "exec";
     case FrameType::kStarted: return "started";
     case FrameType::kStdin: return "stdin";

@@ -34,6 +34,7 @@ enum class FrameType : uint8_t {
   kError = 0x05,       // either way, JSON {message, fatal}
   kPoweroff = 0x06,    // host -> agent
   kPoweroffOk = 0x07,  // agent -> host: sent before the agent syncs and powers off
+  kClock = 0x08,       // host -> agent, JSON {unix_ns}: the host's time, after the guest was paused
   kExec = 0x10,        // host -> agent, JSON ExecRequest: starts session <id>
   kStarted = 0x11,     // agent -> host, JSON {pid}
   kStdin = 0x12,       // host -> agent, raw

@@ -143,6 +143,14 @@ Result<Started> parse_started(std::string_view payload) {
   return Started{pid};
 }
 
+std::string encode_clock(int64_t unix_ns) { return dump(json{{"unix_ns", unix_ns}}); }
+
+Result<int64_t> parse_clock(std::string_view payload) {
+  TNK_ASSIGN_OR_RETURN(json body, parse_object(payload, "clock"));
+  TNK_ASSIGN_OR_RETURN(long long ns, fields_of(body, "clock").integer("unix_ns", 0));
+  return static_cast<int64_t>(ns);
+}
+
 std::string encode_resize(const WindowSize& size) { return dump(json{{"rows", size.rows}, {"cols", size.cols}}); }
 
 Result<WindowSize> parse_resize(std::string_view payload) {

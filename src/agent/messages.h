@@ -63,6 +63,10 @@ Result<Started> parse_started(std::string_view payload);
 struct WindowSize {
   uint16_t rows = 0, cols = 0;
 };
+// The host's CLOCK_REALTIME in nanoseconds, for the guest to take after a pause (QEMU's stop holds its clock).
+std::string encode_clock(int64_t unix_ns);
+Result<int64_t> parse_clock(std::string_view payload);
+
 std::string encode_resize(const WindowSize& size);
 Result<WindowSize> parse_resize(std::string_view payload);
 

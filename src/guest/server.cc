@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "agent/frame_queue.h"
@@ -176,6 +178,7 @@ AgentServer::Next AgentServer::dispatch(Connection& c, agent::Frame& frame) {
       return greet(c, frame);
     case agent::FrameType::kPing: c.send(agent::FrameType::kPong, frame.session, frame.payload); return Next::kContinue;
     case agent::FrameType::kPoweroff: c.send(agent::FrameType::kPoweroffOk, frame.session); return Next::kPoweroff;
+    case agent::FrameType::kClock: set_clock(c, frame.payload); return Next::kContinue;
     case agent::FrameType::kExec: return exec(c, frame);
     case agent::FrameType::kStdin:
     case agent::FrameType::kStdinEof:
@@ -188,6 +191,18 @@ AgentServer::Next AgentServer::dispatch(Connection& c, agent::Frame& frame) {
     default:
       c.send_error(0, "agent: unexpected message " + agent::frame_type_name(frame.type) + " (ignored)", false);
       return Next::kContinue;
+  }
+}
+
+void AgentServer::set_clock(Connection& c, const std::string& payload) {
+  auto ns = agent::parse_clock(payload);
+  if (!ns) {
+    c.send_error(0, "agent: " + ns.error().message, false);
+    return;
+  }
+  timespec to{static_cast<time_t>(*ns / 1'000'000'000), static_cast<long>(*ns % 1'000'000'000)};
+  if (::clock_settime(CLOCK_REALTIME, &to) != 0) {
+    c.send_error(0, std::string("agent: cannot set the clock: ") + std::strerror(errno), false);
   }
 }
 

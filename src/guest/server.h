@@ -60,6 +60,8 @@ class AgentServer {
   Next exec(Connection& c, const agent::Frame& frame);
   Next to_session(Connection& c, const agent::Frame& frame);
   Next file(Connection& c, const agent::Frame& frame);
+  // The host's time after a pause (kClock): CLOCK_REALTIME set to it; a failure is a non-fatal error.
+  void set_clock(Connection& c, const std::string& payload);
   void end_connection();
 
   ServerOptions options_;

@@ -4,13 +4,14 @@ apply` takes it; the project is byte for byte unchanged until an apply, which wr
 changes and makes another fork's change to the same path a conflict. A checkpoint brings back what was
 deleted after it, and a running sandbox is held still while it is copied."""
 import json
+import socket
 import subprocess
 import time
 
 import pytest
 
 from e2e_util import FAILED, NOT_FOUND, OK, USAGE, assert_error
-from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixtures)
+from sandbox_harness import Sandbox, any_tnk, vm_tnk  # noqa: F401 (fixtures)
 from test_review import records, tree
 from test_workspace_protection import git
 
@@ -175,3 +176,22 @@ def test_a_fork_from_a_checkpoint_has_the_state_it_kept(any_tnk):
     assert_error(on(box, fork, "sandbox", "fork"), USAGE, "a fork cannot be forked again")
     assert on(box, fork, "sandbox", "delete", "--yes").returncode == OK
     assert box.sh("cat ~/later.txt").stdout == "later\n", "deleting a fork leaves its parent as it was"
+
+
+def hold_still(box, seconds):
+    """The control protocol's pause (docs/control-protocol.md#pause), held `seconds`, then let go."""
+    ctl = box.tnk.state_dir / "sandboxes" / made_id(box) / "ctl.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+        conn.connect(str(ctl))
+        conn.send(json.dumps({"op": "pause", "v": 1}).encode())
+        assert json.loads(conn.recv(65536))["event"] == "paused"
+        time.sleep(seconds)
+    time.sleep(0.5)  # the supervisor lets it go when it sees the connection end
+
+
+def test_a_vm_held_still_takes_the_hosts_time_when_it_goes_on(vm_tnk):
+    box = Sandbox(vm_tnk, vm_tnk.project("clock"))
+    box.start()
+    hold_still(box, 3)
+    inside = float(box.sh("date +%s.%N").stdout)
+    assert abs(inside - time.time()) < 1.0, "QEMU's stop held the guest's clock; the agent set it again"

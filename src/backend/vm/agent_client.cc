@@ -167,6 +167,14 @@ Status AgentClient::resize(SessionId id, uint16_t rows, uint16_t cols) {
   return ok_status();
 }
 
+Status AgentClient::set_clock() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  std::lock_guard<std::mutex> lock(pump_->mu);
+  pump_->send(agent::FrameType::kClock, 0, agent::encode_clock(int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec));
+  return ok_status();
+}
+
 Status AgentClient::signal(SessionId id, int sig) {
   if (sig < 1 || sig > 64) return failed("signal " + std::to_string(sig) + " is not a signal number");
   std::lock_guard<std::mutex> lock(pump_->mu);

@@ -90,6 +90,9 @@ class AgentClient {
   // Writes `content` to a file in the guest (atomically: temporary file, then rename).
   Status put_file(const agent::FilePut& file, std::string_view content,
                   std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  // Tells the guest the host's time (after QEMU held it paused: its clock stood still meanwhile). Best
+  // effort: an agent too old to know the message answers with an error that is only logged.
+  Status set_clock();
   // Asks the agent to power the guest off; returns once it acknowledged (it then syncs and powers off).
   Status poweroff(std::chrono::milliseconds timeout = std::chrono::seconds(5));
 

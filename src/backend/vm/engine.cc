@@ -244,7 +244,9 @@ class VmEngine : public supervisor::Engine {
   }
 
   Status pause(bool held) override {
-    return qemu_ > 0 ? qmp_pause(files_.qmp_socket, held) : failed("the sandbox is not running");
+    if (qemu_ <= 0) return failed("the sandbox is not running");
+    TNK_RETURN_IF_ERROR(qmp_pause(files_.qmp_socket, held));
+    return held || !client_ ? ok_status() : client_->set_clock();  // its clock stood still meanwhile
   }
 
   // SIGTERM to the sessions, then agent poweroff, then QMP quit, then SIGKILL; virtiofsd ends once QEMU

@@ -75,6 +75,13 @@ TEST(AgentMessagesTest, ExecWithBytesThatAreNotUtf8CannotBeEncoded) {
   EXPECT_NE(payload.error().message.find("not valid UTF-8"), std::string::npos);
 }
 
+TEST(AgentMessagesTest, ClockCarriesTheHostsTimeInNanoseconds) {
+  EXPECT_EQ(*parse_clock(encode_clock(1'765'000'000'123'456'789)), 1'765'000'000'123'456'789);
+  EXPECT_FALSE(parse_clock(R"({"unix_ns":-1})").ok());
+  EXPECT_FALSE(parse_clock(R"({"unix_ns":"now"})").ok());
+  EXPECT_FALSE(parse_clock("[]").ok());
+}
+
 TEST(AgentMessagesTest, ExitErrorAckResizeSignal) {
   auto exit = parse_exit(encode_exit({130, 2, ""}));
   ASSERT_TRUE(exit.ok());
