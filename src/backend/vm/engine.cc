@@ -243,14 +243,12 @@ class VmEngine : public supervisor::Engine {
     return rtts;
   }
 
-  Status pause(bool held) override {
-    if (qemu_ <= 0) return failed("the sandbox is not running");
-    TNK_RETURN_IF_ERROR(qmp_pause(files_.qmp_socket, held));
-    return held || !client_ ? ok_status() : client_->set_clock();  // its clock stood still meanwhile
+  Status pause(bool held) override {  // going on, the guest is told the time: its clock stood still meanwhile
+    TNK_RETURN_IF_ERROR(qemu_ > 0 ? qmp_pause(files_.qmp_socket, held) : failed("the sandbox is not running"));
+    return held || !client_ ? ok_status() : client_->set_clock();
   }
 
-  // SIGTERM to the sessions, then agent poweroff, then QMP quit, then SIGKILL; virtiofsd ends once QEMU
-  // has gone.
+  // SIGTERM to the sessions, agent poweroff, QMP quit, SIGKILL; virtiofsd ends once QEMU has gone.
   Status stop(std::chrono::milliseconds grace) override {
     if (qemu_ > 0 && client_ && grace.count() > 0) end_sessions(std::min(grace, std::chrono::milliseconds(5000)));
     if (qemu_ > 0 && client_ && grace.count() > 0 && client_->poweroff(std::chrono::seconds(2)).ok()) {
