@@ -12,6 +12,7 @@
 #include "core/file_lock.h"
 #include "core/files.h"
 #include "core/json_fields.h"
+#include "core/phase_timer.h"
 #include "image/tree.h"
 #include "naming/naming.h"
 #include "review/layer.h"
@@ -123,6 +124,7 @@ Result<Checkpoint> make_checkpoint(Context& ctx, const CheckpointRequest& reques
   {
     TNK_ASSIGN_OR_RETURN(std::optional<UniqueFd> held, hold_still(ctx, request.id));
     c.was_running = held.has_value();
+    mark_phase("hold still");
     auto entries = copy_own_state(store.dir(request.id), partial);
     if (!entries) {
       (void)image::remove_owned_tree(partial);

@@ -8,6 +8,7 @@
 
 #include "audit/sha256.h"
 #include "core/files.h"
+#include "core/phase_timer.h"
 #include "core/subprocess.h"
 #include "idmap/userns.h"
 #include "image/tree.h"
@@ -108,10 +109,12 @@ Result<nlohmann::json> copy_own_state(const fs::path& from, const fs::path& to) 
   TNK_RETURN_IF_ERROR(make_dirs(to, 0700));
   TNK_RETURN_IF_ERROR(
       as_owner("copy the sandbox's state into " + to.string(), from, to, [&] { return copy_entries(from, to); }));
+  mark_phase("copy");
   nlohmann::json entries = nlohmann::json::array();
   for (const OwnEntry& entry : kOwnState) {
     if (present(to / entry.path)) entries.push_back(describe(to, entry));
   }
+  mark_phase("measure the copy");
   return entries;
 }
 

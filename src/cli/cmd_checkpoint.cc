@@ -4,7 +4,6 @@
 #include "backend/checkpoint.h"
 #include "backend/fork.h"
 #include "cli/sandbox_verbs.h"
-#include "config/size.h"
 #include "output/output.h"
 
 namespace tnk::cli {
@@ -43,7 +42,7 @@ Result<int> run_checkpoint(Context& ctx, const CheckpointFlags& flags) {
   TNK_ASSIGN_OR_RETURN(auto request, request_of(ctx, flags));
   TNK_ASSIGN_OR_RETURN(backend::Checkpoint made, backend::make_checkpoint(ctx, request));
   ctx.out.document(backend::to_json(made), [&](std::ostream& os) {
-    os << "checkpoint " << made.name << " of " << request.id << ": " << format_size(made.bytes)
+    os << "checkpoint " << made.name << " of " << request.id << ": " << megabytes(made.bytes)
        << (made.was_running ? " (held still while it was copied)" : "") << '\n';
   });
   return kExitOk;
@@ -61,7 +60,7 @@ Result<int> run_checkpoints(Context& ctx) {
     }
     std::vector<std::vector<std::string>> rows;
     for (const auto& c : found) {
-      rows.push_back({c.name, local_time(c.created_at), format_size(c.bytes), c.was_running ? "running" : "stopped"});
+      rows.push_back({c.name, local_time(c.created_at), megabytes(c.bytes), c.was_running ? "running" : "stopped"});
     }
     os << render_table({"NAME", "CREATED", "SIZE", "SANDBOX WAS"}, rows);
   });

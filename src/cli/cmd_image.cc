@@ -13,6 +13,7 @@
 #include "image/recipe.h"
 #include "image/store.h"
 #include "image/users.h"
+#include "output/output.h"
 
 namespace tnk::cli {
 
@@ -37,8 +38,6 @@ Result<image::Recipe> current_recipe() {
 }
 
 }  // namespace
-
-std::string megabytes(uint64_t bytes) { return std::to_string((bytes + 500'000) / 1'000'000) + " MB"; }
 
 std::string age(int64_t since, int64_t now) {
   int64_t s = now > since ? now - since : 0;

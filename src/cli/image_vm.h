@@ -14,8 +14,7 @@
 
 namespace tnk::cli {
 
-// The image tables' cells (cmd_image.cc): "177 MB", and an age such as "3d".
-std::string megabytes(uint64_t bytes);
+// The image tables' age cell (cmd_image.cc): "3d" (sizes: output's megabytes).
 std::string age(int64_t since, int64_t now);
 
 // `tnk image build --vm`: the kernel and the base disk of `image`, as the document's "kernel" and

@@ -75,6 +75,8 @@ void Output::error(const Error& error) const {
   err_->flush();
 }
 
+std::string megabytes(uint64_t bytes) { return std::to_string((bytes + 500'000) / 1'000'000) + " MB"; }
+
 std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths(headers.size());
   for (size_t i = 0; i < headers.size(); ++i) widths[i] = headers[i].size();

@@ -55,6 +55,9 @@ class Output {
 nlohmann::json error_to_json(const Error& error);
 std::string error_kind_name(ErrorKind kind);
 
+// A size for people: decimal megabytes, rounded ("537 MB").
+std::string megabytes(uint64_t bytes);
+
 // A left-aligned table with a header row and two spaces between columns.
 std::string render_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows);
 

@@ -110,9 +110,7 @@ class VmEngine : public supervisor::Engine {
       return why;
     }
     qmp_events_ = std::move(*events);
-    vm::ClientOptions options;
-    options.connect_timeout = std::chrono::seconds(30);
-    options.hello_timeout = std::chrono::seconds(120);
+    vm::ClientOptions options{std::chrono::seconds(30), std::chrono::seconds(120)};  // connect, hello
     auto client = vm::AgentClient::connect(files_.agent_socket, token, options);
     if (!client) {
       std::optional<Error> exited = qemu_exit_error();
@@ -122,6 +120,7 @@ class VmEngine : public supervisor::Engine {
       return client.error().context("waiting for the guest agent (console: " + files_.serial_log.string() + ")");
     }
     client_ = std::move(*client);
+    TNK_RETURN_IF_ERROR(client_->set_clock());  // the guest's RTC gave it whole seconds, and its boot took some
     if (!config_.vm_kvm)
       notes.push_back("the vm runs under TCG emulation (no hardware KVM): expect a slower guest CPU");
     TNK_ASSIGN_OR_RETURN(std::vector<std::string> protection_notes, supervisor::record_protection(config_, protection));
