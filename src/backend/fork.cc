@@ -6,6 +6,7 @@
 #include "audit/events.h"
 #include "backend/checkpoint.h"
 #include "backend/own_state.h"
+#include "core/file_lock.h"
 #include "core/subprocess.h"
 #include "naming/naming.h"
 #include "sandbox/audit_target.h"
@@ -88,6 +89,10 @@ Result<ForkReport> fork_sandbox(Context& ctx, const ForkRequest& request) {
     TNK_RETURN_IF_ERROR(find_checkpoint(ctx, parent.id, request.from));
     from = checkpoint_dir(ctx, parent.id, request.from);
   }
+  // The parent's lock while the forks are made: two forks at once never take the same numbers, and the
+  // parent is not stopped, started or deleted under the copy.
+  TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(parent.id, ctx.log));
+  if (!lock) return not_found("sandbox " + parent.id + " was deleted meanwhile");
   TNK_ASSIGN_OR_RETURN(int first, first_free_number(store, parent.id));
   const std::string longest = naming::fork_id(parent.id, first + request.count - 1);
   if (longest.size() > naming::max_sandbox_id_length(store.root())) {
@@ -109,6 +114,7 @@ Result<ForkReport> fork_sandbox(Context& ctx, const ForkRequest& request) {
       report.forks.push_back(id);
     }
   }
+  lock.reset();
   TNK_RETURN_IF_ERROR(sandbox::audit_outcome(audit));
   ctx.log.info("starting " + std::to_string(report.forks.size()) + " fork(s) of " + parent.id);
   auto started = start_all(ctx, request, report.forks);

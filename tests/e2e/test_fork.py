@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from conftest import TNK_BIN
 from e2e_util import FAILED, NOT_FOUND, OK, USAGE, assert_error
 from sandbox_harness import Sandbox, any_tnk, vm_tnk  # noqa: F401 (fixtures)
 from test_review import records, tree
@@ -202,3 +203,17 @@ def test_a_vm_held_still_takes_the_hosts_time_when_it_goes_on(vm_tnk):
     box.start()
     hold_still(box, 3)
     assert clock_is_the_hosts(box), "QEMU's stop held the guest's clock; the agent set it again"
+
+
+def test_two_forks_at_once_never_take_the_same_numbers(any_tnk):
+    box = provisioned(any_tnk, "twice")
+    forks = [subprocess.Popen([TNK_BIN, "-o", "json", "sandbox", "fork", "-n", "2"], cwd=box.project,
+                              env=box.tnk.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    made = []
+    for fork in forks:
+        out, err = fork.communicate(timeout=600)
+        assert fork.returncode == OK, err
+        made += [f["id"] for f in json.loads(out)]
+    parent = made_id(box)
+    assert sorted(made) == [f"{parent}.{n}" for n in range(1, 5)]
