@@ -18,7 +18,6 @@
 #include "review/layer.h"
 #include "sandbox/audit_target.h"
 #include "state/layout.h"
-#include "state/liveness.h"
 #include "state/store.h"
 
 namespace tnk::backend {
@@ -71,18 +70,11 @@ Status write_audit(Context& ctx, const CheckpointRequest& request, const nlohman
   state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(auto loaded, store.load(request.id));
   fs::path project = loaded ? loaded->project_dir : fs::path();
-  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, request.id, project));
-  sandbox::audit_append(audit, record);
-  return sandbox::audit_outcome(audit);
+  return sandbox::audit_record(ctx, request.audit_log, request.id, project, record);
 }
 
 // What a checkpoint covered, for its audit record.
 nlohmann::json covered(const Checkpoint& c) { return {{"name", c.name}, {"entries", c.entries}}; }
-
-bool is_running(Context& ctx, const std::string& id) {
-  state::Store store(ctx.paths.sandboxes_dir());
-  return state::observe(store, id) == state::SandboxState::kRunning;
-}
 
 // Puts the checkpoint's copy in place of the sandbox's own state: copied beside it first, so that a
 // copy that fails (a full disk) leaves the sandbox as it was.
@@ -188,13 +180,13 @@ Status remove_checkpoint(Context& ctx, const CheckpointRequest& request) {
 
 Result<Checkpoint> restore_checkpoint(Context& ctx, const CheckpointRequest& request) {
   TNK_ASSIGN_OR_RETURN(Checkpoint c, find_checkpoint(ctx, request.id, request.name));
-  const bool was_running = is_running(ctx, request.id);
+  const bool was_running = runs(ctx, request.id);
   if (was_running) {
     TNK_RETURN_IF_ERROR(stop_by_id(ctx, request.id, "restore"));
   }
   {
     TNK_ASSIGN_OR_RETURN(FileLock lock, lock_sandbox(ctx, request.id));
-    if (is_running(ctx, request.id)) {
+    if (runs(ctx, request.id)) {
       return failed("sandbox " + request.id + " was started again while it was being restored",
                     "run the restore again");
     }

@@ -109,10 +109,9 @@ Result<PolicyView> edit_policy(Context& ctx, const sandbox::ResolveOptions& opti
   view.policy = stored_policy(r, changed);
   std::optional<std::string> until;
   if (rule.expires_ms) until = net::utc_text(*rule.expires_ms);
-  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, "", r.id));
-  sandbox::audit_append(audit, audit::policy_change(r.id, {action, rule.entry, rule.who, until, old_hash,
-                                                           view.policy.value("hash", ""), false, 0}));
-  TNK_RETURN_IF_ERROR(sandbox::audit_outcome(audit));
+  TNK_RETURN_IF_ERROR(sandbox::audit_record(ctx, "", r.id, {},
+                                            audit::policy_change(r.id, {action, rule.entry, rule.who, until, old_hash,
+                                                                        view.policy.value("hash", ""), false, 0})));
   return view;
 }
 

@@ -137,9 +137,14 @@ Status move_own_state(const fs::path& from, const fs::path& to) {
   return as_owner("move the sandbox's state into " + to.string(), from, to, [&] { return move_entries(from, to); });
 }
 
-Result<std::optional<UniqueFd>> hold_still(Context& ctx, const std::string& id) {
+bool runs(Context& ctx, const std::string& id) {
   state::Store store(ctx.paths.sandboxes_dir());
-  if (state::observe(store, id) != state::SandboxState::kRunning) return std::optional<UniqueFd>();
+  return state::observe(store, id) == state::SandboxState::kRunning;
+}
+
+Result<std::optional<UniqueFd>> hold_still(Context& ctx, const std::string& id) {
+  if (!runs(ctx, id)) return std::optional<UniqueFd>();
+  state::Store store(ctx.paths.sandboxes_dir());
   TNK_ASSIGN_OR_RETURN(UniqueFd held,
                        session::request_pause(store.file(id, state::kControlSocket), std::chrono::seconds(15)));
   return std::optional<UniqueFd>(std::move(held));

@@ -29,6 +29,9 @@ Status remove_own_state(const std::filesystem::path& dir);
 // Renames each part of the own state in `from` into `to`, where it must not be (the same file system).
 Status move_own_state(const std::filesystem::path& from, const std::filesystem::path& to);
 
+// Whether the supervised (ns or vm) sandbox `id` runs, by its supervisor's pid file.
+bool runs(Context& ctx, const std::string& id);
+
 // The sandbox `id` held still while a copy is made of it: nullopt when it is not running, else the
 // connection whose end lets it go on (session::request_pause).
 Result<std::optional<UniqueFd>> hold_still(Context& ctx, const std::string& id);

@@ -112,9 +112,7 @@ Status require_stopped(const Opened& o, const std::string& id, const char* verb)
 }
 
 Status write_record(Context& ctx, const ReviewRequest& request, const Opened& o, const nlohmann::json& record) {
-  TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, request.id, o.record.project_dir));
-  sandbox::audit_append(audit, record);
-  return sandbox::audit_outcome(audit);
+  return sandbox::audit_record(ctx, request.audit_log, request.id, o.record.project_dir, record);
 }
 
 // Rootless, what root inside made in the layer belongs to the user's subordinate range: what the user

@@ -58,4 +58,11 @@ Status audit_outcome(const std::optional<audit::AuditWriter>& writer) {
                     "`); free space on its file system, or fix the error, and run the command again");
 }
 
+Status audit_record(Context& ctx, const std::string& flag_path, const std::string& id,
+                    const std::filesystem::path& project_dir, nlohmann::json record) {
+  TNK_ASSIGN_OR_RETURN(auto audit, open_audit(ctx, flag_path, id, project_dir));
+  audit_append(audit, std::move(record));
+  return audit_outcome(audit);
+}
+
 }  // namespace tnk::sandbox

@@ -25,4 +25,8 @@ void audit_append(std::optional<audit::AuditWriter>& writer, nlohmann::json reco
 // error: a lost record is never silent (docs/audit-format.md).
 Status audit_outcome(const std::optional<audit::AuditWriter>& writer);
 
+// A command's one record: open_audit, audit_append and audit_outcome together.
+Status audit_record(Context& ctx, const std::string& flag_path, const std::string& id,
+                    const std::filesystem::path& project_dir, nlohmann::json record);
+
 }  // namespace tnk::sandbox

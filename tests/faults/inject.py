@@ -28,11 +28,16 @@ during the build: the CLI, mmdebstrap, apt or dpkg under it, and on vm mke2fs or
 besides the above: every process of the build has ended (an orphaned mmdebstrap holds the build lock until
 it does), and after the next start no work directory of a build or removal is left in the cache.
 
+With --kernel-builds (vm), every seed is the same in a cache whose images and base disks are the caller's
+(linked in) but whose guest kernel directory is empty, killed while the kernel is built: the CLI, tar
+unpacking the source, make, the compiler (cc1) or the linker. Checked as for image builds, and the next
+start builds the kernel again from nothing.
+
 Seeds are printed with what each did; a failing seed replays with --seed N (the delay and the victim are
 drawn from the seed; what the victim was doing at that instant is timing and may differ).
 
 Usage: tests/faults/inject.py --backend ns|vm [--seeds N] [--first S] [--seed S ...] [--tnk PATH]
-                              [--image-builds]
+                              [--image-builds | --kernel-builds]
 Prints one line per seed and `faults: <backend> <n> seeds, <k> faults injected, <f> failed, <bytes> bytes
 lost`; exits 1 when a seed failed. Run as a user (tnk's normal way) or as root.
 """
@@ -67,11 +72,14 @@ HOST_VICTIMS = {
 GUEST_VICTIMS = ["guest-bridge", "guest-session"]
 # What runs while an image is built (comm names, matched among the CLI's descendants); "apt" is apt-get
 # or dpkg, whichever is running.
-BUILD_VICTIMS = {"ns": ["cli", "mmdebstrap", "apt"], "vm": ["cli", "mmdebstrap", "apt", "mke2fs", "qemu-img"]}
+BUILD_VICTIMS = {"image": {"ns": ["cli", "mmdebstrap", "apt"], "vm": ["cli", "mmdebstrap", "apt", "mke2fs", "qemu-img"]},
+                 "kernel": {"vm": ["cli", "tar", "make", "cc1", "ld"]}}
 # How long each command takes here (s), at first; then what the last runs of it that nothing cut short
 # took. The seed draws the kill point as a fraction of it ("at 37% of a stop").
-DURATION = {"ns": {"start": 3.0, "exec": 2.7, "shell": 2.7, "stop": 0.3, "delete": 0.4, "shutdown": 0.4, "build": 30},
-            "vm": {"start": 8.0, "exec": 4.0, "shell": 4.0, "stop": 2.0, "delete": 2.5, "shutdown": 2.5, "build": 60}}
+DURATION = {"ns": {"start": 3.0, "exec": 2.7, "shell": 2.7, "stop": 0.3, "delete": 0.4, "shutdown": 0.4,
+                   "image-build": 30},
+            "vm": {"start": 8.0, "exec": 4.0, "shell": 4.0, "stop": 2.0, "delete": 2.5, "shutdown": 2.5,
+                   "image-build": 60, "kernel-build": 300}}
 PROJECT_OWNER = 4242  # as root, tnk refuses a project root owns (conftest.py says why)
 SESSION = ("i=0; echo start > /workspace/fault-out-{seed}; while [ $i -lt 25 ]; do "
            "echo line $i >> /workspace/fault-out-{seed}; i=$((i+1)); sleep 0.1; done; echo fault-marker-{seed}")
@@ -103,7 +111,7 @@ class Run:
         self.name = None
         self.seen = {}  # (pid, starttime) -> comm of every process the sandbox had in this seed
         self.build_seen = {}  # ... and of an image build the command ran
-        self.cache = None  # an image cache of the seed's own (--image-builds)
+        self.cache = None  # an image cache of the seed's own (--image-builds, --kernel-builds)
         self.lost_bytes = 0
         self.setup()
 
@@ -200,18 +208,26 @@ class Run:
             self.tnk("-q", "sandbox", "stop")
 
     def empty_cache(self):
-        """Points tnk at a new, empty image cache (the last seed's is removed; on vm the caller's guest
-        kernel is copied in). The sandbox is absent by then, so nothing uses the old cache."""
+        """Points tnk at a new image cache (the last seed's is removed). Building images, it is empty but
+        for, on vm, a copy of the caller's guest kernel; building kernels, it has the caller's images and
+        base disks, linked in, and no kernel. The sandbox is absent by then, so nothing uses the old cache."""
         self.remove_cache()
         self.cache = self.home / f"cache-{self.seed}"
-        self.cache.mkdir()
-        if self.backend == "vm":
+        (self.cache / "tnk").mkdir(parents=True)
+        if self.args.builds == "kernel":
+            for part in ("images", "disks"):
+                (self.cache / "tnk" / part).symlink_to(Path(self.args.cache) / "tnk" / part)
+        elif self.backend == "vm":
             shutil.copytree(Path(self.args.cache) / "tnk/kernels", self.cache / "tnk/kernels")
         self.env["XDG_CACHE_HOME"] = str(self.cache)
 
     def remove_cache(self):
         """tnk removes the images (a rootless image holds files of the user's subordinate range)."""
         if self.cache is None:
+            return
+        if self.args.builds == "kernel":  # the images and disks are the caller's: only the links go
+            shutil.rmtree(self.cache, ignore_errors=True)
+            self.cache, self.env["XDG_CACHE_HOME"] = None, self.args.cache
             return
         listed = json.loads(self.tnk("-o", "json", "image", "ls", check=False).stdout or "[]")
         ids = [entry["id"] for entry in listed if "id" in entry] if isinstance(listed, list) else []
@@ -245,7 +261,8 @@ class Run:
 
     def check_cache_tidy(self):
         """After a start that built: no work directory of a build or removal, and no lock held."""
-        left = [str(p.relative_to(self.cache)) for part in ("images", "disks", "kernels")
+        parts = ("kernels",) if self.args.builds == "kernel" else ("images", "disks", "kernels")
+        left = [str(p.relative_to(self.cache)) for part in parts
                 for p in (self.cache / "tnk" / part).glob(".*")]
         if left:
             raise Failure(f"work directories left in the image cache after the next start: {left}")
@@ -303,7 +320,7 @@ class Run:
         """Kills `victim` as soon as it exists (from now until `until`); returns what was killed."""
         while time.monotonic() < until and cli.poll() is None:
             if victim == "cli":
-                if self.args.image_builds:
+                if self.args.builds:
                     self.build_processes(cli)
                 cli.kill()
                 return f"cli {cli.pid}"
@@ -318,7 +335,7 @@ class Run:
 
     def candidates(self, victim, cli):
         """The processes that are `victim` now, each with what to call it."""
-        if victim in BUILD_VICTIMS[self.backend]:
+        if self.args.builds and victim in BUILD_VICTIMS[self.args.builds][self.backend]:
             return [(pid, p.comm) for pid, p in self.build_processes(cli).items()
                     if p.comm == victim or (victim == "apt" and p.comm in ("apt-get", "dpkg"))]
         self.name = self.name or (self.sandbox_dir().name if self.sandbox_dir() else None)
@@ -478,11 +495,11 @@ def one_seed(args, run, seed):
     backend = args.backend
     op = OPERATIONS[seed % len(OPERATIONS)]  # every command as often; the rest is drawn from the seed
     victims = HOST_VICTIMS[backend]
-    if args.image_builds:
-        op, victims = "start", BUILD_VICTIMS[backend]
+    if args.builds:
+        op, victims = "start", BUILD_VICTIMS[args.builds][backend]
     if op not in ("exec", "shell"):  # (a kill through the guest is a session: it would start a stopped sandbox)
         victims = [v for v in victims if v not in ("session", "guest")]
-    before = "absent" if args.image_builds else rng.choice(["absent", "stopped"]) if op == "start" else (
+    before = "absent" if args.builds else rng.choice(["absent", "stopped"]) if op == "start" else (
         rng.choice(["running", "stopped"]) if op == "delete" else "running")
     if op == "delete" and before == "stopped":
         victims = ["cli"]  # a stopped sandbox has no other process
@@ -490,16 +507,16 @@ def one_seed(args, run, seed):
     fraction = rng.random()
     if victim == "guest":
         victim = rng.choice(GUEST_VICTIMS)
-    timed = "build" if args.image_builds else op
+    timed = f"{args.builds}-build" if args.builds else op
     expected = DURATION[backend][timed]
     delay = args.at if args.at is not None else fraction * expected
     run.begin(seed)
     started = time.monotonic()
-    what = f"{op} (from {before}{', building its image' if args.image_builds else ''})"
+    what = f"{op} (from {before}{f', building its {args.builds}' if args.builds else ''})"
     line = f"seed {seed}: {backend} {what}, kill {victim} at {fraction:.0%} ({delay:.2f} s)"
     killed, outcome = None, None
     try:
-        if args.image_builds:
+        if args.builds:
             run.ensure("absent")
             run.empty_cache()
         else:
@@ -520,7 +537,7 @@ def one_seed(args, run, seed):
         if killed is None:  # a whole run: how long this command takes now
             DURATION[backend][timed] = (expected + time.monotonic() - launched) / 2
         outcome = f"exit {status}"
-        if args.image_builds:
+        if args.builds:
             run.check_build_ended()
         run.check_project()
         state = run.check_state_matches_processes()
@@ -530,7 +547,7 @@ def one_seed(args, run, seed):
         run.check_project()
         if run.leftovers_of_deletes():  # a delete cut short: the start that made the sandbox anew removes it
             raise Failure(f"left by a delete after the next start: {run.leftovers_of_deletes()}")
-        if args.image_builds:
+        if args.builds:
             run.check_cache_tidy()
         if op in ("stop", "delete", "shutdown") or state != "running":  # a whole stop of what was recovered, too
             run.tnk("-q", "sandbox", "stop")
@@ -557,9 +574,14 @@ def main():
     parser.add_argument("--cache", default=os.environ.get("TNK_TEST_CACHE") or os.environ.get("XDG_CACHE_HOME")
                         or str(Path.home() / ".cache"), help="the image cache (default: yours)")
     parser.add_argument("--keep-homes", action="store_true", help="keep every seed's HOME, not only a failed one's")
-    parser.add_argument("--image-builds", action="store_true",
+    builds = parser.add_mutually_exclusive_group()
+    builds.add_argument("--image-builds", action="store_const", dest="builds", const="image",
                         help="every seed starts a new sandbox in an empty image cache and kills during the build")
+    builds.add_argument("--kernel-builds", action="store_const", dest="builds", const="kernel",
+                        help="(vm) every seed starts a new sandbox without a guest kernel and kills during its build")
     args = parser.parse_args()
+    if args.builds == "kernel" and args.backend != "vm":
+        parser.error("--kernel-builds needs --backend vm (only the vm backend has a guest kernel)")
     if args.seeds is None and args.faults is None:
         args.seeds = 200
     seeds = args.seed or list(range(args.first, args.first + (args.seeds or 5 * args.faults)))
