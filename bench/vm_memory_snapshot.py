@@ -46,7 +46,7 @@ def trixie_root(cache: Path) -> Path:
         work = Path(tempfile.mkdtemp(dir=root.parent if root.parent.exists() else None))
         root.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["mmdebstrap", "--variant=apt", "--include=" + ",".join(TRIXIE_PACKAGES), "trixie",
-                        str(work / "root"), "http://deb.debian.org/debian"], check=True)
+                        str(work / "root")], check=True)  # mmdebstrap's default Debian mirror
         (work / "root").rename(root)
         shutil.rmtree(work)
     return root
