@@ -226,6 +226,21 @@ def test_the_agents_files_are_the_users_and_root_inside_cannot_write_the_project
                                                 (user_tnk.account.pw_uid, user_tnk.account.pw_gid), backend)
 
 
+# A project in a directory of another group (a team's shared, setgid directory; here root's group) is
+# still the user's: newgidmap maps only the user's own group, so that is the group the agent's files get.
+# Seen failing before on vm: "virtiofsd's plan gives the guest's agent ids other than yours".
+@pytest.mark.parametrize("backend", ["ns", "vm"])
+def test_a_project_of_another_group_starts_and_the_agents_files_take_the_users_group(user_tnk, backend):
+    project = user_tnk.project("grouped")
+    os.chown(project, user_tnk.account.pw_uid, 0)
+    started = user_tnk.run("sandbox", "start", "--backend", backend, "--profile", "base", cwd=project)
+    assert started.returncode == 0, started.stderr
+    wrote = user_tnk.run("sandbox", "exec", "--", "sh", "-c", "echo hi > /workspace/by-agent", cwd=project)
+    assert wrote.returncode == 0, wrote.stderr
+    st = (project / "by-agent").stat()
+    assert (st.st_uid, st.st_gid) == (user_tnk.account.pw_uid, user_tnk.account.pw_gid)
+
+
 def run_root_started(tnk, check):
     """`check(run, project, owner)` on a new project of the root-run `tnk` fixture; its sandbox is deleted after."""
     use_shared_cache(tnk)

@@ -60,6 +60,9 @@ Result<vm::VmHostFacts> vm_host_facts(const supervisor::SupervisorConfig& config
       std::filesystem::exists(files.disk, ec) && !std::filesystem::exists(files.boots_from_base, ec);
   if (::geteuid() != 0) {
     TNK_ASSIGN_OR_RETURN(idmap::RootlessIds ids, idmap::rootless_ids());
+    // newgidmap maps no group of the user's but their own: a project in another group's directory (a
+    // team's setgid one) is served with the user's group, as the ns backend does.
+    facts.project_gid = ids.gid;
     facts.uid_range = ids.uids;
     facts.gid_range = ids.gids;
   } else {
