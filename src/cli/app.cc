@@ -27,11 +27,55 @@ bool use_color(const Env& env, bool tty) {
 
 namespace {
 
-std::vector<std::string> after_dashes;  // run_command sets it once, before any verb runs
+std::vector<std::string> typed_words;   // argv[1..]: run_command sets them once, before any verb runs
+std::vector<std::string> after_dashes;  // the words after the first `--` among them
+
+// The option `word` names, looked up where CLI11 looks: in `app`, then in the commands above it.
+const CLI::Option* option_named(const CLI::App* app, const std::string& word) {
+  const std::string name = word.starts_with("--") ? word.substr(0, word.find('=')) : word.substr(0, 2);
+  for (; app != nullptr; app = app->get_parent()) {
+    if (const CLI::Option* found = app->get_option_no_throw(name)) return found;
+  }
+  return nullptr;
+}
+
+// The subcommand of `app` that the parse took, when `word` names it.
+const CLI::App* parsed_subcommand(const CLI::App& app, const std::string& word) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    if (sub->check_name(word)) return sub;
+  }
+  return nullptr;
+}
+
+// Whether `word` (an option) brings its value in the same word: --name=VALUE, or -oVALUE.
+bool value_attached(const std::string& word) {
+  return word.starts_with("--") ? word.find('=') != std::string::npos : word.size() > 2;
+}
 
 }  // namespace
 
 const std::vector<std::string>& words_after_dashes() { return after_dashes; }
+
+std::vector<std::string> positional_words(const CLI::App& command) {
+  const CLI::App* app = &command;
+  while (app->get_parent() != nullptr) app = app->get_parent();
+  std::vector<std::string> taken;
+  bool only_positionals = false;
+  for (std::size_t i = 0; i < typed_words.size(); ++i) {
+    const std::string& word = typed_words[i];
+    if (!only_positionals && word == "--") {
+      only_positionals = true;
+    } else if (!only_positionals && word.size() > 1 && word.starts_with('-')) {
+      const CLI::Option* option = option_named(app, word);
+      if (option != nullptr && option->get_items_expected_max() > 0 && !value_attached(word)) ++i;  // its value
+    } else if (const CLI::App* sub = only_positionals ? nullptr : parsed_subcommand(*app, word)) {
+      app = sub;
+    } else if (app == &command) {
+      taken.push_back(word);
+    }
+  }
+  return taken;
+}
 
 namespace {
 
@@ -106,6 +150,7 @@ namespace {
 int run_command(int argc, char** argv, GlobalOptions& global) {
   Terminal terminal{::isatty(STDIN_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1, ::isatty(STDERR_FILENO) == 1};
   Env env = Env::from_process();
+  typed_words.assign(argv + 1, argv + argc);
   char** dashes = std::find(argv + 1, argv + argc, std::string_view("--"));
   if (dashes != argv + argc) after_dashes.assign(dashes + 1, argv + argc);
   bool color = use_color(env, terminal.stderr_tty);

@@ -168,7 +168,10 @@ void add_review_commands(CLI::App& sandbox, CommandTable& table) {
   diff->add_flag("--stat", diff_flags->stat, "Print only the counts");
   diff->add_flag("--patch,-p", diff_flags->patch, "Print the changed lines as a unified diff (git apply reads it)");
   diff->add_flag("--all", diff_flags->all, "Include paths the project's .gitignore ignores");
-  table.add(diff, [diff_flags](Context& ctx) { return run_diff(ctx, *diff_flags); });
+  table.add(diff, [diff, diff_flags](Context& ctx) {
+    diff_flags->paths = positional_words(*diff);
+    return run_diff(ctx, *diff_flags);
+  });
 
   auto* apply = sandbox.add_subcommand("apply", "Write a review-mode sandbox's changes into the project");
   describe(*apply,
@@ -182,7 +185,10 @@ void add_review_commands(CLI::App& sandbox, CommandTable& table) {
   apply->add_option("PATH", apply_flags->paths, "Apply only changes to these paths (files or directories)");
   apply->add_flag("--all", apply_flags->all, "Include paths the project's .gitignore ignores");
   apply->add_option("--audit-log", apply_flags->audit_log, "Append the audit record to this file");
-  table.add(apply, [apply_flags](Context& ctx) { return run_apply(ctx, *apply_flags); });
+  table.add(apply, [apply, apply_flags](Context& ctx) {
+    apply_flags->paths = positional_words(*apply);
+    return run_apply(ctx, *apply_flags);
+  });
 
   auto* discard = sandbox.add_subcommand("discard", "Drop a review-mode sandbox's changes (all, or at PATHs)");
   describe(*discard,
@@ -194,7 +200,10 @@ void add_review_commands(CLI::App& sandbox, CommandTable& table) {
   auto discard_flags = std::make_shared<ReviewFlags>();
   discard->add_option("PATH", discard_flags->paths, "Discard only what is at and below these paths");
   discard->add_option("--audit-log", discard_flags->audit_log, "Append the audit record to this file");
-  table.add(discard, [discard_flags](Context& ctx) { return run_discard(ctx, *discard_flags); });
+  table.add(discard, [discard, discard_flags](Context& ctx) {
+    discard_flags->paths = positional_words(*discard);
+    return run_discard(ctx, *discard_flags);
+  });
 }
 
 }  // namespace tnk::cli

@@ -78,6 +78,11 @@ void describe(CLI::App& command, const std::string& explanation, const std::stri
 // of a program must never be.
 const std::vector<std::string>& words_after_dashes();
 
+// The words of this process's command line that `command` (the one that runs) took as its positional
+// arguments, exactly as typed: CLI11 reads a list's "[id]" as "id" and "[]" as nothing, which a path
+// such as Next.js's `app/[id]` must never be.
+std::vector<std::string> positional_words(const CLI::App& command);
+
 // "tnk sandbox start": the command's words from the root down.
 std::string command_path(const CLI::App& command);
 

@@ -344,6 +344,26 @@ def test_apply_while_running_and_discard_a_path(ns_tnk):
         "all: ; echo ok\nhost v2\nnew\nmore\n", "the sandbox sees the project there again"
 
 
+# Bracketed names are ordinary paths (Next.js's `app/[id]`): CLI11 would read "[x]" as the list "x" and
+# "[]" as no path at all, so that `discard []` dropped every change. Seen failing before: `diff [x]` said
+# "no change to x", and `diff []` listed every change.
+def test_review_paths_are_taken_as_typed_brackets_included(ns_tnk):
+    box = review_project(ns_tnk, "brackets")
+    box.start("--review")
+    assert box.sh("cd /workspace && echo a > '[x]' && echo b > x && echo c > '[]' && echo d > '[a,b]' && "
+                  "mkdir '[id]' && echo e > '[id]/page.tsx'").returncode == OK
+    everything = {"[x]": "added", "x": "added", "[]": "added", "[a,b]": "added", "[id]": "added",
+                  "[id]/page.tsx": "added"}
+    assert changes(diff(box)) == everything
+    assert changes(diff(box, "[x]")) == {"[x]": "added"}
+    assert changes(diff(box, "[]", "[a,b]")) == {"[]": "added", "[a,b]": "added"}
+    assert box.run("sandbox", "apply", "[id]", "[x]").returncode == OK
+    assert (box.project / "[id]" / "page.tsx").read_text() == "e\n" and not (box.project / "x").exists()
+    assert box.run("sandbox", "stop").returncode == OK
+    assert box.run("sandbox", "discard", "[]").returncode == OK
+    assert changes(diff(box)) == {"x": "added", "[a,b]": "added"}
+
+
 def test_discard_a_path_in_a_directory_replaced_whole_is_refused(ns_tnk):
     box = review_project(ns_tnk, "opaque")
     box.start("--review")
