@@ -174,6 +174,7 @@ class Run:
     def tree(self):
         """The sandbox's processes now: the supervisor's descendants, and any process whose command line
         names the sandbox (an orphan after its supervisor died: QEMU's -name, the supervisor's forks)."""
+        self.name = self.name or (self.sandbox_dir().name if self.sandbox_dir() else None)  # a start made it
         table = process_table(cmdlines=True)
         mine = set()
         if self.name:
@@ -338,7 +339,6 @@ class Run:
         if self.args.builds and victim in BUILD_VICTIMS[self.args.builds][self.backend]:
             return [(pid, p.comm) for pid, p in self.build_processes(cli).items()
                     if p.comm == victim or (victim == "apt" and p.comm in ("apt-get", "dpkg"))]
-        self.name = self.name or (self.sandbox_dir().name if self.sandbox_dir() else None)
         return [(pid, victim) for pid, p in self.tree().items() if self.matches(victim, pid, p.comm, p.cmdline)]
 
     def matches(self, victim, pid, comm, cmdline):
@@ -391,8 +391,8 @@ class Run:
                 return state
             if time.monotonic() > deadline:
                 pid = self.supervisor_pid()
-                named = process_table().get(pid) if pid else None
-                raise Failure(f"`sandbox ls` says {state}, processes: "
+                named = process_table(cmdlines=True).get(pid) if pid else None
+                raise Failure(f"`sandbox ls` says {state}, processes of {self.name}: "
                               + ", ".join(f"{pid} {p.comm}" for pid, p in sorted(live.items()))
                               + f"; supervisor.pid names {pid}: {named}")
             time.sleep(0.2)
