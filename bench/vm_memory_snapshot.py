@@ -43,8 +43,8 @@ def trixie_root(cache: Path) -> Path:
     root = cache / "tnk-bench" / f"trixie-qemu-{key}"
     if not (root / "usr/bin/qemu-system-x86_64").exists():
         print(f"== building {root} with mmdebstrap (once)", flush=True)
-        work = Path(tempfile.mkdtemp(dir=root.parent if root.parent.exists() else None))
         root.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(dir=root.parent))  # beside it: the rename stays on one file system
         subprocess.run(["mmdebstrap", "--variant=apt", "--include=" + ",".join(TRIXIE_PACKAGES), "trixie",
                         str(work / "root")], check=True)  # mmdebstrap's default Debian mirror
         (work / "root").rename(root)
@@ -88,8 +88,8 @@ def start_counter(agent_sock: Path):
 
 
 class Guest:
-    def __init__(self, root: str, work: Path, kernel: Path, memory: int):
-        self.root, self.work, self.kernel, self.memory = root, work, kernel, memory
+    def __init__(self, root: str, work: Path, memory: int):
+        self.root, self.work, self.memory = root, work, memory
         self.procs = []
 
     def run(self, argv, log):
@@ -158,7 +158,7 @@ def trial(label: str, root: str, virtiofsd: str, args, kernel: Path, base: Path)
     os.chown(work / "proj", 1000, 1000)  # the guest's agent
     shutil.copy(kernel, work / "vmlinux")
     subprocess.run(["cp", "--sparse=always", str(base), str(work / "base.img")], check=True)
-    guest = Guest(root, work, kernel, args.memory)
+    guest = Guest(root, work, args.memory)
     qemu_img = ["chroot", root, "qemu-img"] if root != "/" else ["qemu-img"]
     subprocess.run(qemu_img + ["create", "-q", "-f", "qcow2", "-b", f"{guest.inside(work)}/base.img", "-F", "raw",
                                f"{guest.inside(work)}/disk.qcow2"], check=True)

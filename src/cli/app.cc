@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -27,8 +26,7 @@ bool use_color(const Env& env, bool tty) {
 
 namespace {
 
-std::vector<std::string> typed_words;   // argv[1..]: run_command sets them once, before any verb runs
-std::vector<std::string> after_dashes;  // the words after the first `--` among them
+std::vector<std::string> typed_words;  // argv[1..]: run_command sets them once, before any verb runs
 
 // The option `word` names, looked up where CLI11 looks: in `app`, then in the commands above it.
 const CLI::Option* option_named(const CLI::App* app, const std::string& word) {
@@ -53,8 +51,6 @@ bool value_attached(const std::string& word) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& words_after_dashes() { return after_dashes; }
 
 std::vector<std::string> positional_words(const CLI::App& command) {
   const CLI::App* app = &command;
@@ -151,8 +147,6 @@ int run_command(int argc, char** argv, GlobalOptions& global) {
   Terminal terminal{::isatty(STDIN_FILENO) == 1, ::isatty(STDOUT_FILENO) == 1, ::isatty(STDERR_FILENO) == 1};
   Env env = Env::from_process();
   typed_words.assign(argv + 1, argv + argc);
-  char** dashes = std::find(argv + 1, argv + argc, std::string_view("--"));
-  if (dashes != argv + argc) after_dashes.assign(dashes + 1, argv + argc);
   bool color = use_color(env, terminal.stderr_tty);
 
   // Asked by scripts and package checks, often: answered before any of the tree is built.

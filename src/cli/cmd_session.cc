@@ -156,9 +156,8 @@ void add_session_commands(CLI::App& sandbox, CommandTable& table) {
   exec->add_option("--audit-log", exec_flags->audit_log, "Append NDJSON audit records to this file");
   exec->add_flag("--root", exec_flags->root, "Run as root inside the sandbox (still unprivileged on the host)");
   exec->add_option("argv", exec_flags->argv, "The program and its arguments, after --");
-  table.add(exec, [exec_flags](Context& ctx) -> Result<int> {
-    // After `--`, the words as typed: CLI11 has read "[a,b]" as two of them.
-    if (!words_after_dashes().empty()) exec_flags->argv = words_after_dashes();
+  table.add(exec, [exec, exec_flags](Context& ctx) -> Result<int> {
+    exec_flags->argv = positional_words(*exec);  // as typed: CLI11 has read "[a,b]" as two words
     if (exec_flags->argv.empty()) {
       return usage_error("tnk sandbox exec needs the program to run", "tnk sandbox exec -- PROGRAM [ARG...]");
     }

@@ -73,14 +73,10 @@ bool use_color(const Env& env, bool tty);
 
 void describe(CLI::App& command, const std::string& explanation, const std::string& example);
 
-// The words after the first `--` of this process's command line, exactly as typed: the program `exec`
-// runs. CLI11 reads a list option's "[a,b]" as two values and "[ x ]" as " x ", which the arguments
-// of a program must never be.
-const std::vector<std::string>& words_after_dashes();
-
 // The words of this process's command line that `command` (the one that runs) took as its positional
-// arguments, exactly as typed: CLI11 reads a list's "[id]" as "id" and "[]" as nothing, which a path
-// such as Next.js's `app/[id]` must never be.
+// arguments, those after `--` included, exactly as typed: CLI11 reads a list's "[a,b]" as two values,
+// "[id]" as "id" and "[]" as nothing, which neither a path such as Next.js's `app/[id]` nor the
+// arguments of the program `exec` runs may ever be.
 std::vector<std::string> positional_words(const CLI::App& command);
 
 // "tnk sandbox start": the command's words from the root down.
