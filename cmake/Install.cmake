@@ -9,11 +9,18 @@
 #   share/zsh/{site-functions,vendor-completions}/_tnk, share/fish/vendor_completions.d/tnk.fish
 include(GNUInstallDirs)
 
-# The build tree: share/tnk/ beside the binary, as an install has it beside its bin/.
-add_custom_command(TARGET tnk POST_BUILD
+# The build tree: share/tnk/ beside the binary, as an install has it beside its bin/. Copied again
+# whenever a file below specs/ or kernel/ changes (an edited profile script, not only a new binary).
+file(GLOB_RECURSE tnk_share_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/specs/* ${PROJECT_SOURCE_DIR}/kernel/*)
+set(tnk_share_stamp ${PROJECT_BINARY_DIR}/CMakeFiles/tnk_share.stamp)
+add_custom_command(OUTPUT ${tnk_share_stamp}
   COMMAND ${CMAKE_COMMAND} -E rm -rf $<TARGET_FILE_DIR:tnk>/share/tnk/specs $<TARGET_FILE_DIR:tnk>/share/tnk/kernel
   COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/specs $<TARGET_FILE_DIR:tnk>/share/tnk/specs
-  COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/kernel $<TARGET_FILE_DIR:tnk>/share/tnk/kernel)
+  COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/kernel $<TARGET_FILE_DIR:tnk>/share/tnk/kernel
+  COMMAND ${CMAKE_COMMAND} -E touch ${tnk_share_stamp}
+  DEPENDS ${tnk_share_sources}
+  VERBATIM)
+add_custom_target(tnk_share ALL DEPENDS ${tnk_share_stamp})
 
 # The manual page and the completion scripts come from the command tree of the tnk just built, so they
 # cannot miss a flag. A sanitizer build's tnk would also report its own leaks here: those trees skip it.

@@ -53,7 +53,7 @@ struct Report {
 // What the child needs, prepared before fork (the child only makes async-signal-safe calls).
 struct ChildPlan {
   int root_userns = -1;                                    // confined uid 0: session_userns(kRootSession)
-  int provision_userns = -1;                               // with readonly_mount: session_userns(kProvision)
+  int provision_userns = -1;                               // agent with readonly_mount: session_userns(kProvision)
   const std::vector<sock_filter>* setid_filter = nullptr;  // confined agent sessions
   std::vector<char*> argv, envp;
   std::vector<gid_t> groups;
@@ -91,16 +91,15 @@ bool place(int fd, int target) {
     fail(report_fd, kStdio);
   }
   const agent::ExecRequest& r = *plan.request;
-  if (plan.root_userns >= 0 && ::setns(plan.root_userns, CLONE_NEWUSER) != 0) fail(report_fd, kConfine);
-  // Guest root could remount the view read-write, or mount the project again: from a user namespace
-  // of its own, in a mount namespace copied there, it can do neither (the kernel locks the copied
-  // mounts, and virtiofs cannot be mounted outside the guest's first user namespace).
-  if (!r.readonly_mount.empty()) {
-    if (confine::make_readonly_view(r.readonly_mount.c_str()) != 0 ||
-        ::setns(plan.provision_userns, CLONE_NEWUSER) != 0 || ::unshare(CLONE_NEWNS) != 0) {
-      fail(report_fd, kConfine);
-    }
-  }
+  // The read-only view is made by the guest's root, in the guest's first user namespace; the session
+  // then moves to a user namespace of its own and a mount namespace copied there, where root (provisioning's
+  // root phase) can neither remount the view read-write nor mount the project again (the kernel locks the
+  // copied mounts, and virtiofs cannot be mounted outside the guest's first user namespace).
+  if (!r.readonly_mount.empty() && confine::make_readonly_view(r.readonly_mount.c_str()) != 0)
+    fail(report_fd, kConfine);
+  int userns = plan.root_userns >= 0 ? plan.root_userns : plan.provision_userns;
+  if (userns >= 0 && ::setns(userns, CLONE_NEWUSER) != 0) fail(report_fd, kConfine);
+  if (!r.readonly_mount.empty() && ::unshare(CLONE_NEWNS) != 0) fail(report_fd, kConfine);
   if (r.confined && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(report_fd, kConfine);
   bool change_ids = ::geteuid() == 0 || r.uid != ::getuid() || r.gid != ::getgid();
   if (change_ids) {
@@ -164,8 +163,9 @@ std::optional<Error> wait_report(int report_fd, pid_t pid, const agent::ExecRequ
 // - kRootSession, for confined root sessions: every id of the guest but the agent's (1000) mapped onto
 //   itself. Root keeps uid 0 (root-owned files stay its own, /proc/sys answers it), but no capability
 //   acts on the agent's files, which the namespace does not map: the project on virtiofs.
-// - kProvision: every id 0..65535 onto itself. Root there is still root of the guest's files, but no
-//   longer of the guest's first mount namespace: it cannot undo the read-only project.
+// - kProvision, for the agent phase of provisioning (a confined root session uses kRootSession): every id
+//   0..65535 onto itself, so the agent's files stay the agent's, in a mount namespace of its own that
+//   cannot undo the read-only project.
 enum UsernsKind { kRootSession, kProvision, kUsernsKinds };
 
 Result<int> session_userns(UsernsKind kind) {
@@ -216,7 +216,7 @@ Result<SpawnedProcess> spawn_session(const agent::ExecRequest& r) {
   if (r.confined && r.uid == 0) {
     TNK_ASSIGN_OR_RETURN(plan.root_userns, session_userns(kRootSession));
   }
-  if (!r.readonly_mount.empty()) {
+  if (!r.readonly_mount.empty() && plan.root_userns < 0) {
     TNK_ASSIGN_OR_RETURN(plan.provision_userns, session_userns(kProvision));
   }
   static const std::vector<sock_filter> setid_filter = confine::setid_mode_filter();

@@ -73,11 +73,22 @@ Result<Reason> reason_to_run(Context& ctx, const Resolved& r, const std::optiona
 
 }  // namespace
 
+std::vector<ProvisionPhase> provision_phases(const ProvisionFiles& files) {
+  std::vector<ProvisionPhase> phases;
+  if (!files.root_script_name.empty()) phases.push_back({session::Identity::kRoot, files.root_script_name});
+  if (!files.script_name.empty()) phases.push_back({session::Identity::kAgent, files.script_name});
+  return phases;
+}
+
 Result<std::optional<ProvisionFiles>> read_provision_files(Context& ctx, const Resolved& r) {
-  if (!r.provision_script) return std::optional<ProvisionFiles>();
+  if (!r.provision_script && !r.provision_root_script) return std::optional<ProvisionFiles>();
   ProvisionFiles files;
-  files.script_name = r.provision_script->filename().string();
-  TNK_ASSIGN_OR_RETURN(files.files[files.script_name], read_file(*r.provision_script));
+  for (auto [script, name] : {std::pair{&r.provision_root_script, &files.root_script_name},
+                              std::pair{&r.provision_script, &files.script_name}}) {
+    if (!*script) continue;
+    *name = (*script)->filename().string();
+    TNK_ASSIGN_OR_RETURN(files.files[*name], read_file(**script));
+  }
   std::error_code ec;
   auto lib = specs::provision_lib_dir(ctx.paths.config_dir);
   for (const auto& entry : std::filesystem::directory_iterator(lib, ec)) {

@@ -13,6 +13,7 @@
 #include "context/context.h"
 #include "core/result.h"
 #include "sandbox/resolve.h"
+#include "session/messages.h"
 
 namespace tnk::sandbox {
 
@@ -23,12 +24,23 @@ inline constexpr const char* kProvisionRunner =
     "set -E; trap 'echo \"tnk: provisioning failed at ${BASH_SOURCE[0]##*/} line ${LINENO}: ${BASH_COMMAND}\" >&2' "
     "ERR; source \"$0\"";
 
+// A run has up to two phases (docs/specs.md, "Two phases"): the root phase (<profile>.root.sh) as root
+// inside, then the agent phase (<profile>.sh) as the agent without any way to become root. Each name is
+// empty when the profile has no such script.
 struct ProvisionFiles {
+  std::string root_script_name;
   std::string script_name;
-  std::map<std::string, std::string> files;  // path below the guest's provisioning dir -> contents (script, lib/*)
+  std::map<std::string, std::string> files;  // path below the guest's provisioning dir -> contents (scripts, lib/*)
 };
 
-// The profile's script and the shared lib; nullopt when the profile has nothing to run.
+// The phases of a run in their order, root first, each with the identity it runs as.
+struct ProvisionPhase {
+  session::Identity identity;
+  std::string script_name;
+};
+std::vector<ProvisionPhase> provision_phases(const ProvisionFiles& files);
+
+// The profile's scripts and the shared lib; nullopt when the profile has nothing to run.
 Result<std::optional<ProvisionFiles>> read_provision_files(Context& ctx, const Resolved& resolved);
 
 // What decides whether a run is needed. `full`: sha256 of the profile, the script and lib contents and

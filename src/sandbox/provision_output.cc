@@ -51,6 +51,7 @@ void ProvisionOutput::flush() {
 void ProvisionOutput::line(int stream, const std::string& text) {
   ctx_.log.stream() << terminal_safe(text) << '\n' << std::flush;
   if (text.starts_with("tnk: provisioning failed at ")) failure_ = text.substr(5);
+  if (text.find("\"no new privileges\" flag is set") != std::string::npos) sudo_refused_ = true;
   audit_append(audit_, audit::provision_output(r_.id, r_.profile, stream == 2 ? "stderr" : "stdout", text));
 }
 
@@ -62,9 +63,16 @@ Status ProvisionOutput::finish(const Result<int>& code, const ProvisionFingerpri
   if (!code) return code.error();
   if (*code != 0) {
     std::string where = failure_.empty() ? "" : ": " + failure_;
+    std::string hint = "the sandbox is running and usable; fix the script and run `tnk sandbox start` to try again";
+    if (sudo_refused_) {
+      hint =
+          "the script runs sudo, which provisioning's agent phase does not have: move what needs root into "
+          "provision.d/" +
+          r_.profile + ".root.sh, which tnk runs as root before it (docs/specs.md, \"Two phases\")";
+    }
     return failed("provisioning " + r_.id + " with profile " + r_.profile + " failed (exit " + std::to_string(*code) +
                       ")" + where,
-                  "the sandbox is running and usable; fix the script and run `tnk sandbox start` to try again");
+                  hint);
   }
   TNK_RETURN_IF_ERROR(save_fingerprint(ctx_, r_.id, fingerprint));
   ctx_.log.info("provisioned " + r_.id + " in " + std::to_string(ms.count() / 1000) + " s");

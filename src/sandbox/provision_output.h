@@ -43,6 +43,7 @@ class ProvisionOutput {
   std::chrono::steady_clock::time_point started_;
   std::map<int, std::string> pending_;
   std::string failure_;
+  bool sudo_refused_ = false;  // sudo said no_new_privs stops it: a script written for one phase
 };
 
 }  // namespace tnk::sandbox

@@ -201,6 +201,7 @@ Result<Resolved> resolve(Context& ctx, const ResolveOptions& options) {
                     : r.manifest.review ? "manifest"
                                         : "default";
   TNK_ASSIGN_OR_RETURN(r.provision_script, specs::provision_script(ctx.paths.config_dir, r.profile));
+  r.provision_root_script = specs::provision_root_script(ctx.paths.config_dir, r.profile);
   r.guest_workdir = workspace::guest_workdir(r.project, r.manifest.workspace_mount);
   TNK_RETURN_IF_ERROR(choose_backend(ctx, *config, options, r));
   mark_phase("project and specs");
@@ -243,6 +244,7 @@ nlohmann::json to_json(const Resolved& r) {
       {"profile", {{"name", r.profile}, {"source", r.profile_source}}},
       {"manifest", optional_path(r.manifest_file)},
       {"provision_script", optional_path(r.provision_script)},
+      {"provision_root_script", optional_path(r.provision_root_script)},
       {"mount", r.manifest.workspace_mount},
       {"workdir", r.guest_workdir},
       {"network", network_json(r)},

@@ -46,7 +46,8 @@ struct Resolved {
   bool review = false;        // review mode (docs/workspace.md): --review, else the manifest's `workspace:`
   std::string review_source;  // "--review", "manifest", "default"
   std::optional<std::filesystem::path> manifest_file;
-  std::optional<std::filesystem::path> provision_script;
+  std::optional<std::filesystem::path> provision_script;       // the agent phase: <profile>.sh
+  std::optional<std::filesystem::path> provision_root_script;  // the root phase, run first: <profile>.root.sh
   std::string guest_workdir;
   std::string host_inference_url;  // where the host reaches the endpoint
   inference::RuntimeModel model;

@@ -18,6 +18,7 @@ struct SessionSpec {
   std::vector<std::string> user_env;  // -e KEY=VALUE (values never audited)
   bool tty = false;
   session::Identity identity = session::Identity::kAgent;
+  bool provisioning = false;              // a phase of provisioning (session::ExecRequest says what that changes)
   std::vector<std::string> egress_allow;  // provisioning: what its proxy lets through
   bool egress_any = false;                // provisioning under `network.provision: open`
 };

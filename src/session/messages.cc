@@ -70,7 +70,6 @@ std::string identity_name(Identity identity) {
   switch (identity) {
     case Identity::kAgent: return "agent";
     case Identity::kRoot: return "root";
-    case Identity::kProvision: return "provision";
   }
   return "agent";
 }
@@ -78,7 +77,6 @@ std::string identity_name(Identity identity) {
 std::optional<Identity> identity_from_name(std::string_view name) {
   if (name == "agent") return Identity::kAgent;
   if (name == "root") return Identity::kRoot;
-  if (name == "provision") return Identity::kProvision;
   return std::nullopt;
 }
 
@@ -92,6 +90,7 @@ json to_json(const ExecRequest& request) {
               {"rows", request.rows},
               {"cols", request.cols},
               {"identity", identity_name(request.identity)},
+              {"provisioning", request.provisioning},
               {"egress_allow", request.egress_allow},
               {"egress_any", request.egress_any},
               {"audit_log", request.audit_log}};
@@ -113,8 +112,9 @@ Result<ExecRequest> exec_request_from_json(const json& body) {
   r.cols = static_cast<unsigned short>(cols);
   TNK_ASSIGN_OR_RETURN(auto identity, f.string("identity"));
   auto id = identity_from_name(identity);
-  if (!id) return f.error("identity", "must be \"agent\", \"root\" or \"provision\"");
+  if (!id) return f.error("identity", "must be \"agent\" or \"root\"");
   r.identity = *id;
+  TNK_ASSIGN_OR_RETURN(r.provisioning, f.optional_boolean("provisioning", false));
   TNK_ASSIGN_OR_RETURN(r.egress_allow, f.optional_strings("egress_allow"));
   TNK_ASSIGN_OR_RETURN(r.egress_any, f.optional_boolean("egress_any", false));
   TNK_ASSIGN_OR_RETURN(r.audit_log, f.optional_string("audit_log"));

@@ -26,8 +26,8 @@ std::string control_op_name(ControlOp op);  // "exec", "agent-ping", ...
 std::optional<ControlOp> control_op_from_name(std::string_view name);
 
 // Who the session runs as inside the sandbox.
-enum class Identity { kAgent, kRoot, kProvision };
-std::string identity_name(Identity identity);  // "agent" | "root" | "provision"
+enum class Identity { kAgent, kRoot };
+std::string identity_name(Identity identity);  // "agent" | "root"
 std::optional<Identity> identity_from_name(std::string_view name);
 
 // {"op":"exec",...}: the first message of a session.
@@ -38,8 +38,11 @@ struct ExecRequest {
   bool tty = false;
   unsigned short rows = 24, cols = 80;
   Identity identity = Identity::kAgent;
-  std::vector<std::string> egress_allow;  // provision: the domains its egress proxy lets through
-  bool egress_any = false;                // provision under `network.provision: open`: any name
+  // A phase of provisioning (its root phase or its agent phase): the project read-only, a PATH of system
+  // directories only, and the provisioning proxy with these rules.
+  bool provisioning = false;
+  std::vector<std::string> egress_allow;  // provisioning: the domains its egress proxy lets through
+  bool egress_any = false;                // provisioning under `network.provision: open`: any name
   std::string audit_log;                  // the client's audit log (absolute), for the network records
 };
 nlohmann::json to_json(const ExecRequest& request);  // includes "op":"exec" and "v"

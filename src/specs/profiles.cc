@@ -10,6 +10,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kLibScriptStem = "provision-lib";
+constexpr std::string_view kRootPhaseStem = ".root";  // <p>.root.sh
 constexpr std::string_view kSandboxSuffix = "-sandbox";
 
 bool is_name_char(char c) {
@@ -52,6 +53,7 @@ fs::path provision_lib_dir(const fs::path& config_dir) { return provision_dir(co
 std::vector<std::string> list_profiles(const fs::path& config_dir) {
   std::vector<std::string> names{std::string(kBaseProfile)};
   for (auto& stem : stems_in(provision_dir(config_dir), ".sh")) {
+    if (stem.ends_with(kRootPhaseStem)) stem.resize(stem.size() - kRootPhaseStem.size());
     if (stem != kLibScriptStem) names.push_back(std::move(stem));
   }
   for (auto& stem : stems_in(manifests_dir(config_dir), ".yaml")) {
@@ -75,6 +77,11 @@ Result<ManifestChoice> find_manifest(const fs::path& config_dir, std::string_vie
   }
   if (is_file(dir / kBaseManifest)) return ManifestChoice{dir / kBaseManifest, profile != kBaseProfile};
   return ManifestChoice{};
+}
+
+std::optional<fs::path> provision_root_script(const fs::path& config_dir, std::string_view profile) {
+  fs::path script = provision_dir(config_dir) / (std::string(profile) + std::string(kRootPhaseStem) + ".sh");
+  return is_file(script) ? std::optional<fs::path>(script) : std::nullopt;
 }
 
 Result<std::optional<fs::path>> provision_script(const fs::path& config_dir, std::string_view profile) {

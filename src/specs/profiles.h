@@ -32,8 +32,8 @@ std::filesystem::path provision_dir(const std::filesystem::path& config_dir);
 std::filesystem::path provision_lib_dir(const std::filesystem::path& config_dir);
 
 // Every profile the specs offer, sorted and unique: the stem of each *.sh directly in provision.d
-// (not provision-lib), the profile of each manifest (<p>.yaml, <p>-sandbox.yaml), and always `base`.
-// Names that fail validate_profile_name are skipped. Prints nothing.
+// (not provision-lib; <p> of a root phase <p>.root.sh), the profile of each manifest (<p>.yaml,
+// <p>-sandbox.yaml), and always `base`. Names that fail validate_profile_name are skipped. Prints nothing.
 std::vector<std::string> list_profiles(const std::filesystem::path& config_dir);
 
 // The manifest lookup: <p>.yaml, then <p>-sandbox.yaml, then base-sandbox.yaml (fell_back_to_base),
@@ -44,10 +44,15 @@ struct ManifestChoice {
 };
 Result<ManifestChoice> find_manifest(const std::filesystem::path& config_dir, std::string_view profile);
 
-// The profile's provision script: provision.d/<p>.sh. nullopt for a profile that has no script but
-// exists (`base`, or a profile with only a manifest). not_found, listing the available profiles,
-// for a profile that has neither.
+// The profile's provision script, its agent phase: provision.d/<p>.sh. nullopt for a profile that has
+// no such script but exists (`base`, a profile with only a manifest or only a root phase). not_found,
+// listing the available profiles, for a profile that has none of them.
 Result<std::optional<std::filesystem::path>> provision_script(const std::filesystem::path& config_dir,
                                                               std::string_view profile);
+
+// The profile's root phase, run as root inside before the agent phase: provision.d/<p>.root.sh, when
+// it exists (docs/specs.md, "Two phases"). The name must be valid (validate_profile_name).
+std::optional<std::filesystem::path> provision_root_script(const std::filesystem::path& config_dir,
+                                                           std::string_view profile);
 
 }  // namespace tnk::specs

@@ -200,7 +200,7 @@ bool Server::handle_exec(Connection& conn, session::Message& message) {
     send_or_log(conn.fd.get(), error_event(failed("an exec without a terminal needs 3 fds"), 1));
     return false;
   }
-  bool provisioning = request->identity == session::Identity::kProvision;
+  bool provisioning = request->provisioning;
   if (provisioning) {
     Status proxy = network_.begin_provisioning(request->egress_allow, request->egress_any);
     if (!proxy.ok()) {

@@ -6,9 +6,9 @@ namespace tnk::supervisor {
 
 std::vector<std::string> session_env(const session::ExecRequest& request, const std::vector<std::string>& extra) {
   bool root = request.identity == session::Identity::kRoot;
-  // Provisioning may sudo: nothing it runs by name may come from a directory the agent can write
-  // (security review M3: a planted ~/.local/bin/sh ran as the provisioning identity).
-  bool provisioning = request.identity == session::Identity::kProvision;
+  // Nothing provisioning runs by name may come from a directory the agent can write (security review
+  // M3: a planted ~/.local/bin/sh ran as the provisioning identity, which could sudo).
+  bool provisioning = request.provisioning;
   std::map<std::string, std::string> env = {
       {"HOME", root ? "/root" : "/home/agent"},
       {"USER", root ? "root" : "agent"},

@@ -4,8 +4,8 @@ start; every change is a policy_change record in a chain `tnk audit verify` pass
 for approval (`tnk sandbox pending`, `approve`, item 2); and nothing inside the sandbox (agent or root)
 reaches the control socket, lists or approves what waits, or changes the policy through the proxy.
 
-The first test and the approval's run on ns and vm (the policy lives in the supervisor, the same on both);
-the others on ns.
+The first test, the approval's and the probes from inside run on ns and vm (the policy lives in the
+supervisor, the same on both); the others on ns.
 The "outside" host is an HTTP server on an address of this machine that the allow-list's address check
 passes (not loopback, private or reserved: TEST-NET-1 on this test machine's eth0), so the same tests run
 as root and as an ordinary user; nothing leaves the machine."""
@@ -268,22 +268,23 @@ def test_inspect_shows_how_the_proxy_enforces_each_requested_entry(ns_tnk):
 
 
 @pytest.mark.parametrize("identity", ["agent", "root"])
-def test_nothing_inside_can_change_the_policy(ns_tnk, tmp_path, outside, identity):
-    """The control socket is not in the sandbox's mount namespace, no abstract socket leads out of its network
-    namespace, and the proxy takes no policy from requests; the same change from the host succeeds."""
+def test_nothing_inside_can_change_the_policy(any_tnk, tmp_path, outside, identity):
+    """The control socket is not in the sandbox's mount namespace (ns) or kernel (vm), no abstract socket leads
+    out of its network namespace, and neither the proxy nor the inference gateway takes policy from requests;
+    the same change from the host succeeds."""
     log = tmp_path / "audit.ndjson"
-    box = started_allowlist(ns_tnk, log)
+    box = started_allowlist(any_tnk, log)
     probe = compile_probe(box.project)
     root = identity == "root"
     target = target_of(outside)
-    ctl = ns_tnk.state_dir / "sandboxes" / box.tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)["id"]
+    ctl = any_tnk.state_dir / "sandboxes" / box.tnk.json("sandbox", "inspect", "-o", "json", cwd=box.project)["id"]
     ctl = ctl / "ctl.sock"
     # Harmless side by side with malicious: the probe reaches the supervisor from the host...
     host = subprocess.run([str(probe), "unix", str(ctl)], capture_output=True, text=True)
     assert host.stdout.strip() == "OK", host.stdout + host.stderr
     # The sandbox's own refused request waits for approval (issue 34 item 2); the host's probe sees it too.
     assert "is not in this sandbox's allow-list" in fetch(box, f"http://{target}/").stdout
-    [request] = ns_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project)
+    [request] = any_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project)
     host = subprocess.run([str(probe), "unix", str(ctl), "pending"], capture_output=True, text=True)
     assert host.stdout.strip() == "OK", host.stdout + host.stderr
     # ...and not from inside: not by its path, nor by any abstract name the sandbox can see, neither the
@@ -296,17 +297,23 @@ def test_nothing_inside_can_change_the_policy(ns_tnk, tmp_path, outside, identit
         for message in ([], ["pending"]):
             tried = box.exec("/workspace/probe", "unix", name, *message, root=root).stdout.strip()
             assert tried != "OK", f"{name} answered a policy request from inside"
-    # Requests to the proxy dressed as policy changes or approvals are refused like any other unlisted host.
+    # Requests to the proxy, and to the inference gateway beside it, dressed as policy changes or approvals
+    # are refused like any other unlisted host or unknown path.
     body = json.dumps({"allow": [target], "deny": []})
+    gateway = box.sh("printf %s \"$TNK_INFERENCE_URL\"", root=root).stdout.strip().removesuffix("/v1")
+    assert gateway.startswith("http://"), gateway
     for crafted in (["http://tnk-proxy.invalid/policy", "-X", "POST", "-d", body],
                     ["-X", "PUT", "-d", body, "http://tnk-proxy.invalid/allow"],
                     ["-X", "POST", f"http://tnk-proxy.invalid/approve/{request['id']}"],
                     ["--proxy-header", f"X-Tnk-Allow: {target}", f"http://{target}/"],
-                    ["--proxy-header", f"X-Tnk-Approve: {request['id']}", f"http://{target}/"]):
+                    ["--proxy-header", f"X-Tnk-Approve: {request['id']}", f"http://{target}/"],
+                    ["--noproxy", "*", "-X", "POST", "-d", body, f"{gateway}/policy"],
+                    ["--noproxy", "*", "-X", "POST", f"{gateway}/approve/{request['id']}"],
+                    ["--noproxy", "*", "-H", f"X-Tnk-Allow: {target}", f"{gateway}/v1/models"]):
         box.exec("curl", "-sS", "--max-time", "5", *crafted, root=root)
     still = fetch(box, f"http://{target}/")
     assert "is not in this sandbox's allow-list" in still.stdout, still.stdout
-    [waiting] = [r for r in ns_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project) if r["entry"] == target]
+    [waiting] = [r for r in any_tnk.json("sandbox", "pending", "-o", "json", cwd=box.project) if r["entry"] == target]
     assert waiting["id"] == request["id"] and waiting["count"] > request["count"], waiting
     approved = box.run("sandbox", "approve", request["id"])
     assert approved.returncode == 0, approved.stderr

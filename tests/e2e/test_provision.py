@@ -57,43 +57,64 @@ def test_a_failing_script_names_its_line_and_leaves_the_sandbox_usable(any_tnk):
     assert box.exec("echo", "still-usable").stdout == "still-usable\n"
 
 
-PROJECT_PROBES = """#!/usr/bin/env bash
+PROBES = """#!/usr/bin/env bash
 set -uo pipefail
 try() {{ if "$@" >/dev/null 2>&1; then echo "ALLOWED: $*"; else echo "REFUSED: $*"; fi; }}
-try sudo touch /opt/by-provision-root
-try touch /home/agent/by-provision
+echo "{phase} phase as uid $(id -u)"
+{probes}"""
+
+ROOT_PROBES = """try touch /opt/by-provision-root
 try cat /workspace/by-agent
-try sudo mount -o remount,rw {mount}
-try sudo mount -t virtiofs workspace /mnt
-try touch {mount}/by-provision
-try sudo touch {mount}/by-provision-root
-try sudo chown 0:0 {mount}/by-agent
-try sudo chmod 4755 {mount}/by-agent
-try sudo rm {mount}/by-agent
+try mount -o remount,rw /workspace
+try mount -t virtiofs workspace /mnt
+try touch /workspace/by-provision-root
+try chown 0:0 /workspace/by-agent
+try chmod 4755 /workspace/by-agent
+try rm /workspace/by-agent
+"""
+
+AGENT_PROBES = """try touch /home/agent/by-provision
+try cat /workspace/by-agent
+try touch /workspace/by-provision
+try sudo -n true
+try grep -qx 'NoNewPrivs:[[:space:]]1' /proc/self/status
 """
 
 
+def add_root_phase(tnk, name, script):
+    (tnk.config_dir / "sandbox.d" / "provision.d" / f"{name}.root.sh").write_text(script)
+
+
 def test_provisioning_sees_the_project_read_only_even_as_root(any_tnk):
-    add_profile(any_tnk, "probes", PROJECT_PROBES.format(mount="/workspace"))
+    """Security review M3, the two phases: the root phase (<p>.root.sh) runs first, as root, and the agent phase
+    (<p>.sh) then as the agent without sudo; neither can change the project, which both read."""
+    add_root_phase(any_tnk, "probes", PROBES.format(phase="root", probes=ROOT_PROBES))
+    add_profile(any_tnk, "probes", PROBES.format(phase="agent", probes=AGENT_PROBES))
     box = Sandbox(any_tnk, any_tnk.project("readonly"))
     (box.project / "by-agent").write_text("hi\n")
     (box.project / "by-agent").chmod(0o644)
     started = box.start("--profile", "probes")
     lines = [line.split("] ", 1)[-1] for line in (started.stdout + started.stderr).splitlines()]
-    verdicts = [line for line in lines if line.startswith(("ALLOWED: ", "REFUSED: "))]
-    # Provisioning may change the sandbox's system and home and read the project (the positive
-    # controls); nothing it runs, root included, can change the project.
+    verdicts = [line for line in lines if line.startswith(("ALLOWED: ", "REFUSED: ", "root phase", "agent phase"))]
+    # Provisioning may change the sandbox's system (root) and home (agent) and read the project (the
+    # positive controls); nothing it runs, root included, can change the project, and the agent's part
+    # cannot become root.
     assert verdicts == [
-        "ALLOWED: sudo touch /opt/by-provision-root",
+        "root phase as uid 0",
+        "ALLOWED: touch /opt/by-provision-root",
+        "ALLOWED: cat /workspace/by-agent",
+        "REFUSED: mount -o remount,rw /workspace",
+        "REFUSED: mount -t virtiofs workspace /mnt",
+        "REFUSED: touch /workspace/by-provision-root",
+        "REFUSED: chown 0:0 /workspace/by-agent",
+        "REFUSED: chmod 4755 /workspace/by-agent",
+        "REFUSED: rm /workspace/by-agent",
+        "agent phase as uid 1000",
         "ALLOWED: touch /home/agent/by-provision",
         "ALLOWED: cat /workspace/by-agent",
-        "REFUSED: sudo mount -o remount,rw /workspace",
-        "REFUSED: sudo mount -t virtiofs workspace /mnt",
         "REFUSED: touch /workspace/by-provision",
-        "REFUSED: sudo touch /workspace/by-provision-root",
-        "REFUSED: sudo chown 0:0 /workspace/by-agent",
-        "REFUSED: sudo chmod 4755 /workspace/by-agent",
-        "REFUSED: sudo rm /workspace/by-agent",
+        "REFUSED: sudo -n true",
+        "ALLOWED: grep -qx NoNewPrivs:[[:space:]]1 /proc/self/status",
     ], started.stdout + started.stderr
     assert sorted(p.name for p in box.project.iterdir()) == ["by-agent"]
     owner, after = box.project.stat(), (box.project / "by-agent").stat()
@@ -101,6 +122,16 @@ def test_provisioning_sees_the_project_read_only_even_as_root(any_tnk):
     # The same write as the agent's own session, after provisioning: the project is the agent's.
     assert box.exec("touch", "/workspace/by-session").returncode == 0
     assert box.exec("test", "-e", "/opt/by-provision-root").returncode == 0
+
+
+def test_a_profile_written_for_sudo_is_told_to_move_its_root_work(ns_tnk):
+    """A profile of the original tnk (one script that runs sudo) fails with one message saying what to change."""
+    add_profile(ns_tnk, "old", "#!/usr/bin/env bash\nset -Eeuo pipefail\nsudo apt-get install -y tree\n")
+    box = Sandbox(ns_tnk, ns_tnk.project("oldstyle"))
+    result = box.run("sandbox", "start", "--backend", "ns", "--profile", "old", timeout=900)
+    assert result.returncode == 1, result.stderr
+    assert "old.sh line 3" in result.stderr
+    assert "move what needs root into provision.d/old.root.sh" in result.stderr, result.stderr
 
 
 FETCH = """#!/usr/bin/env bash
@@ -152,6 +183,17 @@ def test_pi_profile_provisions_and_pi_runs(ns_tnk, tmp_path):
     assert any(r["port"] == 443 and r["bytes_down"] > 0 for r in provision), "no record of npm's registry"
     verify = ns_tnk.run("audit", "verify", str(log))
     assert verify.returncode == 0, verify.stdout + verify.stderr
+    # pi, node and npm are root's (/usr/local), run by the agent; where earlier versions of the profile
+    # kept them in the agent's home, and in the agent's PATH, the agent plants its own: a new run of both
+    # phases runs none of them, and pi still works.
+    assert box.exec("stat", "-c", "%U", "/usr/local/lib/tnk-node/bin/node", "/usr/local/bin/pi").stdout == "root\nroot\n"
+    assert plain_sh(box, PLANT).returncode == 0
+    assert plain_sh(box, "test -x ~/.local/lib/tnk-node/bin/node && test -x ~/.local/bin/npm").returncode == 0
+    again = box.start("--profile", "pi", "--reprovision")
+    assert "[ OK ] pi " in again.stderr and "Pi environment initialized successfully" in again.stderr, again.stderr
+    marks = plain_sh(box, "ls /tmp | grep '^planted-ran-' || true", root=True)
+    assert marks.stdout == "", "provisioning ran the agent's planted programs: " + marks.stdout
+    assert plain_sh(box, "pi --version").stdout.strip() != ""
 
 
 # Security review L7: provisioning runs in the sandbox and tnk echoes its output on stderr, so its
@@ -174,23 +216,40 @@ def test_l7_provisioning_output_is_echoed_without_control_sequences(ns_tnk):
     assert raw.stdout == "\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x1b\\"
 
 
-# Security review M3: an agent session must not be able to take over provisioning, which may sudo and
-# has egress of its own. The agent plants `sh` and `bash` in its PATH (they would run `sudo` and leave
-# a mark), leaves a process in the background (which could ptrace the run or use its proxy) and tries
-# to change the staged script; then the profile changes, so the running sandbox is provisioned again.
+# Security review M3: an agent session must not be able to take over provisioning, whose root phase is
+# root and which has egress of its own. The agent plants `sh`, `bash`, `sudo`, `node`, `npm` and `curl` on
+# every path provisioning ever used or uses (its own PATH, where earlier versions of the pi profile kept node,
+# the old staging directory, the temporary directories, and the system's directories, which it cannot write),
+# leaves a process in the background (which could ptrace the run or use its proxy) and tries to change the
+# staged scripts; then the profile changes, so the running sandbox is provisioned again. Both phases call
+# every name, from /tmp; a planted program leaves a mark naming itself and the uid it ran as.
 TOKENED = """#!/usr/bin/env bash
 set -Eeuo pipefail
 source "$(dirname "$0")/lib/provision-lib.sh"
 _lib_init_provision_state m3 "{rev}"
 echo "provisioning {rev} as $(id -un) from $0"
+cd /tmp
+""" + "".join(f"{name} --version >/dev/null 2>&1 || true\n" for name in ("sh", "bash", "sudo", "node", "npm", "curl")) + """
 _lib_finalize_provision_state
 """
 
-PLANT = """set -e
-mkdir -p ~/.local/bin
-for name in sh bash; do
-  printf '#!/bin/dash\\nsudo -n touch /planted-ran-as-root-$(basename "$0") 2>/dev/null\\ntouch /tmp/planted-ran\\nexec /bin/$(basename "$0") "$@"\\n' > ~/.local/bin/$name
-  chmod 755 ~/.local/bin/$name
+ROOT_CALLS = """#!/usr/bin/env bash
+set -Eeuo pipefail
+echo "root phase {rev} as $(id -un)"
+cd /tmp
+""" + "".join(f"{name} --version >/dev/null 2>&1 || true\n" for name in ("sh", "bash", "sudo", "node", "npm", "curl"))
+
+PLANTED_NAMES = "sh bash sudo node npm curl"
+PLANT_DIRS = ("~/.local/bin ~/bin ~/.local/lib/tnk-node/bin ~/.local/lib/tnk-pi/bin /tmp/tnk-provision /tmp /var/tmp "
+              "/dev/shm /usr/local/bin /usr/local/sbin /usr/bin /bin /var/lib/tnk/provision")
+
+PLANT = f"""set -e
+for dir in {PLANT_DIRS}; do
+  mkdir -p "$dir" 2>/dev/null || true
+  for name in {PLANTED_NAMES}; do
+    printf '#!/bin/dash\\ntouch /tmp/planted-ran-%s-$(id -u)\\nexec /usr/bin/%s "$@"\\n' "$name" "$name" \\
+      > "$dir/$name" 2>/dev/null && chmod 755 "$dir/$name" && echo "planted $dir/$name" || true
+  done
 done
 setsid /bin/bash -c 'exec -a tnk-m3-sleeper sleep 7777' </dev/null >/dev/null 2>&1 &
 """
@@ -204,26 +263,37 @@ def plain_sh(box, script, **kwargs):
 
 
 def test_m3_an_agent_session_cannot_take_over_provisioning(any_tnk):
+    add_root_phase(any_tnk, "m3", ROOT_CALLS.format(rev="one"))
     add_profile(any_tnk, "m3", TOKENED.format(rev="one"))
     box = Sandbox(any_tnk, any_tnk.project("m3"))
     first = box.start("--profile", "m3")
+    assert "root phase one as root" in first.stderr
     assert "provisioning one as agent from /var/lib/tnk/provision/m3.sh" in first.stderr
-    assert plain_sh(box, PLANT).returncode == 0
-    # Positive controls: the planted programs are what the agent's own sessions run by name, and
-    # the background process outlives the session that started it.
-    assert box.exec("sh", "-c", "true").returncode == 0
-    assert box.exec("test", "-e", "/tmp/planted-ran").returncode == 0
-    assert box.exec("rm", "/tmp/planted-ran").returncode == 0
+    planted = plain_sh(box, PLANT)
+    assert planted.returncode == 0, planted.stderr
+    home = "/home/agent"
+    where = {line.split()[1].rsplit("/", 1)[0] for line in planted.stdout.splitlines()}
+    # What the agent can write, it did; the system's directories and the staging directory it cannot.
+    assert where == {f"{home}/.local/bin", f"{home}/bin", f"{home}/.local/lib/tnk-node/bin",
+                     f"{home}/.local/lib/tnk-pi/bin", "/tmp/tnk-provision", "/tmp", "/var/tmp", "/dev/shm"}, where
+    # Positive controls: the planted programs are what the agent's own sessions run by name, and the
+    # background process outlives the session that started it.
+    for name in PLANTED_NAMES.split():
+        box.exec(name, "--version")
+    marks = plain_sh(box, "ls /tmp | grep '^planted-ran-' | sort").stdout.split()
+    assert marks == sorted(f"planted-ran-{name}-1000" for name in PLANTED_NAMES.split()), marks
+    assert plain_sh(box, "rm /tmp/planted-ran-*").returncode == 0
     assert plain_sh(box, COUNT_SLEEPERS).stdout.strip() == "1"
     # The staging directory is root's: the agent cannot change what the next run sources.
     staged = plain_sh(box, "touch /var/lib/tnk/provision/m3.sh || echo REFUSED; touch /tmp/mine && echo ALLOWED")
     assert staged.stdout.split() == ["REFUSED", "ALLOWED"], staged.stdout + staged.stderr
 
+    add_root_phase(any_tnk, "m3", ROOT_CALLS.format(rev="two"))
     add_profile(any_tnk, "m3", TOKENED.format(rev="two"))
     again = box.start("--profile", "m3")
-    assert "provisioning two as agent" in again.stderr
     assert "ending the agent's processes" in again.stderr
-    marks = plain_sh(box, "ls -d /planted-ran-as-root-* /tmp/planted-ran 2>/dev/null || true", root=True)
+    assert "root phase two as root" in again.stderr and "provisioning two as agent" in again.stderr, again.stderr
+    marks = plain_sh(box, "ls /tmp | grep '^planted-ran-' || true", root=True)
     assert marks.stdout == "", "provisioning ran the agent's planted programs: " + marks.stdout
     assert plain_sh(box, COUNT_SLEEPERS).stdout.strip() == "0", "the agent's background process survived"
 

@@ -2,6 +2,7 @@
 // `limactl list`).
 #include "backend/lima/lifecycle.h"
 #include "sandbox/provision.h"
+#include "specs/profiles.h"
 #include "state/store.h"
 
 namespace tnk::lima {
@@ -23,10 +24,18 @@ Status add_provision_commands(Context& ctx, sandbox::StartPlan& plan, const sand
   plan.commands.push_back(lima::shell_argv(
       r.id, "/", {}, {"sh", "-c", "rm -rf -- \"$1\" && mkdir -p -- \"$1/lib\"", "sh", lima::kGuestProvisionDir},
       false));
-  std::string script = std::string(lima::kGuestProvisionDir) + "/" + r.provision_script->filename().string();
-  plan.commands.push_back(lima::copy_argv(*r.provision_script, r.id, script));
-  plan.commands.push_back(lima::shell_argv(r.id, r.guest_workdir, sandbox::session_environment(ctx.env, r, {}),
-                                           {"bash", "-c", "<the provisioning runner>", script}, false));
+  // Every script is copied in before the first phase runs, root's first.
+  TNK_ASSIGN_OR_RETURN(auto files, sandbox::read_provision_files(ctx, r));
+  std::vector<lima::Argv> runs;
+  for (const sandbox::ProvisionPhase& phase : sandbox::provision_phases(*files)) {
+    std::string script = std::string(lima::kGuestProvisionDir) + "/" + phase.script_name;
+    plan.commands.push_back(
+        lima::copy_argv(specs::provision_dir(ctx.paths.config_dir) / phase.script_name, r.id, script));
+    runs.push_back(lima::shell_argv(r.id, r.guest_workdir, sandbox::session_environment(ctx.env, r, {}),
+                                    {"bash", "-c", "<the provisioning runner>", script}, false,
+                                    phase.identity == session::Identity::kRoot));
+  }
+  plan.commands.insert(plan.commands.end(), runs.begin(), runs.end());
   return ok_status();
 }
 

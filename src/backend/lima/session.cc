@@ -24,10 +24,10 @@ std::string guest_path(const std::string& relative) {
   return path;
 }
 
-// The host file each provisioning file is copied from: the script, or lib/<name> of the specs.
-std::filesystem::path host_file(Context& ctx, const sandbox::Resolved& r, const std::string& relative) {
+// The host file each provisioning file is copied from: a script of the profile, or lib/<name> of the specs.
+std::filesystem::path host_file(Context& ctx, const std::string& relative) {
   if (relative.rfind("lib/", 0) == 0) return specs::provision_lib_dir(ctx.paths.config_dir) / relative.substr(4);
-  return *r.provision_script;
+  return specs::provision_dir(ctx.paths.config_dir) / relative;
 }
 
 Status copy_files(Context& ctx, lima::Limactl& limactl, const sandbox::Resolved& r,
@@ -39,7 +39,7 @@ Status copy_files(Context& ctx, lima::Limactl& limactl, const sandbox::Resolved&
     return failed("preparing " + std::string(lima::kGuestProvisionDir) + " in " + r.id + " failed: " + why);
   }
   for (const auto& [relative, contents] : files.files) {
-    std::filesystem::path host = host_file(ctx, r, relative);
+    std::filesystem::path host = host_file(ctx, relative);
     auto copied = limactl.capture(lima::copy_argv(host, r.id, guest_path(relative)), kCopyTimeout);
     if (!copied || copied->exit_code != 0) {
       std::string why = !copied ? copied.error().message : lima::tail_lines(copied->err, 4);
@@ -56,10 +56,15 @@ Status run_provisioning(Context& ctx, const sandbox::Resolved& r, const sandbox:
   ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
   sandbox::audit_append(audit, audit::provision_start(r.id, r.profile, fingerprint.full));
   auto env = sandbox::session_environment(ctx.env, r, {});
-  std::string script = guest_path(r.provision_script->filename().string());
-  auto argv = lima::shell_argv(r.id, r.guest_workdir, env, {"bash", "-c", sandbox::kProvisionRunner, script}, false);
   sandbox::ProvisionOutput output(ctx, audit, r);
-  auto code = limactl->stream(argv, [&](int stream, std::string_view bytes) { output.add(stream, bytes); });
+  Result<int> code = 0;
+  for (const sandbox::ProvisionPhase& phase : sandbox::provision_phases(files)) {
+    std::vector<std::string> run = {"bash", "-c", sandbox::kProvisionRunner, guest_path(phase.script_name)};
+    bool as_root = phase.identity == session::Identity::kRoot;
+    auto argv = lima::shell_argv(r.id, r.guest_workdir, env, run, false, as_root);
+    code = limactl->stream(argv, [&](int stream, std::string_view bytes) { output.add(stream, bytes); });
+    if (!code || *code != 0) break;
+  }
   return output.finish(code, fingerprint);
 }
 

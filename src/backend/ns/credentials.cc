@@ -93,12 +93,6 @@ StepError apply_identity(const CredentialPlan& plan) {
       if (e.ok()) e = load_filter(plan.seccomp);
       if (e.ok()) e = load_filter(plan.setid_filter);
       return e;
-    case session::Identity::kProvision:
-      e = limit_bounding_set(plan.last_cap, docker);
-      if (e.ok()) e = load_filter(plan.seccomp);  // without no_new_privs this needs CAP_SYS_ADMIN: load it now
-      if (e.ok()) e = set_ids(kAgentId, kAgentId);
-      if (e.ok()) e = set_caps(0);
-      return e;
     case session::Identity::kRoot:
       if (plan.root_session_userns >= 0 && setns(plan.root_session_userns, CLONE_NEWUSER) != 0) {
         return failed_at(Step::kRootNamespace);

@@ -30,9 +30,6 @@ struct CredentialPlan {
 
 // kAgent: uid/gid 1000, no supplementary groups, every capability set empty, no_new_privs, seccomp and
 //   the set-id mode filter (the agent owns the project: no setuid file of the user's there).
-// kProvision, the agent with sudo: uid/gid 1000 with the bounding set limited to Docker's defaults and no no_new_privs,
-//   so setuid `sudo` inside works (and gives root with those capabilities); seccomp is loaded while
-//   still privileged, before the uid change.
 // kRoot: uid 0 inside with Docker's default capabilities, no_new_privs, seccomp, in the root sessions'
 //   own user namespace (Namespaces::root_session_user), which does not map agent.
 StepError apply_identity(const CredentialPlan& plan);

@@ -98,8 +98,8 @@ class NsEngine : public supervisor::Engine {
                                            const std::vector<UniqueFd>& stdio) override {
     ns::SessionSpec spec;
     spec.request = request;  // as parsed from the client, whole: the joiner reads what it needs of it
-    // Provisioning's root could otherwise write the project (and chown or setuid files in it).
-    if (request.identity == session::Identity::kProvision) spec.readonly_mount = config_.mount_point;
+    // Provisioning reads the project, never writes it, in either phase.
+    if (request.provisioning) spec.readonly_mount = config_.mount_point;
     if (!request.tty) {
       spec.stdin_fd = stdio.at(0).get();
       spec.stdout_fd = stdio.at(1).get();

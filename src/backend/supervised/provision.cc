@@ -94,11 +94,6 @@ Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files,
   TNK_RETURN_IF_ERROR(copy_in(ctx, r, files));
   ctx.log.info("provisioning " + r.id + " with profile " + r.profile);
   sandbox::audit_append(audit, audit::provision_start(r.id, r.profile, fingerprint.full));
-  SessionSpec spec;
-  spec.argv = {"/bin/bash", "-c", sandbox::kProvisionRunner, std::string(kGuestDir) + "/" + files.script_name};
-  spec.identity = session::Identity::kProvision;
-  spec.egress_allow = allow;
-  spec.egress_any = policy == NetworkPolicy::kOpen;
   sandbox::ProvisionOutput tee(ctx, audit, r);
   UniqueFd no_input(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   UniqueFd discard(::open("/dev/null", O_WRONLY | O_CLOEXEC));
@@ -112,7 +107,17 @@ Status run_script(Context& ctx, const Resolved& r, const ProvisionFiles& files,
   const Stopwatch clock;
   options.on_quiet = [&] { ctx.log.info("provisioning " + r.id + ": still running, " + clock.text()); };
   bool stopped = false;
-  auto code = run_session(ctx, r, spec, audit, options, &stopped);
+  Result<int> code = 0;
+  for (const sandbox::ProvisionPhase& phase : sandbox::provision_phases(files)) {
+    SessionSpec spec;
+    spec.argv = {"/bin/bash", "-c", sandbox::kProvisionRunner, std::string(kGuestDir) + "/" + phase.script_name};
+    spec.identity = phase.identity;
+    spec.provisioning = true;
+    spec.egress_allow = allow;
+    spec.egress_any = policy == NetworkPolicy::kOpen;
+    code = run_session(ctx, r, spec, audit, options, &stopped);
+    if (!code || *code != 0) break;
+  }
   Status finished = tee.finish(code, fingerprint);
   if (finished.ok() || !stopped) return finished;
   // Not the script's failure: the hint "the sandbox is running and usable" would be wrong.

@@ -20,6 +20,7 @@ session::ExecRequest exec_request(Context& ctx, const Resolved& r, const Session
   request.cwd = r.guest_workdir;
   request.tty = spec.tty;
   request.identity = spec.identity;
+  request.provisioning = spec.provisioning;
   request.egress_allow = spec.egress_allow;
   request.egress_any = spec.egress_any;
   winsize size{};

@@ -47,16 +47,15 @@
 namespace tnk::vm {
 namespace {
 
-constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000, kSudoGid = 27;          // the image's `agent` and `sudo`
+constexpr uint32_t kAgentUid = 1000, kAgentGid = 1000;                         // the image's `agent`
 constexpr supervisor::SessionKey kFirstKey = supervisor::SessionKey(1) << 32;  // above any pid: no reused-pid key
 
 void set_identity(agent::ExecRequest& out, session::Identity identity) {
-  out.confined = identity != session::Identity::kProvision;  // only provisioning may sudo
-  if (identity == session::Identity::kRoot) return;          // uid 0, gid 0
+  out.confined = true;                               // every session; a guest agent reads no field as unconfined
+  if (identity == session::Identity::kRoot) return;  // uid 0, gid 0
   out.uid = kAgentUid;
   out.gid = kAgentGid;
   out.groups = {kAgentGid};
-  if (identity == session::Identity::kProvision) out.groups.push_back(kSudoGid);
 }
 
 Result<UniqueFd> dup_fd(const UniqueFd& fd) {
@@ -136,8 +135,8 @@ class VmEngine : public supervisor::Engine {
     exec.env = request.env;
     exec.cwd = request.cwd.empty() ? config_.mount_point : request.cwd;
     set_identity(exec, request.identity);
-    // Provisioning's root could otherwise write the project (and chown or setuid files in it).
-    if (request.identity == session::Identity::kProvision) exec.readonly_mount = config_.mount_point;
+    // Provisioning reads the project, never writes it, in either phase.
+    if (request.provisioning) exec.readonly_mount = config_.mount_point;
     exec.tty = request.tty;
     exec.rows = request.rows;
     exec.cols = request.cols;

@@ -76,17 +76,36 @@ class SandboxProvisionTest : public SandboxTest {
   std::string seen_fingerprint_;
 };
 
-TEST_F(SandboxProvisionTest, FilesAreTheScriptAndTheLib) {
+TEST_F(SandboxProvisionTest, FilesAreTheScriptsAndTheLibAndTheRootPhaseRunsFirst) {
   auto files = sandbox::read_provision_files(ctx(), r_);
   ASSERT_TRUE(files.ok());
   ASSERT_TRUE(*files);
   EXPECT_EQ((*files)->script_name, "dev.sh");
+  EXPECT_EQ((*files)->root_script_name, "");
   std::vector<std::string> names;
   for (const auto& [name, text] : (*files)->files) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"dev.sh", "lib/provision-lib.sh"}));
   auto script = read_file(*r_.provision_script);
   ASSERT_TRUE(script.ok());
   EXPECT_EQ((*files)->files.at("dev.sh"), *script);
+  const std::string before = fingerprint();
+
+  write_spec("sandbox.d/provision.d/dev.root.sh", "apt-get install -y gcc\n");
+  r_.provision_root_script = paths_.config_dir / "sandbox.d/provision.d/dev.root.sh";
+  files = sandbox::read_provision_files(ctx(), r_);
+  ASSERT_TRUE(files.ok() && *files);
+  EXPECT_EQ((*files)->root_script_name, "dev.root.sh");
+  EXPECT_EQ((*files)->files.at("dev.root.sh"), "apt-get install -y gcc\n");
+  std::vector<std::pair<session::Identity, std::string>> phases;
+  for (const auto& phase : sandbox::provision_phases(**files)) phases.emplace_back(phase.identity, phase.script_name);
+  EXPECT_EQ(phases,
+            (decltype(phases){{session::Identity::kRoot, "dev.root.sh"}, {session::Identity::kAgent, "dev.sh"}}));
+  EXPECT_NE(fingerprint(), before);  // the root phase is an input like the script
+
+  r_.provision_script.reset();  // only a root phase
+  files = sandbox::read_provision_files(ctx(), r_);
+  ASSERT_TRUE(files.ok() && *files);
+  EXPECT_EQ(sandbox::provision_phases(**files).size(), 1u);
 }
 
 TEST_F(SandboxProvisionTest, NoScriptMeansNoFilesAndNoFingerprint) {

@@ -368,6 +368,7 @@ TEST_F(SandboxTest, ResolveToJsonFields) {
   EXPECT_EQ(j["profile"], (nlohmann::json{{"name", "dev"}, {"source", "--profile"}}));
   EXPECT_EQ(j["manifest"], (paths_.config_dir / "sandbox.d/manifests/dev.yaml").string());
   EXPECT_EQ(j["provision_script"], (paths_.config_dir / "sandbox.d/provision.d/dev.sh").string());
+  EXPECT_EQ(j["provision_root_script"], (paths_.config_dir / "sandbox.d/provision.d/dev.root.sh").string());
   EXPECT_EQ(j["mount"], "/workspace");
   EXPECT_EQ(j["workdir"], "/workspace/sub");
   EXPECT_EQ(j["network"], nlohmann::json::parse(R"({"policy": "inference", "source": "manifest", "allow": [],
@@ -384,7 +385,7 @@ TEST_F(SandboxTest, ResolveToJsonFields) {
   EXPECT_EQ(j["state"], "absent");
   EXPECT_EQ(j["notes"], nlohmann::json(r.notes));
   EXPECT_EQ(j["workspace"], (nlohmann::json{{"mode", "direct"}, {"source", "default"}}));
-  EXPECT_EQ(j.size(), 15u);
+  EXPECT_EQ(j.size(), 16u);
 }
 
 TEST_F(SandboxTest, ReviewModeComesFromTheFlagElseTheManifest) {

@@ -150,7 +150,8 @@ ExecRequest sample() {
   r.tty = true;
   r.rows = 50;
   r.cols = 132;
-  r.identity = Identity::kProvision;
+  r.identity = Identity::kRoot;
+  r.provisioning = true;
   return r;
 }
 
@@ -177,7 +178,8 @@ TEST(SessionMessages, ExecRequestRoundTrips) {
   json body = to_json(sample());
   EXPECT_EQ(body["op"], "exec");
   EXPECT_EQ(body["v"], 1);
-  EXPECT_EQ(body["identity"], "provision");
+  EXPECT_EQ(body["identity"], "root");
+  EXPECT_EQ(body["provisioning"], true);
   body["unknown_field"] = "ignored";
   auto r = exec_request_from_json(body);
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -187,7 +189,10 @@ TEST(SessionMessages, ExecRequestRoundTrips) {
   EXPECT_TRUE(r->tty);
   EXPECT_EQ(r->rows, 50);
   EXPECT_EQ(r->cols, 132);
-  EXPECT_EQ(r->identity, Identity::kProvision);
+  EXPECT_EQ(r->identity, Identity::kRoot);
+  EXPECT_TRUE(r->provisioning);
+  body.erase("provisioning");  // an older client's session: not provisioning
+  EXPECT_FALSE(exec_request_from_json(body)->provisioning);
 }
 
 std::string exec_error(const std::function<void(json&)>& edit) {
@@ -227,7 +232,7 @@ TEST(SessionMessages, ExecRequestValidationNamesTheField) {
   EXPECT_EQ(exec_error([](json& b) { b["cols"] = -1; }),
             "control message: field 'cols' must be an integer from 0 to 65535");
   EXPECT_EQ(exec_error([](json& b) { b["identity"] = "admin"; }),
-            "control message: field 'identity' must be \"agent\", \"root\" or \"provision\"");
+            "control message: field 'identity' must be \"agent\" or \"root\"");
 }
 
 TEST(SessionMessages, RepeatedEnvNamesKeepTheLastValue) {

@@ -75,7 +75,9 @@ TEST_F(SpecsTest, ListProfilesWithoutSpecsIsBase) {
 
 TEST_F(SpecsTest, ListProfilesFromScriptsAndManifests) {
   write("sandbox.d/provision.d/pi.sh", "");
+  write("sandbox.d/provision.d/pi.root.sh", "");  // pi's root phase: no profile of its own
   write("sandbox.d/provision.d/dev.sh", "");
+  write("sandbox.d/provision.d/rooted.root.sh", "");    // a profile with only a root phase
   write("sandbox.d/provision.d/provision-lib.sh", "");  // a stray copy of the library is no profile
   write("sandbox.d/provision.d/lib/provision-lib.sh", "");
   write("sandbox.d/provision.d/lib/inner.sh", "");  // not directly in provision.d
@@ -85,7 +87,7 @@ TEST_F(SpecsTest, ListProfilesFromScriptsAndManifests) {
   write("sandbox.d/manifests/pi.yaml", "");
   write("sandbox.d/manifests/big.yaml", "");  // a manifest-only profile
   write("sandbox.d/manifests/gpu-sandbox.yaml", "");
-  EXPECT_EQ(list_profiles(config_), (std::vector<std::string>{"base", "big", "dev", "gpu", "pi"}));
+  EXPECT_EQ(list_profiles(config_), (std::vector<std::string>{"base", "big", "dev", "gpu", "pi", "rooted"}));
 }
 
 TEST_F(SpecsTest, ManifestLookupOrder) {
@@ -115,12 +117,19 @@ TEST_F(SpecsTest, ProvisionScript) {
   EXPECT_EQ(provision_script(config_, "pi")->value(), config_ / "sandbox.d/provision.d/pi.sh");
   EXPECT_FALSE(provision_script(config_, "base")->has_value());
   EXPECT_FALSE(provision_script(config_, "big")->has_value());
+  EXPECT_FALSE(provision_root_script(config_, "pi"));
+  write("sandbox.d/provision.d/pi.root.sh", "");
+  write("sandbox.d/provision.d/rooted.root.sh", "");
+  EXPECT_EQ(provision_root_script(config_, "pi"), config_ / "sandbox.d/provision.d/pi.root.sh");
+  EXPECT_FALSE(provision_script(config_, "rooted")->has_value());  // a known profile: only a root phase
+  EXPECT_EQ(provision_root_script(config_, "rooted"), config_ / "sandbox.d/provision.d/rooted.root.sh");
   Result<std::optional<fs::path>> unknown = provision_script(config_, "nope");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().kind, ErrorKind::kNotFound);
   EXPECT_EQ(unknown.error().message,
             "unknown profile 'nope': no " + (config_ / "sandbox.d/provision.d/nope.sh").string());
-  EXPECT_EQ(unknown.error().hint, "available profiles: base, big, pi; `tnk init --force` refreshes the bundled ones");
+  EXPECT_EQ(unknown.error().hint,
+            "available profiles: base, big, pi, rooted; `tnk init --force` refreshes the bundled ones");
   EXPECT_EQ(provision_lib_dir(config_), config_ / "sandbox.d/provision.d/lib");
 }
 

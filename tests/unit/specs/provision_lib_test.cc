@@ -63,7 +63,7 @@ class SpecsProvisionLibTest : public ::testing::Test {
 };
 
 TEST(SpecsProvisionScripts, AreValidBash) {
-  for (const char* script : {"lib/provision-lib.sh", "pi.sh", "dev.sh"}) {
+  for (const char* script : {"lib/provision-lib.sh", "pi.root.sh", "pi.sh", "dev.root.sh", "dev.sh"}) {
     Result<ProcessResult> r = run_process({"bash", "-n", (kProvisionDir / script).string()});
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->exit_code, 0) << script;
@@ -117,6 +117,21 @@ TEST_F(SpecsProvisionLibTest, Helpers) {
                           "sh", file});
   EXPECT_EQ(r.out, "x\nexport A=1\n\"a\\\"b\\\\c\"\nrc=1\n");
   EXPECT_EQ(r.err, "[ERR] missing environment: TNK_NOPE_1 TNK_NOPE_2 (tnk sets these when it provisions a sandbox)\n");
+}
+
+// Only the root phase is root; in the agent phase the root helpers say where their work belongs (the id
+// is faked: the unit tests may run as root).
+TEST_F(SpecsProvisionLibTest, RootHelpersInTheAgentPhaseSayToMoveTheWorkToTheRootPhase) {
+  const std::string script =
+      "source \"$LIB\"; id() { echo 1000; }; _lib_apt_install tnk-not-a-package || echo \"rc=$?\"";
+  ProcessResult r = bash({"-c", script, "/var/lib/tnk/provision/mine.sh"});
+  EXPECT_EQ(r.out, "[INFO] installing Debian packages: tnk-not-a-package\nrc=1\n");
+  EXPECT_NE(r.err.find("need root for: env DEBIAN_FRONTEND=noninteractive apt-get"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("mine.sh runs as the agent, without sudo: move it into provision.d/mine.root.sh"),
+            std::string::npos)
+      << r.err;
+  r = bash({"-c", "source \"$LIB\"; id() { echo 0; }; _lib_as_root echo as-root", "x.root.sh"});
+  EXPECT_EQ(r.out, "as-root\n");
 }
 
 }  // namespace

@@ -105,13 +105,17 @@ TEST(SupervisorConfig, MissingFieldIsAnError) {
   EXPECT_NE(back.error().message.find("project_dir"), std::string::npos);
 }
 
-// Security review M3: provisioning may sudo, so nothing it runs by name comes from the agent's home.
-TEST(SessionEnv, ProvisioningIsTheAgentWithAPathTheAgentCannotWrite) {
-  session::ExecRequest agent, provision;
-  provision.identity = session::Identity::kProvision;
+// Security review M3: nothing provisioning runs by name comes from the agent's home, in either phase.
+TEST(SessionEnv, ProvisioningPhasesHaveAPathTheAgentCannotWrite) {
+  session::ExecRequest agent, agent_phase, root_phase;
+  agent_phase.provisioning = root_phase.provisioning = true;
+  root_phase.identity = session::Identity::kRoot;
   EXPECT_TRUE(has(session_env(agent, {}), "PATH=/home/agent/.local/bin:/usr/local/bin:/usr/bin:/bin"));
-  auto env = session_env(provision, {});
+  auto env = session_env(agent_phase, {});
   EXPECT_TRUE(has(env, "HOME=/home/agent"));
+  EXPECT_TRUE(has(env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
+  env = session_env(root_phase, {});
+  EXPECT_TRUE(has(env, "HOME=/root"));
   EXPECT_TRUE(has(env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
 }
 

@@ -140,29 +140,18 @@ _lib_require_env() {
 }
 
 # --- packages ---------------------------------------------------------------------------------------
-# Runs a command as root: directly when already root, else through passwordless sudo (never prompts).
+# Runs a command as root, which only a profile's root phase is: tnk runs provision.d/<p>.root.sh as root
+# first, then <p>.sh as the agent, without sudo and with no_new_privs, so that nothing an agent session
+# planted ever runs as root (tnk's security review, M3). Called from the agent phase, it says so and fails.
 _lib_as_root() {
+	local script=${0##*/}
 	if [[ $(id -u) -eq 0 ]]; then
 		"$@"
-	elif command -v sudo >/dev/null 2>&1; then
-		sudo -n "$@"
 	else
-		_lib_error "need root for: $* (sudo is not installed)"
+		_lib_error "need root for: $* (${script} runs as the agent, without sudo: move it into" \
+			"provision.d/${script%.sh}.root.sh, which tnk runs as root first; docs/specs.md, \"Two phases\")"
 		return 1
 	fi
-}
-
-# _lib_drop_root: runs the calling script again from the top, through the same runner, without the
-# means to become root (no_new_privs: sudo stops working). Call it once the root work is done and
-# before anything under $HOME runs: an agent session can change those files, and provisioning's sudo
-# must not reach what it planted (tnk's security review, M3). The second run sees _LIB_DROPPED_ROOT.
-_lib_drop_root() {
-	if [[ -n ${_LIB_DROPPED_ROOT:-} ]]; then
-		return 0
-	fi
-	export _LIB_DROPPED_ROOT=1
-	trap - EXIT
-	exec setpriv --no-new-privs -- /bin/bash -c "$BASH_EXECUTION_STRING" "$0"
 }
 
 _lib_apt_installed() {
@@ -180,8 +169,8 @@ _lib_apt_all_installed() {
 }
 
 # _lib_apt_install PKG...: installs the packages that are missing, from the sandbox image's Debian
-# mirror, without recommends and without questions. The proxy variables that tnk sets for provisioning
-# are passed through sudo, which would otherwise drop them.
+# mirror, without recommends and without questions; in the root phase only (_lib_as_root). The proxy
+# variables that tnk sets for provisioning are passed on explicitly.
 _lib_apt_install() {
 	local pkg missing=() env_args=(DEBIAN_FRONTEND=noninteractive) var
 	for pkg in "$@"; do
