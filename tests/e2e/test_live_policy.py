@@ -4,7 +4,7 @@ start; every change is a policy_change record in a chain `tnk audit verify` pass
 for approval (`tnk sandbox pending`, `approve`, item 2); and nothing inside the sandbox (agent or root)
 reaches the control socket, lists or approves what waits, or changes the policy through the proxy.
 
-The first test, the approval's and the probes from inside run on ns and vm (the policy lives in the
+The first test, the approval's, the refused entry's and the probes from inside run on ns and vm (the policy lives in the
 supervisor, the same on both); the others on ns.
 The "outside" host is an HTTP server on an address of this machine that the allow-list's address check
 passes (not loopback, private or reserved: TEST-NET-1 on this test machine's eth0), so the same tests run
@@ -241,12 +241,12 @@ def test_bad_hosts_and_durations_are_usage_errors(ns_tnk, tmp_path):
     assert registry.returncode == 64 and "hint:" in registry.stderr
 
 
-def test_an_allow_entry_the_policy_cannot_enforce_refuses_the_start(ns_tnk):
+def test_an_allow_entry_the_policy_cannot_enforce_refuses_the_start(any_tnk):
     """Issue 34 item 3: network.allow under --network open would be widened, under inference dropped."""
-    (ns_tnk.config_dir / "sandbox.d" / "manifests" / "live.yaml").write_text("profile: live\n" + ALLOWLIST)
-    box = Sandbox(ns_tnk, ns_tnk.project("live"))
+    (any_tnk.config_dir / "sandbox.d" / "manifests" / "live.yaml").write_text("profile: live\n" + ALLOWLIST)
+    box = Sandbox(any_tnk, any_tnk.project("live"))
     for policy in ("open", "inference"):
-        start = box.run("sandbox", "start", "--backend", "ns", "--profile", "live", "--network", policy)
+        start = box.run("sandbox", "start", "--backend", box.backend, "--profile", "live", "--network", policy)
         assert start.returncode == 64, start.stderr
         assert f"network.allow entry 'listed.tnk-test.example' cannot be enforced under --network {policy}" \
             in start.stderr, start.stderr
