@@ -54,6 +54,41 @@ def test_the_root_file_system_fills_the_manifests_disk(vm_sandbox):
     assert "grew / from" in (state_dir(vm_sandbox) / "serial.log").read_text(errors="replace")
 
 
+def allocated_below(path):
+    """Bytes the host's file system gives the files below path (what `du` counts)."""
+    return sum(f.stat().st_blocks * 512 for f in Path(path).rglob("*") if f.is_file() and not f.is_symlink())
+
+
+def test_issue32_disk_bound_writes_past_the_disk_fail_inside_and_the_vm_goes_on(vm_tnk):
+    """Issue 32 item 3's acceptance, on vm: the guest's disk is the manifest's resources.disk, so what users
+    expect of a disk holds: `fallocate` of twice the bound, a write through an unlinked file and many small
+    files each fail inside with ENOSPC while the sandbox keeps running, the host gives at most the bound
+    (plus qcow2's own tables), and the agent deletes and goes on. (ns: the watch, test_security_review.py.)"""
+    (vm_tnk.config_dir / "sandbox.d" / "manifests" / "bounded.yaml").write_text(
+        "profile: bounded\nresources:\n  disk: 1GiB\nsecurity:\n  network: none\n")
+    box = Sandbox(vm_tnk, vm_tnk.project("bounded"))
+    box.start("--profile", "bounded")
+    used_before = allocated_below(state_dir(box))
+    full = "No space left on device"
+    tried = box.exec("fallocate", "-l", "2G", "/home/agent/twice")
+    assert tried.returncode != 0 and full in tried.stderr, tried
+    assert box.exec("rm", "-f", "/home/agent/twice").returncode == 0
+    # Random bytes, synced: they reach the disk file on the host (zeros could stay holes).
+    unlinked = box.sh("exec 3>/home/agent/ghost && rm /home/agent/ghost && "
+                      "dd if=/dev/urandom bs=1M count=2048 conv=fsync status=none >&3", timeout=900)
+    assert unlinked.returncode != 0 and full in unlinked.stderr, unlinked
+    assert box.exec("true").returncode == 0  # the sandbox runs; the unlinked file's space is back
+    small = box.sh("mkdir -p /home/agent/many && cd /home/agent/many && "
+                   "seq 1 200000 | xargs touch && echo all-made", timeout=900)
+    assert "all-made" not in small.stdout and full in small.stderr, small
+    grew = allocated_below(state_dir(box)) - used_before
+    print(f"[vm] a 1 GiB disk written full three ways: the host gave {grew >> 20} MiB")
+    assert grew <= (1 << 30) + (64 << 20), f"the host gave {grew >> 20} MiB for a 1 GiB disk"
+    # The pair: the agent deletes what it made, and the same kinds of writes work again.
+    assert box.sh("rm -rf /home/agent/many && dd if=/dev/zero of=/home/agent/after bs=1M count=64 status=none "
+                  "&& touch /home/agent/small && echo ok").stdout == "ok\n"
+
+
 def test_root_in_the_guest_changes_only_the_guest(vm_sandbox):
     host_value = open("/proc/sys/vm/swappiness").read().strip()
     new_value = "17" if host_value != "17" else "23"
