@@ -9,18 +9,20 @@
 #   share/zsh/{site-functions,vendor-completions}/_tnk, share/fish/vendor_completions.d/tnk.fish
 include(GNUInstallDirs)
 
-# The build tree: share/tnk/ beside the binary, as an install has it beside its bin/. Copied again
-# whenever a file below specs/ or kernel/ changes (an edited profile script, not only a new binary).
+# The build tree: share/tnk/ beside the binary (tnk is built in the top of the build tree), as an install
+# has it beside its bin/. Copied again whenever a file below specs/ or kernel/ changes (an edited profile
+# script, not only a new binary), or when the copy is gone.
 file(GLOB_RECURSE tnk_share_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/specs/* ${PROJECT_SOURCE_DIR}/kernel/*)
-set(tnk_share_stamp ${PROJECT_BINARY_DIR}/CMakeFiles/tnk_share.stamp)
-add_custom_command(OUTPUT ${tnk_share_stamp}
-  COMMAND ${CMAKE_COMMAND} -E rm -rf $<TARGET_FILE_DIR:tnk>/share/tnk/specs $<TARGET_FILE_DIR:tnk>/share/tnk/kernel
-  COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/specs $<TARGET_FILE_DIR:tnk>/share/tnk/specs
-  COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/kernel $<TARGET_FILE_DIR:tnk>/share/tnk/kernel
-  COMMAND ${CMAKE_COMMAND} -E touch ${tnk_share_stamp}
+set(tnk_build_share ${PROJECT_BINARY_DIR}/share/tnk)
+add_custom_command(OUTPUT ${tnk_build_share}/.copied
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${tnk_build_share}/specs ${tnk_build_share}/kernel
+  COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/specs ${tnk_build_share}/specs
+  COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/kernel ${tnk_build_share}/kernel
+  COMMAND ${CMAKE_COMMAND} -E touch ${tnk_build_share}/.copied
   DEPENDS ${tnk_share_sources}
   VERBATIM)
-add_custom_target(tnk_share ALL DEPENDS ${tnk_share_stamp})
+add_custom_target(tnk_share DEPENDS ${tnk_build_share}/.copied)
+add_dependencies(tnk tnk_share)  # a build of the target tnk alone (TNK_BUILD_TARGETS) gets them too
 
 # The manual page and the completion scripts come from the command tree of the tnk just built, so they
 # cannot miss a flag. A sanitizer build's tnk would also report its own leaks here: those trees skip it.
