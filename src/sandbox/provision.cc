@@ -29,10 +29,6 @@ std::string fingerprint_of(const Resolved& r, const ProvisionFiles& files, bool 
   return audit::sha256_hex(input);
 }
 
-ProvisionFingerprint fingerprints_of(const Resolved& r, const ProvisionFiles& files) {
-  return {fingerprint_of(r, files, true), fingerprint_of(r, files, false)};
-}
-
 Status save_token_seen(Context& ctx, const state::Store& store, const std::string& id, bool token) {
   TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(id, ctx.log));
   if (!lock) return ok_status();  // deleted meanwhile
@@ -98,9 +94,13 @@ Result<std::optional<ProvisionFiles>> read_provision_files(Context& ctx, const R
   return std::optional<ProvisionFiles>(std::move(files));
 }
 
+ProvisionFingerprint provision_fingerprint(const Resolved& r, const ProvisionFiles& files) {
+  return {fingerprint_of(r, files, true), fingerprint_of(r, files, false)};
+}
+
 Result<ProvisionFingerprint> provision_fingerprint(Context& ctx, const Resolved& r) {
   TNK_ASSIGN_OR_RETURN(auto files, read_provision_files(ctx, r));
-  return files ? fingerprints_of(r, *files) : ProvisionFingerprint{};
+  return files ? provision_fingerprint(r, *files) : ProvisionFingerprint{};
 }
 
 Status provision_if_needed(Context& ctx, const Resolved& r, const ProvisionRequest& request,
@@ -110,7 +110,7 @@ Status provision_if_needed(Context& ctx, const Resolved& r, const ProvisionReque
     if (request.reprovision) ctx.log.note("profile " + r.profile + " has no provisioning script: nothing to run");
     return ok_status();
   }
-  ProvisionFingerprint fingerprint = fingerprints_of(r, *files);
+  ProvisionFingerprint fingerprint = provision_fingerprint(r, *files);
   state::Store store(ctx.paths.sandboxes_dir());
   bool waited = false;
   TNK_ASSIGN_OR_RETURN(FileLock running,

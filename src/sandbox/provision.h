@@ -53,7 +53,8 @@ struct ProvisionFingerprint {
   std::string inputs;
 };
 
-// Both empty when the profile has nothing to run.
+ProvisionFingerprint provision_fingerprint(const Resolved& resolved, const ProvisionFiles& files);
+// The same read from the profile's files; both empty when the profile has nothing to run.
 Result<ProvisionFingerprint> provision_fingerprint(Context& ctx, const Resolved& resolved);
 
 // How the command that provisions came: whether agent sessions may be running, and what the user asked.

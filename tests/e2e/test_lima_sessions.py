@@ -127,11 +127,16 @@ def test_provisioning_copies_the_files_runs_the_script_and_keeps_the_fingerprint
 def test_provisioning_runs_the_root_phase_first_through_sudo_then_the_script(lima):
     provision = write_profile(lima.tnk, "two", "echo agent-phase\n")
     (provision / "two.root.sh").write_text("echo root-phase\n")
+    plan = json.loads(lima.start("demo", "--profile", "two", "-n", "-o", "json").stdout)["commands"]
     result = lima.start("demo", "--profile", "two")
     assert result.returncode == OK, result.stderr
     assert result.stderr.index("root-phase") < result.stderr.index("agent-phase"), result.stderr
     runs = [c for c in lima.calls() if "shell" in c and c[-1].endswith((".root.sh", "two.sh"))]
     assert [(c[-1].rsplit("/", 1)[1], "sudo" in c) for c in runs] == [("two.root.sh", True), ("two.sh", False)]
+    # `start -n` showed the same copies, every lib file among them, and the same two runs in order
+    copies = [c for c in lima.calls() if "copy" in c]
+    assert len(copies) > 2 and [["limactl", *c] for c in copies] == [c for c in plan if "copy" in c]
+    assert [c[-1] for c in plan if "<the provisioning runner>" in c] == [c[-1] for c in runs]
 
 
 def test_a_failed_provisioning_names_the_line_and_keeps_the_sandbox(lima):

@@ -18,24 +18,23 @@ void add_start_commands(sandbox::StartPlan& plan, const sandbox::Resolved& r, co
 }
 
 Status add_provision_commands(Context& ctx, sandbox::StartPlan& plan, const sandbox::Resolved& r) {
-  TNK_ASSIGN_OR_RETURN(sandbox::ProvisionFingerprint fingerprint, sandbox::provision_fingerprint(ctx, r));
-  if (fingerprint.full.empty() || (r.record && r.record->provision_fingerprint == fingerprint.full)) return ok_status();
-  // The same commands provision_lima_if_needed runs (lima_session.cc), for showing.
-  plan.commands.push_back(lima::shell_argv(
-      r.id, "/", {}, {"sh", "-c", "rm -rf -- \"$1\" && mkdir -p -- \"$1/lib\"", "sh", lima::kGuestProvisionDir},
-      false));
-  // Every script is copied in before the first phase runs, root's first.
   TNK_ASSIGN_OR_RETURN(auto files, sandbox::read_provision_files(ctx, r));
-  std::vector<lima::Argv> runs;
-  for (const sandbox::ProvisionPhase& phase : sandbox::provision_phases(*files)) {
-    std::string script = std::string(lima::kGuestProvisionDir) + "/" + phase.script_name;
+  if (!files) return ok_status();
+  sandbox::ProvisionFingerprint fingerprint = sandbox::provision_fingerprint(r, *files);
+  if (r.record && r.record->provision_fingerprint == fingerprint.full) return ok_status();
+  // The commands provision_lima_if_needed runs (session.cc), for showing: every file is copied in
+  // before the first phase runs.
+  plan.commands.push_back(lima::prepare_provision_dir_argv(r.id));
+  for (const auto& [relative, contents] : files->files) {
     plan.commands.push_back(
-        lima::copy_argv(specs::provision_dir(ctx.paths.config_dir) / phase.script_name, r.id, script));
-    runs.push_back(lima::shell_argv(r.id, r.guest_workdir, sandbox::session_environment(ctx.env, r, {}),
-                                    {"bash", "-c", "<the provisioning runner>", script}, false,
-                                    phase.identity == session::Identity::kRoot));
+        lima::copy_argv(provision_host_file(ctx, relative), r.id, lima::guest_provision_path(relative)));
   }
-  plan.commands.insert(plan.commands.end(), runs.begin(), runs.end());
+  for (const sandbox::ProvisionPhase& phase : sandbox::provision_phases(*files)) {
+    plan.commands.push_back(
+        lima::shell_argv(r.id, r.guest_workdir, sandbox::session_environment(ctx.env, r, {}),
+                         {"bash", "-c", "<the provisioning runner>", lima::guest_provision_path(phase.script_name)},
+                         false, phase.identity == session::Identity::kRoot));
+  }
   return ok_status();
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ Result<int> run_lima_session(Context& ctx, const sandbox::Resolved& resolved, co
 // as the ns backend's) matches the record's.
 Status provision_lima_if_needed(Context& ctx, const sandbox::Resolved& resolved,
                                 const sandbox::ProvisionRequest& request, std::optional<audit::AuditWriter>& audit);
+
+// The host file a provisioning file (a script of the profile, or lib/<name>) is copied in from.
+std::filesystem::path provision_host_file(Context& ctx, const std::string& relative);
 
 // `tnk sandbox start -n`: the instance YAML and every limactl command a start would run.
 Result<sandbox::StartPlan> lima_start_plan(Context& ctx, const sandbox::Resolved& resolved);

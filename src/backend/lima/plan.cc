@@ -152,6 +152,18 @@ Argv copy_argv(const std::filesystem::path& host_file, const std::string& id, co
   return {kLimactl, "--tty=false", "copy", host_file.string(), id + ":" + guest_path};
 }
 
+Argv prepare_provision_dir_argv(const std::string& id) {
+  return shell_argv(id, "/", {}, {"sh", "-c", "rm -rf -- \"$1\" && mkdir -p -- \"$1/lib\"", "sh", kGuestProvisionDir},
+                    false);
+}
+
+std::string guest_provision_path(const std::string& relative) {
+  std::string path = kGuestProvisionDir;  // (appended, not `std::string(...) + "/"`: GCC 12's bug 105651 warns)
+  path += '/';
+  path += relative;
+  return path;
+}
+
 Argv shell_argv(const std::string& id, const std::string& workdir, const std::vector<std::string>& env,
                 const std::vector<std::string>& argv, bool tty, bool as_root) {
   Argv out = {kLimactl};

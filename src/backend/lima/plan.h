@@ -66,6 +66,12 @@ Argv stop_argv(const std::string& id, bool force);
 Argv delete_argv(const std::string& id, bool force);
 Argv copy_argv(const std::filesystem::path& host_file, const std::string& id, const std::string& guest_path);
 
+// Provisioning's guest side: the command that empties kGuestProvisionDir (so that no file of an earlier
+// run lingers: the original's `copy --recursive` nested lib/lib on a second run, its bug 32), and where a
+// provisioning file (a script, or lib/<name>) is copied below it.
+Argv prepare_provision_dir_argv(const std::string& id);
+std::string guest_provision_path(const std::string& relative);
+
 // `limactl shell --workdir <workdir> <id> [sudo -n] env -- K=V... <argv>`: Lima quotes each word for
 // the guest's shell, so argv reaches the guest unchanged; `env` sets exactly the contract's variables
 // on top of the guest user's login environment. tty = false adds --tty=false (no terminal in the

@@ -13,34 +13,16 @@ namespace {
 
 constexpr std::chrono::minutes kCopyTimeout{2};
 
-// Empties the guest's provisioning directory, so that files of an earlier run never linger (the
-// original's `copy --recursive` nested lib/lib on a second run: its bug 32).
-constexpr const char* kPrepareDir = "rm -rf -- \"$1\" && mkdir -p -- \"$1/lib\"";
-
-std::string guest_path(const std::string& relative) {
-  std::string path = lima::kGuestProvisionDir;  // (appended, not `std::string(...) + "/"`: GCC 12's bug 105651 warns)
-  path += '/';
-  path += relative;
-  return path;
-}
-
-// The host file each provisioning file is copied from: a script of the profile, or lib/<name> of the specs.
-std::filesystem::path host_file(Context& ctx, const std::string& relative) {
-  if (relative.rfind("lib/", 0) == 0) return specs::provision_lib_dir(ctx.paths.config_dir) / relative.substr(4);
-  return specs::provision_dir(ctx.paths.config_dir) / relative;
-}
-
 Status copy_files(Context& ctx, lima::Limactl& limactl, const sandbox::Resolved& r,
                   const sandbox::ProvisionFiles& files) {
-  auto prepare = lima::shell_argv(r.id, "/", {}, {"sh", "-c", kPrepareDir, "sh", lima::kGuestProvisionDir}, false);
-  auto prepared = limactl.capture(prepare, kCopyTimeout);
+  auto prepared = limactl.capture(lima::prepare_provision_dir_argv(r.id), kCopyTimeout);
   if (!prepared || prepared->exit_code != 0) {
     std::string why = !prepared ? prepared.error().message : lima::tail_lines(prepared->err, 4);
     return failed("preparing " + std::string(lima::kGuestProvisionDir) + " in " + r.id + " failed: " + why);
   }
   for (const auto& [relative, contents] : files.files) {
-    std::filesystem::path host = host_file(ctx, relative);
-    auto copied = limactl.capture(lima::copy_argv(host, r.id, guest_path(relative)), kCopyTimeout);
+    std::filesystem::path host = provision_host_file(ctx, relative);
+    auto copied = limactl.capture(lima::copy_argv(host, r.id, lima::guest_provision_path(relative)), kCopyTimeout);
     if (!copied || copied->exit_code != 0) {
       std::string why = !copied ? copied.error().message : lima::tail_lines(copied->err, 4);
       return failed("copying " + host.string() + " into " + r.id + " failed: " + why);
@@ -59,7 +41,7 @@ Status run_provisioning(Context& ctx, const sandbox::Resolved& r, const sandbox:
   sandbox::ProvisionOutput output(ctx, audit, r);
   Result<int> code = 0;
   for (const sandbox::ProvisionPhase& phase : sandbox::provision_phases(files)) {
-    std::vector<std::string> run = {"bash", "-c", sandbox::kProvisionRunner, guest_path(phase.script_name)};
+    std::vector<std::string> run = {"bash", "-c", sandbox::kProvisionRunner, lima::guest_provision_path(phase.script_name)};
     bool as_root = phase.identity == session::Identity::kRoot;
     auto argv = lima::shell_argv(r.id, r.guest_workdir, env, run, false, as_root);
     code = limactl->stream(argv, [&](int stream, std::string_view bytes) { output.add(stream, bytes); });
@@ -69,6 +51,11 @@ Status run_provisioning(Context& ctx, const sandbox::Resolved& r, const sandbox:
 }
 
 }  // namespace
+
+std::filesystem::path provision_host_file(Context& ctx, const std::string& relative) {
+  if (relative.rfind("lib/", 0) == 0) return specs::provision_lib_dir(ctx.paths.config_dir) / relative.substr(4);
+  return specs::provision_dir(ctx.paths.config_dir) / relative;
+}
 
 Result<int> run_lima_session(Context& ctx, const sandbox::Resolved& r, const sandbox::SessionSpec& spec,
                              std::optional<audit::AuditWriter>& audit) {
