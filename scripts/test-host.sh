@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Runs a test-host suite: tnk on a stock Debian host booted under QEMU (tests/hosts/README.md).
-#   sudo bash scripts/test-host.sh RELEASE [SUITE] [--timeout S] [other flags of tests/hosts/run.py]
+# Runs test-host suites: tnk on a stock Debian host booted under QEMU (tests/hosts/README.md).
+#   sudo bash scripts/test-host.sh RELEASE [SUITE[,SUITE...]] [--timeout S] [other flags of tests/hosts/run.py]
 # RELEASE: bookworm (Debian 12) or trixie (Debian 13); SUITE: a file in tests/hosts/suites/ (default
-# ns-smoke.sh). Uses build/tnk when it exists, else builds tnk and tnk-agent into build/ (quickstart.sh:
+# ns-smoke.sh); several, separated by commas, run in one boot. Uses build/tnk when it exists, else builds tnk and tnk-agent into build/ (quickstart.sh:
 # builds every target, as the README's first command does); installs them into a temporary prefix;
 # builds this host's sandbox image if missing (it is handed to the guest); then boots the host.
 # Exit status: run.py's (0 passed, 1 a step failed, 2 the guest never reported).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: $0 bookworm|trixie [SUITE] [--timeout S] [--results DIR] [--boot-log]" >&2; exit 64; }
+usage() { echo "usage: $0 bookworm|trixie [SUITE[,SUITE...]] [--timeout S] [--results DIR] [--boot-log]" >&2; exit 64; }
 [ $# -ge 1 ] || usage
 release=$1; shift
 suite=ns-smoke.sh
@@ -20,7 +20,8 @@ if [ $# -gt 0 ] && [[ $1 != -* ]]; then suite=$1; shift; fi
 t0=$SECONDS
 # A suite that needs the repository (quickstart.sh) gets build/ as the quick start leaves it: every
 # target, the quick start's configuration. The guest then finds nothing to compile.
-if grep -Eq '^# test-host-needs:.* repo( |$)' "tests/hosts/suites/$suite" 2>/dev/null; then
+IFS=, read -ra suite_files <<<"$suite"
+if (cd tests/hosts/suites && grep -Eq '^# test-host-needs:.* repo( |$)' "${suite_files[@]}" 2>/dev/null); then
   echo "test-host: building build/ as scripts/quickstart.sh does (the suite hands it in)"
   bash scripts/build.sh build
 fi

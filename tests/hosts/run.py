@@ -1,16 +1,18 @@
 #!/usr/bin/python3
-"""Boots a stock Debian test host under QEMU and runs a suite in it, as root and as alice.
+"""Boots a stock Debian test host under QEMU and runs suites in it, each as root and as alice.
 
-  tests/hosts/run.py RELEASE SUITE --prefix TNK_PREFIX [--image-dir DIR] [--timeout S] [--results DIR]
+  tests/hosts/run.py RELEASE SUITE[,SUITE...] --prefix TNK_PREFIX [--image-dir DIR] [--timeout S] [--results DIR]
 
 RELEASE: bookworm or trixie (build_image.py builds or finds its disk). SUITE: a file name in
-tests/hosts/suites/ (ns-smoke.sh). TNK_PREFIX: a `cmake --install` prefix, handed in read-only over 9p
+tests/hosts/suites/ (ns-smoke.sh); several, separated by commas, run one after the other in the same
+boot (root's pass of each, then alice's), which saves a boot and the image's hand-in. TNK_PREFIX: a `cmake --install` prefix, handed in read-only over 9p
 at /opt/tnk. --image-dir: the host's sandbox image directory (.../tnk/images/<id>), handed in as a
-read-only ext4 disk and copied into root's and alice's caches in the guest (guest/entry.sh). The results (per pass: steps/,
-result.json) land in --results (default: a new directory under /tmp, printed at the end).
+read-only ext4 disk and copied into root's and alice's caches in the guest (guest/entry.sh). The results
+(per suite and pass: results/<suite>/<pass>/, with result.json) land in --results (default: a new
+directory under /tmp, printed at the end).
 
 Streams the guest's serial console with a "[release]" prefix, kills the guest at the timeout, and exits
-0 when both passes of the suite passed, 1 when a step failed, 2 when the guest never reported.
+0 when both passes of every suite passed, 1 when a step failed, 2 when the guest never reported.
 """
 import argparse
 import glob
@@ -77,21 +79,22 @@ def build_image(release, build_deps):
     return out[-1], (time.monotonic() - t if built else None)
 
 
-def suite_needs(suite):
+def suite_needs(suites):
     """What a suite asks of the run, on a line `# test-host-needs: WORD...`: `e2e` (the end-to-end
     tests, copied into the work share at repo/), `network` (a NIC on QEMU's user network),
     `build-deps` (a host disk with install-deps' packages) and `repo` (this repository with its build
     tree, as a writable disk mounted at the same path: repo_disk). Declared by the suite so that the
     others (ns-smoke.sh) keep running offline and without the copies."""
     needs = set()
-    for line in open(suite):
-        if line.startswith("# test-host-needs:"):
-            needs.update(line.split(":", 1)[1].split())
+    for suite in suites:
+        for line in open(suite):
+            if line.startswith("# test-host-needs:"):
+                needs.update(line.split(":", 1)[1].split())
     return needs
 
 
-def prepare_work(work, suite, image_dir, needs=()):
-    """The read-write share: the entry script, the suite, run.env, the build host's apt sources and CA
+def prepare_work(work, suites, image_dir, needs=()):
+    """The read-write share: the entry script, the suites (beside steps.sh, which they source), run.env, the build host's apt sources and CA
     files (the sandbox image's id hashes them), and results/ for the guest to fill."""
     os.chmod(work, 0o755)  # alice reads the suite from it
     if "e2e" in needs:
@@ -107,7 +110,8 @@ def prepare_work(work, suite, image_dir, needs=()):
     shutil.copy(os.path.join(HERE, "guest", "entry.sh"), os.path.join(work, "entry.sh"))
     shutil.copy(os.path.join(HERE, "guest", "shift_ids.py"), os.path.join(work, "shift_ids.py"))
     shutil.copy(os.path.join(HERE, "guest", "steps.sh"), os.path.join(work, "steps.sh"))
-    shutil.copy(suite, os.path.join(work, "suite.sh"))
+    for suite in suites:
+        shutil.copy(suite, os.path.join(work, os.path.basename(suite)))
     os.makedirs(os.path.join(work, "host-etc", "apt"))
     os.makedirs(os.path.join(work, "host-etc", "ca"))
     for src in glob.glob("/etc/apt/sources.list.d/*.sources") + glob.glob("/etc/apt/sources.list.d/*.list"):
@@ -117,13 +121,13 @@ def prepare_work(work, suite, image_dir, needs=()):
     for src in glob.glob("/usr/local/share/ca-certificates/*.crt"):
         shutil.copy(src, os.path.join(work, "host-etc", "ca"))
     image_id = os.path.basename(os.path.normpath(image_dir)) if image_dir else ""
-    suite_name = os.path.basename(suite)
+    suite_names = [os.path.basename(suite) for suite in suites]
     repo_path = REPO if "repo" in needs else ""
-    for value in (image_id, suite_name, repo_path):  # run.env is sourced by the guest's shell: plain words
+    for value in (image_id, *suite_names, repo_path):  # run.env is sourced by the guest's shell: plain words
         if not re.fullmatch(r"[A-Za-z0-9._/-]*", value):
             sys.exit(f"test-host: not a plain name or path: {value!r}")
     with open(os.path.join(work, "run.env"), "w") as f:
-        f.write(f"SUITE={suite_name}\nIMAGE_ID={image_id}\nREPO_PATH={repo_path}\n")
+        f.write(f"SUITES='{' '.join(suite_names)}'\nIMAGE_ID={image_id}\nREPO_PATH={repo_path}\n")
     os.makedirs(os.path.join(work, "results"))
 
 
@@ -188,7 +192,7 @@ def virtfs(path, tag, readonly):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("release", choices=["bookworm", "trixie"])
-    ap.add_argument("suite", nargs="?", default="ns-smoke.sh")
+    ap.add_argument("suites", nargs="?", default="ns-smoke.sh", help="SUITE[,SUITE...] (ns-smoke.sh)")
     ap.add_argument("--prefix", required=True, help="tnk install prefix (cmake --install)")
     ap.add_argument("--image-dir", help="the host's sandbox image directory, .../tnk/images/<id>")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds before a hung guest is killed (1200)")
@@ -197,19 +201,20 @@ def main():
     ap.add_argument("--boot-log", action="store_true", help="show the kernel's messages (no `quiet`)")
     args = ap.parse_args()
     t_start = time.monotonic()
-    suite = os.path.join(HERE, "suites", args.suite)
-    if not os.path.isfile(suite):
-        sys.exit(f"test-host: no suite {suite}")
+    suites = [os.path.join(HERE, "suites", name) for name in args.suites.split(",")]
+    for suite in suites:
+        if not os.path.isfile(suite):
+            sys.exit(f"test-host: no suite {suite}")
     if not os.path.isfile(os.path.join(args.prefix, "bin", "tnk")):
         sys.exit(f"test-host: no bin/tnk in {args.prefix}")
 
-    needs = suite_needs(suite)
+    needs = suite_needs(suites)
     disk_dir, build_s = build_image(args.release, "build-deps" in needs)
     work = args.results or tempfile.mkdtemp(prefix=f"tnk-host-{args.release}-")
     os.makedirs(work, exist_ok=True)
     if os.listdir(work):
         sys.exit(f"test-host: {work} is not empty")
-    prepare_work(work, suite, args.image_dir, needs)
+    prepare_work(work, suites, args.image_dir, needs)
     scratch = tempfile.mkdtemp(prefix="tnk-host-overlay-")
     overlay = os.path.join(scratch, "run.qcow2")
     # A throwaway overlay: the cached disk is never written, each run starts from the same state.
@@ -276,18 +281,18 @@ def main():
         shutil.rmtree(scratch, ignore_errors=True)
     t_end = time.monotonic()
 
-    # Verdict: each pass must have written its result.json, with no failed step.
+    # Verdict: each pass of each suite must have written its result.json, with no failed step.
     say("results:")
     verdict = 0
-    for who in PASSES:
-        path = os.path.join(work, "results", who, "result.json")
+    for suite, who in ((os.path.basename(suite), who) for suite in suites for who in PASSES):
+        path = os.path.join(work, "results", suite.removesuffix(".sh"), who, "result.json")
         try:
             r = json.load(open(path))
         except (OSError, ValueError):
-            say(f"  {who}: no result (the guest never reported: {path})")
+            say(f"  {who}: no result of {suite} (the guest never reported: {path})")
             verdict = 2
             continue
-        say(f"  {who}: {r['passed']} passed, {r['failed']} failed")
+        say(f"  {who}: {r['passed']} passed, {r['failed']} failed ({suite})")
         for s in r["steps"]:
             if s["result"] != "PASS":
                 say(f"    FAIL {s['name']} (exit {s['exit']}){'  [' + s['note'] + ']' if s['note'] else ''}")
@@ -301,7 +306,7 @@ def main():
     if "first_test" in marks:
         say(f"  boot to 1st test {marks['first_test']:7.1f} s (system up at {marks.get('up', 0):.1f} s)")
         if "done" in marks:
-            say(f"  suite            {marks['done'] - marks['first_test']:7.1f} s (both passes)")
+            say(f"  suites           {marks['done'] - marks['first_test']:7.1f} s (every pass)")
     say(f"  guest run        {t_end - t_boot:7.1f} s (boot to poweroff)")
     say(f"  total            {t_end - t_start:7.1f} s")
     say(f"results in {work}; exit {verdict}")

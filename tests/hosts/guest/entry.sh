@@ -1,12 +1,12 @@
 #!/bin/bash
 # Runs in the test host as root (from tnk-host-boot), copied into the work share by the runner for each
-# run. Mounts tnk and the host's sandbox image, hands the image to root and to alice, then runs the
-# suite twice: as root, and as alice in a real login session. Lines "tnk-host: ..." are the runner's
+# run. Mounts tnk and the host's sandbox image, hands the image to root and to alice, then runs each
+# suite twice: as root, and as alice in a real login session (root's passes first). Lines "tnk-host: ..." are the runner's
 # protocol; everything else is shown to the user as it comes.
 set -u
 W=/mnt/work
 # shellcheck source=/dev/null
-. "$W/run.env"   # SUITE, IMAGE_ID (empty: no image handed in), REPO_PATH (empty: no repository)
+. "$W/run.env"   # SUITES (file names, in order), IMAGE_ID (empty: no image handed in), REPO_PATH (empty: no repository)
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 now() { date +%s.%N; }
 took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -55,22 +55,23 @@ if [ -n "${REPO_PATH:-}" ]; then
   mount /dev/disk/by-label/tnk-repo "$REPO_PATH" || echo "tnk-host: cannot mount the repository disk"
 fi
 
-run_pass() {  # $1: root or alice
-  local t rc; t=$(now)
+run_pass() {  # $1: root or alice, $2: the suite's file name
+  local t rc results="$W/results/${2%.sh}/$1"; t=$(now)
   [ -z "${REPO_PATH:-}" ] || chown -R "$1:" "$REPO_PATH"
-  echo "tnk-host: pass $1 begins at $(uptime_s) s"
+  echo "tnk-host: pass $1 of $2 begins at $(uptime_s) s"
+  mkdir -p "$(dirname "$results")"
   if [ "$1" = root ]; then
-    bash "$W/suite.sh" root "$W/results/root"; rc=$?
+    bash "$W/$2" root "$results"; rc=$?
   else
     # su - opens a login session through PAM (pam_systemd): session-N.scope, as ssh or a tty would.
     # The suite writes to alice's home (the share's files are the host's root's); copied out after.
     rm -rf /home/alice/host-results
-    su - alice -c "bash $W/suite.sh alice /home/alice/host-results"; rc=$?
-    cp -r /home/alice/host-results "$W/results/alice"
+    su - alice -c "bash $W/$2 alice /home/alice/host-results"; rc=$?
+    cp -r /home/alice/host-results "$results"
   fi
-  echo "tnk-host: pass $1 ended (exit $rc) after $(took "$t") s"
+  echo "tnk-host: pass $1 of $2 ended (exit $rc) after $(took "$t") s"
 }
-run_pass root
-run_pass alice
+for suite in $SUITES; do run_pass root "$suite"; done
+for suite in $SUITES; do run_pass alice "$suite"; done
 sync
 echo "tnk-host: done at $(uptime_s) s"
