@@ -63,6 +63,13 @@ TEST(AgentMessagesTest, ExecDefaultsAndRefusals) {
             "agent message exec: field 'groups' must be an array of group ids");
   EXPECT_EQ(error_of(parse_exec("[1,2]")), "agent message exec is not a JSON object");
   EXPECT_EQ(error_of(parse_exec(R"({"argv":[[[[["deep"]]]]]})")), "agent message exec is nested too deeply");
+  EXPECT_EQ(error_of(parse_exec(R"({"argv":[[[{}]]]})")), "agent message exec is nested too deeply");
+  // Four containers inside one another still parse (and fail on the field's type, not on depth).
+  EXPECT_EQ(error_of(parse_exec(R"({"argv":[[["four"]]],"cwd":"/","uid":0,"gid":0})")),
+            "agent message exec: field 'argv' must be an array of strings");
+  EXPECT_NE(error_of(parse_exec(R"({"argv":["x"],"cwd":"/","uid":0,"gid":0} trailing)")).find("is not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(error_of(parse_exec("")).find("is not valid JSON: [json.exception.parse_error"), std::string::npos);
   EXPECT_NE(error_of(parse_exec("{")).find("is not valid JSON"), std::string::npos);
   EXPECT_NE(error_of(parse_exec("\xff")).find("is not valid JSON"), std::string::npos);
 }
