@@ -199,6 +199,8 @@ def main():
     ap.add_argument("--results", help="results directory (default: a new one under /tmp)")
     ap.add_argument("--memory", default="4096", help="guest memory in MiB (4096)")
     ap.add_argument("--boot-log", action="store_true", help="show the kernel's messages (no `quiet`)")
+    ap.add_argument("--nice", type=int, default=10,
+                    help="QEMU's nice level (10: a run beside a build leaves the build its cores; CI gives 0)")
     args = ap.parse_args()
     t_start = time.monotonic()
     suites = [os.path.join(HERE, "suites", name) for name in args.suites.split(",")]
@@ -228,7 +230,7 @@ def main():
     append = ("root=/dev/vda rw console=ttyS0 systemd.unified_cgroup_hierarchy=1 systemd.firstboot=off"
               " no_timer_check"
               + ("" if args.boot_log else " quiet"))
-    argv = (["nice", "-n", "10", "qemu-system-x86_64"] + accel +
+    argv = (["nice", "-n", str(args.nice), "qemu-system-x86_64"] + accel +
             ["-m", args.memory, "-smp", "2", "-kernel", os.path.join(disk_dir, "vmlinuz"),
              "-initrd", os.path.join(disk_dir, "initrd.img"), "-append", append,
              "-drive", f"file={overlay},format=qcow2,if=virtio",

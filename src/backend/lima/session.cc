@@ -41,7 +41,8 @@ Status run_provisioning(Context& ctx, const sandbox::Resolved& r, const sandbox:
   sandbox::ProvisionOutput output(ctx, audit, r);
   Result<int> code = 0;
   for (const sandbox::ProvisionPhase& phase : sandbox::provision_phases(files)) {
-    std::vector<std::string> run = {"bash", "-c", sandbox::kProvisionRunner, lima::guest_provision_path(phase.script_name)};
+    std::vector<std::string> run = {"bash", "-c", sandbox::kProvisionRunner,
+                                    lima::guest_provision_path(phase.script_name)};
     bool as_root = phase.identity == session::Identity::kRoot;
     auto argv = lima::shell_argv(r.id, r.guest_workdir, env, run, false, as_root);
     code = limactl->stream(argv, [&](int stream, std::string_view bytes) { output.add(stream, bytes); });
