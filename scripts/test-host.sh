@@ -2,9 +2,10 @@
 # Runs test-host suites: tnk on a stock Debian host booted under QEMU (tests/hosts/README.md).
 #   sudo bash scripts/test-host.sh RELEASE [SUITE[,SUITE...]] [--timeout S] [other flags of tests/hosts/run.py]
 # RELEASE: bookworm (Debian 12) or trixie (Debian 13); SUITE: a file in tests/hosts/suites/ (default
-# ns-smoke.sh); several, separated by commas, run in one boot. Uses build/tnk when it exists, else builds tnk and tnk-agent into build/ (quickstart.sh:
-# builds every target, as the README's first command does); installs them into a temporary prefix;
-# builds this host's sandbox image if missing (it is handed to the guest); then boots the host.
+# ns-smoke.sh); several, separated by commas, run in one boot. Uses build/tnk when it exists, else builds
+# tnk and tnk-agent into build/ (quickstart.sh: builds every target, as the README's first command does);
+# installs them into a temporary prefix; builds this host's sandbox image if missing (it is handed to the
+# guest); then boots the host.
 # Exit status: run.py's (0 passed, 1 a step failed, 2 the guest never reported).
 set -euo pipefail
 cd "$(dirname "$0")/.."

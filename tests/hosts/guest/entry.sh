@@ -1,12 +1,13 @@
 #!/bin/bash
 # Runs in the test host as root (from tnk-host-boot), copied into the work share by the runner for each
 # run. Mounts tnk and the host's sandbox image, hands the image to root and to alice, then runs each
-# suite twice: as root, and as alice in a real login session (root's passes first). Lines "tnk-host: ..." are the runner's
-# protocol; everything else is shown to the user as it comes.
+# suite twice: as root, and as alice in a real login session (root's passes first). Lines
+# "tnk-host: ..." are the runner's protocol; everything else is shown to the user as it comes.
 set -u
 W=/mnt/work
+# SUITES (file names, in order), IMAGE_ID (empty: no image handed in), REPO_PATH (empty: no repository)
 # shellcheck source=/dev/null
-. "$W/run.env"   # SUITES (file names, in order), IMAGE_ID (empty: no image handed in), REPO_PATH (empty: no repository)
+. "$W/run.env"
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 now() { date +%s.%N; }
 took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
