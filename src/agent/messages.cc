@@ -21,28 +21,27 @@ class BoundedParser : public nlohmann::detail::json_sax_dom_parser<json> {
 
   bool start_object(std::size_t n) { return open() && json_sax_dom_parser::start_object(n); }
   bool start_array(std::size_t n) { return open() && json_sax_dom_parser::start_array(n); }
-  bool end_object() { return close() && json_sax_dom_parser::end_object(); }
-  bool end_array() { return close() && json_sax_dom_parser::end_array(); }
+  bool end_object() {
+    --depth_;
+    return json_sax_dom_parser::end_object();
+  }
+  bool end_array() {
+    --depth_;
+    return json_sax_dom_parser::end_array();
+  }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
     error_ = e.what();
     return false;
   }
 
-  bool too_deep() const { return too_deep_; }
+  // Only a container past the bound stops the parse with depth_ left above it.
+  bool too_deep() const { return depth_ > kMaxDepth; }
   const std::string& error() const { return error_; }
 
  private:
-  bool open() {
-    too_deep_ = ++depth_ > kMaxDepth;
-    return !too_deep_;
-  }
-  bool close() {
-    --depth_;
-    return true;
-  }
+  bool open() { return ++depth_ <= kMaxDepth; }
 
   int depth_ = 0;
-  bool too_deep_ = false;
   std::string error_;
 };
 

@@ -5,8 +5,8 @@
 
 RELEASE: bookworm or trixie (build_image.py builds or finds its disk). SUITE: a file name in
 tests/hosts/suites/ (ns-smoke.sh); several, separated by commas, run one after the other in the same
-boot (root's pass of each, then alice's), which saves a boot and the image's hand-in. TNK_PREFIX: a `cmake --install` prefix, handed in read-only over 9p
-at /opt/tnk. --image-dir: the host's sandbox image directory (.../tnk/images/<id>), handed in as a
+boot (root's pass of each, then alice's), which saves a boot and the image's hand-in. TNK_PREFIX: a
+`cmake --install` prefix, handed in read-only over 9p at /opt/tnk. --image-dir: the host's sandbox image directory (.../tnk/images/<id>), handed in as a
 read-only ext4 disk and copied into root's and alice's caches in the guest (guest/entry.sh). The results
 (per suite and pass: results/<suite>/<pass>/, with result.json) land in --results (default: a new
 directory under /tmp, printed at the end).
@@ -94,8 +94,9 @@ def suite_needs(suites):
 
 
 def prepare_work(work, suites, image_dir, needs=()):
-    """The read-write share: the entry script, the suites (beside steps.sh, which they source), run.env, the build host's apt sources and CA
-    files (the sandbox image's id hashes them), and results/ for the guest to fill."""
+    """The read-write share: the entry script, the suites (beside steps.sh, which they source), run.env,
+    the build host's apt sources and CA files (the sandbox image's id hashes them), and results/ for the
+    guest to fill."""
     os.chmod(work, 0o755)  # alice reads the suite from it
     if "e2e" in needs:
         # What conftest.py and the harness modules read, laid out as in the repository (conftest's REPO is
