@@ -3,6 +3,8 @@
 # tree works as it is:
 #   bin/tnk                                     the tool
 #   libexec/tnk/tnk-agent                       the vm backend's guest agent (beside tnk in the build tree)
+#   libexec/tnk/tnk-disk                        mounts an ns sandbox's own disk; `sudo tnk setup --user NAME
+#                                               --disk-allowance SIZE` makes it set-user-id root (beside tnk too)
 #   share/tnk/specs/, share/tnk/kernel/         the bundled specs, the guest kernel's config fragment
 #   share/man/man1/tnk.1                        the manual page, written by `tnk manpage`
 #   share/bash-completion/completions/tnk       loaded by bash-completion on the first `tnk <TAB>`
@@ -49,6 +51,9 @@ endif()
 install(TARGETS tnk RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET tnk-agent)
   install(TARGETS tnk-agent RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tnk)
+endif()
+if(TARGET tnk-disk)
+  install(TARGETS tnk-disk RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/tnk)
 endif()
 install(DIRECTORY specs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tnk/specs)
 install(DIRECTORY kernel/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tnk/kernel)

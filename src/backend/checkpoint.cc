@@ -18,6 +18,7 @@
 #include "review/layer.h"
 #include "sandbox/audit_target.h"
 #include "state/layout.h"
+#include "state/own_disk.h"
 #include "state/store.h"
 
 namespace tnk::backend {
@@ -80,7 +81,10 @@ nlohmann::json covered(const Checkpoint& c) { return {{"name", c.name}, {"entrie
 // copy that fails (a full disk) leaves the sandbox as it was.
 Status put_back(Context& ctx, const std::string& id, const fs::path& from) {
   state::Store store(ctx.paths.sandboxes_dir());
-  const fs::path staging = store.dir(id) / ".restoring";
+  // On a disk of its own, beside the layers on that disk: moved into place, never copied twice.
+  TNK_RETURN_IF_ERROR(state::mount_own_disk(store.dir(id)));
+  const fs::path staging =
+      store.dir(id) / (state::has_own_disk(store.dir(id)) ? state::kOwnDiskDir : "") / ".restoring";
   TNK_RETURN_IF_ERROR(image::remove_owned_tree(staging));  // what a restore cut short left
   auto copied = copy_own_state(from, staging);
   if (!copied) {
@@ -117,6 +121,7 @@ Result<Checkpoint> make_checkpoint(Context& ctx, const CheckpointRequest& reques
     TNK_ASSIGN_OR_RETURN(std::optional<UniqueFd> held, hold_still(ctx, request.id));
     c.was_running = held.has_value();
     mark_phase("hold still");
+    TNK_RETURN_IF_ERROR(state::mount_own_disk(store.dir(request.id)));
     auto entries = copy_own_state(store.dir(request.id), partial);
     if (!entries) {
       (void)image::remove_owned_tree(partial);

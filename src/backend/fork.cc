@@ -11,6 +11,7 @@
 #include "naming/naming.h"
 #include "sandbox/audit_target.h"
 #include "sandbox/resolve.h"
+#include "state/own_disk.h"
 #include "state/store.h"
 
 namespace tnk::backend {
@@ -31,7 +32,7 @@ Result<int> first_free_number(const state::Store& store, const std::string& pare
 
 // One fork's state directory and record: a copy of `from` (the parent's directory or a checkpoint's).
 Result<nlohmann::json> make_fork(const state::Store& store, const state::SandboxRecord& parent, const std::string& id,
-                                 const fs::path& from) {
+                                 const fs::path& from, std::optional<uint64_t> own_disk) {
   state::SandboxRecord record = parent;
   record.id = id;
   record.parent = parent.id;
@@ -39,6 +40,12 @@ Result<nlohmann::json> make_fork(const state::Store& store, const state::Sandbox
   record.started_at.reset();
   record.stopped_at.reset();
   TNK_RETURN_IF_ERROR(store.save(record));
+  // A parent whose layers are on a disk of its own gives each fork one of the same size, to copy onto.
+  Status disk = own_disk ? state::make_own_disk(store.dir(id), *own_disk) : ok_status();
+  if (!disk) {
+    (void)store.remove(id);
+    return disk.error().context("making fork " + id);
+  }
   auto copied = copy_own_state(from, store.dir(id));
   Status pointed = copied ? repoint_overlay(store.dir(id)) : ok_status();
   if (!copied || !pointed) {
@@ -89,6 +96,12 @@ Result<ForkReport> fork_sandbox(Context& ctx, const ForkRequest& request) {
     TNK_RETURN_IF_ERROR(find_checkpoint(ctx, parent.id, request.from));
     from = checkpoint_dir(ctx, parent.id, request.from);
   }
+  std::optional<uint64_t> own_disk;
+  if (state::has_own_disk(from)) {
+    if (request.from.empty()) TNK_RETURN_IF_ERROR(state::mount_own_disk(from));
+    TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+    own_disk = parent.manifest.disk_bytes.value_or(config->sandbox_disk_bytes.value);
+  }
   // The parent's lock while the forks are made: two forks at once never take the same numbers, and the
   // parent is not stopped, started or deleted under the copy.
   TNK_ASSIGN_OR_RETURN(std::optional<FileLock> lock, store.lock_existing(parent.id, ctx.log));
@@ -107,7 +120,7 @@ Result<ForkReport> fork_sandbox(Context& ctx, const ForkRequest& request) {
     }
     for (int n = first; n < first + request.count; ++n) {
       const std::string id = naming::fork_id(parent.id, n);
-      TNK_ASSIGN_OR_RETURN(nlohmann::json entries, make_fork(store, *parent.record, id, from));
+      TNK_ASSIGN_OR_RETURN(nlohmann::json entries, make_fork(store, *parent.record, id, from, own_disk));
       nlohmann::json from_state = {{"from", request.from.empty() ? nlohmann::json() : nlohmann::json(request.from)},
                                    {"entries", entries}};
       sandbox::audit_append(audit, audit::sandbox_fork(parent.id, id, from_state));

@@ -15,6 +15,7 @@
 #include "session/control_client.h"
 #include "state/layout.h"
 #include "state/liveness.h"
+#include "state/own_disk.h"
 #include "state/store.h"
 
 namespace tnk::backend {
@@ -27,7 +28,9 @@ struct OwnEntry {
   bool linked;       // hard-linked rather than copied: the base disk, which nothing writes
 };
 
-constexpr std::array<OwnEntry, 6> kOwnState = {{{state::kUpperDir, false},
+constexpr std::array<OwnEntry, 8> kOwnState = {{{state::kUpperDir, false},
+                                                {state::kOwnDiskUpperDir, false},
+                                                {state::kOwnDiskReviewUpperDir, false},
                                                 {state::kDiskFile, false},
                                                 {state::kBaseDiskLink, true},
                                                 {state::kBootsFromBase, false},
@@ -58,18 +61,20 @@ nlohmann::json describe(const fs::path& dir, const OwnEntry& entry) {
 
 // cp -a keeps owners, modes, times, links, device nodes (overlayfs's whiteouts) and extended attributes
 // (its opaque directories); -x never crosses into a mount.
+Status copy_entry(const fs::path& source, const fs::path& target, bool linked) {
+  if (linked && ::link(source.c_str(), target.c_str()) == 0) return ok_status();
+  ProcessOptions options;
+  options.capture_stderr = true;
+  TNK_ASSIGN_OR_RETURN(auto copied, run_process({"cp", "-a", "-x", "--reflink=auto", "--no-target-directory",
+                                                 source.string(), target.string()},
+                                                options));
+  if (copied.exit_code != 0) return failed("cp could not copy " + source.string() + ": " + copied.err);
+  return ok_status();
+}
+
 Status copy_entries(const fs::path& from, const fs::path& to) {
   for (const OwnEntry& entry : kOwnState) {
-    const fs::path source = from / entry.path;
-    const fs::path target = to / entry.path;
-    if (!present(source)) continue;
-    if (entry.linked && ::link(source.c_str(), target.c_str()) == 0) continue;
-    ProcessOptions options;
-    options.capture_stderr = true;
-    TNK_ASSIGN_OR_RETURN(auto copied, run_process({"cp", "-a", "-x", "--reflink=auto", "--no-target-directory",
-                                                   source.string(), target.string()},
-                                                  options));
-    if (copied.exit_code != 0) return failed("cp could not copy " + source.string() + ": " + copied.err);
+    if (present(from / entry.path)) TNK_RETURN_IF_ERROR(copy_entry(from / entry.path, to / entry.path, entry.linked));
   }
   return ok_status();
 }
@@ -96,9 +101,10 @@ Status move_entries(const fs::path& from, const fs::path& to) {
     const fs::path source = from / entry.path;
     const fs::path target = to / entry.path;
     if (!present(source)) continue;
-    if (::rename(source.c_str(), target.c_str()) != 0) {
-      return sys_error(errno, "cannot move " + source.string() + " to " + target.string());
-    }
+    if (::rename(source.c_str(), target.c_str()) == 0) continue;
+    // Staged on a sandbox's own disk (checkpoint.cc's put_back), what lives beside it is copied across.
+    if (errno != EXDEV) return sys_error(errno, "cannot move " + source.string() + " to " + target.string());
+    TNK_RETURN_IF_ERROR(copy_entry(source, target, entry.linked));
   }
   return ok_status();
 }

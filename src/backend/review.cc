@@ -19,6 +19,7 @@
 #include "review/patch.h"
 #include "sandbox/audit_target.h"
 #include "state/liveness.h"
+#include "state/own_disk.h"
 #include "state/store.h"
 
 namespace tnk::backend {
@@ -44,6 +45,8 @@ Result<Opened> open_layer(Context& ctx, const std::string& id) {
     return not_found("sandbox " + id + " does not exist", "start it in review mode: tnk sandbox start --review");
   Opened o;
   o.record = *record;
+  // A disk of its own is mounted again after a restart of the host: the layer is on it.
+  TNK_RETURN_IF_ERROR(state::mount_own_disk(store.dir(id)));
   o.layer = review::layer_in(store.dir(id));
   std::error_code ec;
   if (!std::filesystem::exists(o.layer.baseline, ec)) {

@@ -15,10 +15,13 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "config/size.h"
 #include "core/file_lock.h"
 #include "core/files.h"
 #include "core/trusted_file.h"
 #include "core/user_name.h"
+#include "disk/client.h"
+#include "disk/rules.h"
 #include "host/root_reservation.h"
 #include "host/setup_command.h"
 #include "host/setup_plan.h"
@@ -97,7 +100,17 @@ Status add_setup_cgroup_facts(host::SetupFacts& f, const std::string& leaf) {
   return ok_status();
 }
 
-Result<host::SetupFacts> gather_setup_facts(const Context& ctx, const passwd& pw) {
+void add_disk_facts(host::SetupFacts& f, std::optional<uint64_t> allowance) {
+  f.disk_allowance = allowance;
+  if (!allowance) return;
+  f.disks_conf = setup_file_text(disk::kAllowanceFile);
+  f.disk_helper = disk::helper_path();
+  f.disk_helper_writer = non_root_writer(f.disk_helper);
+  struct stat st {};
+  f.disk_helper_setuid = ::stat(f.disk_helper.c_str(), &st) == 0 && st.st_uid == 0 && (st.st_mode & 07777) == 04755;
+}
+
+Result<host::SetupFacts> gather_setup_facts(const Context& ctx, const passwd& pw, std::optional<uint64_t> allowance) {
   host::SetupFacts f;
   f.user = pw.pw_name;
   f.uid = pw.pw_uid;
@@ -120,6 +133,7 @@ Result<host::SetupFacts> gather_setup_facts(const Context& ctx, const passwd& pw
   f.systemd = fs::is_directory("/run/systemd/system", ec);
   TNK_ASSIGN_OR_RETURN(std::string leaf, naming::user_cgroup_name(f.user));
   TNK_RETURN_IF_ERROR(add_setup_cgroup_facts(f, leaf));
+  add_disk_facts(f, allowance);
   return f;
 }
 
@@ -148,7 +162,14 @@ std::string setup_commands_text(const host::SetupStep& step) {
   return text;
 }
 
-Result<int> run_setup(Context& ctx, const std::string& user, bool dry_run) {
+Result<int> run_setup(Context& ctx, const std::string& user, bool dry_run, const std::string& disk_allowance) {
+  std::optional<uint64_t> allowance;
+  if (!disk_allowance.empty()) {
+    auto bytes = parse_size(disk_allowance);
+    if (!bytes)
+      return usage_error("--disk-allowance " + disk_allowance + ": " + bytes.error().message, "for example 64GiB");
+    allowance = *bytes;
+  }
   if (::geteuid() != 0) {
     return permission_denied("tnk setup changes /etc/subuid, groups and cgroups: it runs as root",
                              "sudo tnk setup --user " + effective_user_name());
@@ -162,7 +183,7 @@ Result<int> run_setup(Context& ctx, const std::string& user, bool dry_run) {
   if (for_root && !dry_run) {
     TNK_ASSIGN_OR_RETURN(root_lock, FileLock::acquire(host::kRootRangesLock, std::chrono::seconds(30)));
   }
-  TNK_ASSIGN_OR_RETURN(host::SetupFacts facts, gather_setup_facts(ctx, pw));
+  TNK_ASSIGN_OR_RETURN(host::SetupFacts facts, gather_setup_facts(ctx, pw, allowance));
   TNK_ASSIGN_OR_RETURN(std::vector<host::SetupStep> steps,
                        for_root ? host::plan_root_setup(facts) : host::plan_setup(facts));
   for (const auto& step : steps) {
@@ -205,10 +226,17 @@ void add_setup_command(CLI::App& root, CommandTable& table) {
            "sudo tnk setup --user alice -n");
   auto user = std::make_shared<std::string>();
   auto dry_run = std::make_shared<bool>(false);
+  auto disk_allowance = std::make_shared<std::string>();
   cmd->add_option("--user", *user, "The user who will run sandboxes")->required();
   cmd->add_flag("-n,--dry-run", *dry_run, "Print what would be done; change nothing");
+  cmd->add_option("--disk-allowance", *disk_allowance,
+                  "Give each of the user's new ns sandboxes a disk of its own resources.disk, so that a write "
+                  "past it fails inside (ENOSPC), these disks taking at most SIZE in all (e.g. 64GiB); "
+                  "makes tnk-disk set-user-id root")
+      ->type_name("SIZE");
   table.add(
-      cmd, [user, dry_run](Context& ctx) { return run_setup(ctx, *user, *dry_run); }, /*needs_paths=*/false);
+      cmd, [user, dry_run, disk_allowance](Context& ctx) { return run_setup(ctx, *user, *dry_run, *disk_allowance); },
+      /*needs_paths=*/false);
 }
 
 }  // namespace tnk::cli

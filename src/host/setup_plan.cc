@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "disk/rules.h"
 #include "idmap/subordinate_ids.h"
 #include "naming/naming.h"
 
@@ -249,18 +250,48 @@ std::string apparmor_profile_text(const fs::path& binary) {
          "}\n";
 }
 
+// A disk of its own for each of the user's ns sandboxes (state/own_disk.h): tnk-disk made set-user-id
+// root, and the user's allowance written. A set-user-id program must be root's alone, like the binary
+// an AppArmor profile names.
+Result<std::optional<SetupStep>> disks_step(const SetupFacts& f) {
+  if (!f.disk_allowance) return std::optional<SetupStep>();
+  const std::string helper = f.disk_helper.string();
+  if (!f.disk_helper_writer.empty()) {
+    return permission_denied(
+        "refusing to make " + helper + " set-user-id root: it is not root's alone: " + f.disk_helper_writer,
+        "install tnk (the Debian package, or sudo cmake --install build) and run setup with "
+        "the installed binary");
+  }
+  const std::string conf = disk::with_allowance(f.disks_conf, f.user, *f.disk_allowance);
+  const std::string tail = f.user + " disks of their own for ns sandboxes, " + std::to_string(*f.disk_allowance >> 20) +
+                           " MiB in all (" + disk::kAllowanceFile + ")";
+  std::vector<SetupOp> ops;
+  if (!f.disk_helper_setuid) ops.push_back(run({"chmod", "4755", helper}));
+  if (conf != f.disks_conf) {
+    ops.push_back(op(SetupOp::Kind::kMkdir, fs::path(disk::kAllowanceFile).parent_path()));
+    ops.push_back(op(SetupOp::Kind::kWriteFile, disk::kAllowanceFile, conf));
+  }
+  if (ops.empty()) return std::optional<SetupStep>(SetupStep{"disks", "already gives " + tail, "", {}});
+  return std::optional<SetupStep>(SetupStep{"disks", "gave " + tail, "would give " + tail, std::move(ops)});
+}
+
 Result<std::vector<SetupStep>> plan_setup(const SetupFacts& facts) {
   TNK_ASSIGN_OR_RETURN(std::string leaf, naming::user_cgroup_name(facts.user));
   TNK_ASSIGN_OR_RETURN(SetupStep subids, subids_step(facts));
   TNK_ASSIGN_OR_RETURN(SetupStep apparmor, apparmor_step(facts));
   std::vector<SetupStep> steps{subids, kvm_step(facts), apparmor};
   for (auto& s : cgroup_steps(facts, leaf)) steps.push_back(std::move(s));
+  TNK_ASSIGN_OR_RETURN(std::optional<SetupStep> disks, disks_step(facts));
+  if (disks) steps.push_back(std::move(*disks));
   return steps;
 }
 
 Result<std::vector<SetupStep>> plan_root_setup(const SetupFacts& facts) {
   TNK_ASSIGN_OR_RETURN(SetupStep subids, subids_step(facts));
-  return std::vector<SetupStep>{subids};
+  std::vector<SetupStep> steps{subids};
+  TNK_ASSIGN_OR_RETURN(std::optional<SetupStep> disks, disks_step(facts));
+  if (disks) steps.push_back(std::move(*disks));
+  return steps;
 }
 
 nlohmann::json setup_json(const std::string& user, const std::vector<SetupStep>& steps, bool dry_run) {

@@ -44,6 +44,12 @@ struct SetupFacts {
   std::set<std::string> v2_available;             // its cgroup.controllers
   std::set<std::string> v2_enabled;               // its cgroup.subtree_control
   std::map<std::filesystem::path, uid_t> owners;  // existing paths setup may create -> owner
+  // --disk-allowance: the bytes of ns disks the user may hold (disk/rules.h); none: the step is skipped.
+  std::optional<uint64_t> disk_allowance;
+  std::string disks_conf;             // the current disk::kAllowanceFile ("" when absent)
+  std::filesystem::path disk_helper;  // tnk-disk, beside tnk or in its libexec/tnk/
+  std::string disk_helper_writer;     // why another user could change it (non_root_writer); "" if none
+  bool disk_helper_setuid = false;    // root's, mode 4755 already
 };
 
 struct SetupOp {

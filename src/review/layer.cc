@@ -7,17 +7,20 @@
 
 #include "core/files.h"
 #include "state/layout.h"
+#include "state/own_disk.h"
 
 namespace tnk::review {
 
 Layer layer_in(const std::filesystem::path& state_dir) {
-  return {state_dir / state::kReviewDir, state_dir / state::kReviewUpperDir, state_dir / state::kReviewWorkDir,
+  state::NsLayers layers = state::ns_layers(state_dir);
+  return {state_dir / state::kReviewDir, layers.review_upper, layers.review_work,
           state_dir / state::kReviewBaselineFile};
 }
 
 Status ensure_layer(const Layer& layer, const std::filesystem::path& project) {
   std::error_code ec;
   if (std::filesystem::exists(layer.baseline, ec)) return ok_status();
+  TNK_RETURN_IF_ERROR(make_dirs(layer.dir, 0700));  // the baseline's; the layer may be on a disk of its own
   TNK_RETURN_IF_ERROR(make_dirs(layer.upper, 0700));
   TNK_RETURN_IF_ERROR(make_dirs(layer.work, 0700));
   TNK_ASSIGN_OR_RETURN(Baseline baseline, take_baseline(project));

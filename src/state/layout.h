@@ -35,8 +35,15 @@ inline constexpr const char* kVirtiofsdLog = "virtiofsd.log";  // vm: virtiofsd'
 // vm, a linked worktree: the virtiofsd of its common git dir (docs/workspace.md), its socket and output
 inline constexpr const char* kGitVirtiofsdSocket = "gitfs.sock";  // shorter than naming's kLongestSocketName
 inline constexpr const char* kGitVirtiofsdLog = "gitfs.log";
-inline constexpr const char* kUpperDir = "upper";                // ns: persistent overlay upper layer
-inline constexpr const char* kOverlayWorkDir = "work";           // ns: overlayfs work dir
+inline constexpr const char* kUpperDir = "upper";       // ns: persistent overlay upper layer
+inline constexpr const char* kOverlayWorkDir = "work";  // ns: overlayfs work dir
+// ns, a sandbox with a disk of its own (state/own_disk.h): the disk's mount point, and the layers on it
+// in place of upper, work, review/upper and review/work.
+inline constexpr const char* kOwnDiskDir = "disk";
+inline constexpr const char* kOwnDiskUpperDir = "disk/upper";
+inline constexpr const char* kOwnDiskWorkDir = "disk/work";
+inline constexpr const char* kOwnDiskReviewUpperDir = "disk/review-upper";
+inline constexpr const char* kOwnDiskReviewWorkDir = "disk/review-work";
 inline constexpr const char* kStagingDir = "mnt";                // ns: where the root is assembled before pivot_root
 inline constexpr const char* kRuntimeDir = "run";                // ns: generated /etc/hosts, resolv.conf, hostname
 inline constexpr const char* kProvisionLock = "provision.lock";  // flock held while provisioning runs

@@ -13,6 +13,7 @@
 #include "core/trusted_file.h"
 #include "idmap/userns.h"
 #include "state/layout.h"
+#include "state/own_disk.h"
 
 namespace tnk::state {
 namespace fs = std::filesystem;
@@ -123,6 +124,8 @@ Status remove_tree(const fs::path& doomed) {
 // is half gone (which the next start took for a provisioned sandbox). What such a delete left under
 // its doomed name is removed by the next delete, or when a sandbox is created.
 Status Store::remove(const std::string& id) const {
+  // A disk of its own first: unmounted, its files could not be removed below, and its image is root's.
+  TNK_RETURN_IF_ERROR(release_own_disk(dir(id)));
   fs::path doomed = root_ / (std::string(kDoomedPrefix) + id + "." + std::to_string(::getpid()));
   if (::rename(dir(id).c_str(), doomed.c_str()) != 0) {
     if (errno != ENOENT) return sys_error(errno, "cannot rename " + dir(id).string() + " to " + doomed.string());

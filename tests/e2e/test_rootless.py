@@ -42,6 +42,7 @@ def staged_bin():
     os.chmod(stage, 0o755)
     shutil.copy2(TNK_BIN, stage / "tnk")
     shutil.copy2(Path(TNK_BIN).parent / "tnk-agent", stage / "tnk-agent")
+    shutil.copy2(Path(TNK_BIN).parent / "tnk-disk", stage / "tnk-disk")  # setup --disk-allowance makes it set-uid
     shutil.copytree(REPO / "specs", stage / "share" / "tnk" / "specs")
     shutil.copytree(REPO / "kernel", stage / "share" / "tnk" / "kernel")  # as an install has them, beside it
     subprocess.run(["cc", "-O1", "-o", str(stage / "refuse_userns"), str(REPO / "tests" / "e2e" / "probes" /

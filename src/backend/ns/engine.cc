@@ -17,6 +17,7 @@
 #include "linux/freeze.h"
 #include "session/messages.h"
 #include "state/layout.h"
+#include "state/own_disk.h"
 #include "supervisor/engine.h"
 #include "supervisor/log_line.h"
 #include "supervisor/protection.h"
@@ -40,8 +41,9 @@ class NsEngine : public supervisor::Engine {
   Result<std::vector<std::string>> start() override {
     ns::SandboxSpec spec;
     spec.image_root = config_.image_root;
-    spec.upper_dir = config_.state_dir / state::kUpperDir;
-    spec.work_dir = config_.state_dir / state::kOverlayWorkDir;
+    const state::NsLayers own = state::ns_layers(config_.state_dir);
+    spec.upper_dir = own.upper;
+    spec.work_dir = own.work;
     spec.staging_dir = config_.state_dir / state::kStagingDir;
     spec.runtime_dir = config_.state_dir / state::kRuntimeDir;
     spec.project_dir = config_.project_dir;
@@ -66,8 +68,8 @@ class NsEngine : public supervisor::Engine {
     supervisor::ProtectionPlan protection = supervisor::plan_protection(config_);
     spec.protected_paths = protection.project_binds;
     if (config_.review) {
-      spec.review_upper = config_.state_dir / state::kReviewUpperDir;
-      spec.review_work = config_.state_dir / state::kReviewWorkDir;
+      spec.review_upper = own.review_upper;
+      spec.review_work = own.review_work;
     }
     spec.git_common_dir = protection.git_common_dir;
     spec.git_protected_paths = protection.git_dir_binds;

@@ -20,6 +20,7 @@
 #include "config/route_source.h"
 #include "core/files.h"
 #include "core/phase_timer.h"
+#include "disk/client.h"
 #include "host/host_probe.h"
 #include "host/root_reservation.h"
 #include "idmap/userns.h"
@@ -32,6 +33,7 @@
 #include "session/control_client.h"
 #include "state/layout.h"
 #include "state/liveness.h"
+#include "state/own_disk.h"
 #include "state/store.h"
 #include "supervisor/launch.h"
 
@@ -141,6 +143,18 @@ Status prepare_review(Context& ctx, const Resolved& r, const supervisor::Supervi
                  "apply or discard them)");
   }
   return review::ensure_layer(layer, config.project_dir);
+}
+
+// An ns sandbox's disk of its own (state/own_disk.h): one without layers yet gets it when setup gave this
+// user an allowance (else the watch alone bounds it); one that has it is mounted. Not for a vm.
+Status prepare_own_disk(const supervisor::SupervisorConfig& config, BackendKind backend) {
+  if (backend != BackendKind::kNs || !config.disk_bytes) return ok_status();
+  const state::NsLayers layers = state::ns_layers(config.state_dir);
+  std::error_code ec;
+  if (!state::has_own_disk(config.state_dir) && !std::filesystem::exists(layers.upper, ec) && disk::available()) {
+    return state::make_own_disk(config.state_dir, *config.disk_bytes);
+  }
+  return state::mount_own_disk(config.state_dir, *config.disk_bytes);
 }
 
 // Waits until `pid` has exited (pidfd: it is not our child).
@@ -288,11 +302,14 @@ Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::St
     outcome.created = true;
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
   }
+  // Its layers are read below (is the review layer in use?): on a disk of its own, mounted first.
+  TNK_RETURN_IF_ERROR(state::mount_own_disk(store.dir(r.id)));
   TNK_ASSIGN_OR_RETURN(SupervisorInputs inputs, read_supervisor_inputs(ctx, r, outcome.record, in, audit_log));
   TNK_ASSIGN_OR_RETURN(const Config* loaded, ctx.config());
   TNK_ASSIGN_OR_RETURN(SupervisorPlan plan, plan_supervisor(r, outcome.record, *loaded, std::move(inputs)));
   for (const auto& note : plan.notes) ctx.log.note(note);
   const supervisor::SupervisorConfig& config = plan.config;
+  TNK_RETURN_IF_ERROR(prepare_own_disk(config, outcome.record.backend));
   TNK_RETURN_IF_ERROR(prepare_review(ctx, r, config));
   mark_phase("start: supervisor plan");
   bool vm = outcome.record.backend == BackendKind::kVm;

@@ -72,6 +72,35 @@ TEST(PlanRootSetup, ReservesAFreeRangeForRootAndNothingElse) {
   EXPECT_TRUE(again->front().ops.empty());
 }
 
+TEST(PlanSetup, DisksOnlyWhenAskedThenTheHelperSetUidAndTheAllowanceOnce) {
+  SetupFacts f = v1_host();
+  auto none = plan_setup(f);
+  ASSERT_TRUE(none.ok());
+  for (const auto& s : *none) EXPECT_NE(s.id, "disks");
+  f.disk_allowance = 1ull << 30;
+  f.disk_helper = "/usr/local/libexec/tnk/tnk-disk";
+  f.disks_conf = "bob 5\nalice 7\n";
+  auto steps = plan_setup(f);
+  ASSERT_TRUE(steps.ok()) << steps.error().message;
+  const SetupStep& s = step(*steps, "disks");
+  ASSERT_EQ(s.ops.size(), 3u);
+  EXPECT_EQ(s.ops[0].argv, (std::vector<std::string>{"chmod", "4755", "/usr/local/libexec/tnk/tnk-disk"}));
+  EXPECT_EQ(s.ops[2].path, "/etc/tnk/disks.conf");
+  EXPECT_EQ(s.ops[2].content, "bob 5\nalice 1073741824\n");  // the user's old line replaced
+  f.disk_helper_setuid = true;
+  f.disks_conf = s.ops[2].content;
+  auto again = plan_setup(f);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(step(*again, "disks").ops.empty());
+  // A helper another user could replace is never made set-user-id root.
+  f.disk_helper_setuid = false;
+  f.disk_helper_writer = "/home/alice/tnk is owned by uid 1001";
+  auto refused = plan_setup(f);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("refusing to make /usr/local/libexec/tnk/tnk-disk set-user-id root"),
+            std::string::npos);
+}
+
 TEST(PlanSetup, AddsOnlyTheMissingKindOfRange) {
   SetupFacts f = v1_host();
   f.subuid += "alice:165536:65536\n";

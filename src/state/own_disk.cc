@@ -1,0 +1,59 @@
+#include "state/own_disk.h"
+
+#include <sys/stat.h>
+
+#include "core/files.h"
+#include "disk/client.h"
+#include "state/layout.h"
+
+namespace tnk::state {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The disk's key is the sandbox's id, the name of its state directory.
+std::string key_of(const fs::path& state_dir) { return state_dir.filename().string(); }
+
+bool mounted(const fs::path& state_dir) {
+  struct stat disk {
+  }, parent{};
+  return ::stat((state_dir / kOwnDiskDir).c_str(), &disk) == 0 && ::stat(state_dir.c_str(), &parent) == 0 &&
+         disk.st_dev != parent.st_dev;
+}
+
+}  // namespace
+
+bool has_own_disk(const fs::path& state_dir) {
+  struct stat st {};
+  return ::lstat((state_dir / kOwnDiskDir).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+NsLayers ns_layers(const fs::path& state_dir) {
+  if (has_own_disk(state_dir)) {
+    return {state_dir / kOwnDiskUpperDir, state_dir / kOwnDiskWorkDir, state_dir / kOwnDiskReviewUpperDir,
+            state_dir / kOwnDiskReviewWorkDir};
+  }
+  return {state_dir / kUpperDir, state_dir / kOverlayWorkDir, state_dir / kReviewUpperDir, state_dir / kReviewWorkDir};
+}
+
+Status mount_own_disk(const fs::path& state_dir, uint64_t bytes) {
+  if (!has_own_disk(state_dir) || (bytes == 0 && mounted(state_dir))) return ok_status();
+  return disk::attach(key_of(state_dir), state_dir / kOwnDiskDir, bytes, false);
+}
+
+Status make_own_disk(const fs::path& state_dir, uint64_t bytes) {
+  TNK_RETURN_IF_ERROR(make_dirs(state_dir / kOwnDiskDir, 0700));
+  Status attached = disk::attach(key_of(state_dir), state_dir / kOwnDiskDir, bytes, true);
+  if (!attached.ok()) {
+    std::error_code ec;
+    fs::remove(state_dir / kOwnDiskDir, ec);  // the sandbox goes on without one, as before
+  }
+  return attached;
+}
+
+Status release_own_disk(const fs::path& state_dir) {
+  if (!has_own_disk(state_dir)) return ok_status();
+  return disk::release(key_of(state_dir), state_dir / kOwnDiskDir);
+}
+
+}  // namespace tnk::state

@@ -1,0 +1,134 @@
+"""Issue 32 item 3 on ns: a sandbox whose disk is a file system of its resources.disk (src/disk/, tnk-disk,
+mounted on <state>/disk once `sudo tnk setup --user NAME --disk-allowance SIZE` gave the user an allowance),
+so that what users expect of a disk holds: a write past the bound fails inside with ENOSPC and the sandbox
+runs on. Run as root (as CI runs), like test_setup.py: setup for an ordinary user, tnk as that user.
+"""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from test_rootless import USER, UserTnk, ensure_user, staged_bin  # noqa: F401 (a fixture)
+from test_setup import run_setup, user_file
+
+pytestmark = pytest.mark.needs_root
+ALLOWANCE = Path("/etc/tnk/disks.conf")
+BOUND = 96 << 20
+FULL = "No space left on device"
+MANIFEST = "profile: bounded\nresources:\n  disk: 96MiB\nsecurity:\n  network: none\n"
+
+
+@pytest.fixture
+def allowance_restored():
+    """/etc/tnk/disks.conf as it was before the test (absent, or its text)."""
+    before = ALLOWANCE.read_text() if ALLOWANCE.exists() else None
+    yield
+    if before is None:
+        ALLOWANCE.unlink(missing_ok=True)
+    else:
+        ALLOWANCE.write_text(before)
+
+
+def host_free(path):
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def test_issue32_ns_disk_bound_writes_past_the_disk_fail_inside_and_the_sandbox_goes_on(staged_bin,
+                                                                                         allowance_restored):
+    """fallocate of twice the bound, a write through an unlinked file and many small files each fail inside
+    with ENOSPC while the sandbox keeps running; the host's free space falls by at most the bound plus 16 MiB;
+    the agent deletes and goes on. Before (and without an allowance, the pair below): the same fallocate
+    succeeds inside and the whole of it lands on the host until the disk watch stops the sandbox
+    (test_security_review.py::test_m5_an_ns_sandboxs_disk_is_bounded_by_resources_disk). The controls: a
+    write under the bound succeeds; the sandbox's delete removes its disk's image; a user without an
+    allowance gets the sandbox as before, its fallocate succeeding. Then a checkpoint, a restore and a fork
+    of that sandbox: each copies the layers on its disk, and the fork has a disk of its own with the same
+    bound, holding its review layer."""
+    account = ensure_user(USER, with_range=True)
+    assert run_setup("--user", USER).returncode == 0  # its range and cgroups, without disks
+    user_tnk = UserTnk(account, staged_bin)
+    images = Path("/var/lib/tnk/disks") / str(account.pw_uid)
+    try:
+        project = user_tnk.project("bounded")
+        assert user_tnk.run("init", cwd=project).returncode == 0
+        user_file(account, user_tnk.home / ".config" / "tnk" / "sandbox.d" / "manifests" / "bounded.yaml", MANIFEST)
+
+        start = ("sandbox", "start", "--backend", "ns", "--profile", "bounded")
+
+        def sh(script, timeout=300):
+            return user_tnk.run("sandbox", "exec", "--", "bash", "-c", script, cwd=project, timeout=timeout)
+
+        # The pair's other half: no allowance, no disk of its own; twice the bound is allocated inside.
+        assert user_tnk.run(*start, cwd=project).returncode == 0
+        plain = sh("fallocate -l 192M /home/agent/twice")
+        assert plain.returncode == 0, plain.stderr
+        assert user_tnk.run("sandbox", "delete", "--yes", cwd=project).returncode == 0
+
+        # Setup by the tnk the user runs: it makes the tnk-disk beside it set-user-id root.
+        given = subprocess.run([str(staged_bin), "setup", "--user", USER, "--disk-allowance", "1GiB"],
+                               capture_output=True, text=True, timeout=120)
+        assert given.returncode == 0, given.stderr
+        assert f"{USER} 1073741824" in ALLOWANCE.read_text()
+        helper = staged_bin.parent / "tnk-disk"
+        assert helper.stat().st_mode & 0o4000 and helper.stat().st_uid == 0
+
+        started = user_tnk.run(*start, cwd=project)
+        assert started.returncode == 0, started.stderr
+        (state,) = sorted((user_tnk.home / ".local" / "state" / "tnk" / "sandboxes").iterdir())
+        assert (state / "disk" / "upper").is_dir(), "the layers are on the sandbox's own disk"
+        assert [p.name for p in images.iterdir()] == [f"{state.name}.ext4"]
+        free_before = host_free(images)
+
+        kept = sh("dd if=/dev/zero of=/home/agent/kept bs=1M count=32 status=none && echo written")
+        assert kept.returncode == 0 and kept.stdout == "written\n", kept.stderr
+        tried = sh("fallocate -l 192M /home/agent/twice")
+        assert tried.returncode != 0 and FULL in tried.stderr, tried
+        assert sh("rm -f /home/agent/twice").returncode == 0  # what it got before the refusal
+        unlinked = sh("exec 3>/home/agent/ghost && rm /home/agent/ghost && "
+                      "dd if=/dev/zero bs=1M count=200 conv=fsync status=none >&3")
+        assert unlinked.returncode != 0 and FULL in unlinked.stderr, unlinked
+        assert sh("true").returncode == 0  # it runs on; the unlinked file's space is back
+        small = sh("mkdir -p /home/agent/many && cd /home/agent/many && seq 1 100000 | xargs touch && echo all-made",
+                   timeout=600)
+        assert "all-made" not in small.stdout and FULL in small.stderr, small
+        fell = free_before - host_free(images)
+        print(f"[ns] a 96 MiB disk written full three ways: the host's free space fell by {fell >> 20} MiB")
+        assert fell <= BOUND + (16 << 20), f"the host's free space fell by {fell >> 20} MiB"
+
+        again = sh("rm -rf /home/agent/many && dd if=/dev/zero of=/home/agent/after bs=1M count=16 status=none "
+                   "&& touch /home/agent/small && echo ok")
+        assert again.stdout == "ok\n", again.stderr
+
+        # Checkpoints, restore and forks copy the layers on the disk: a fork gets a disk of its own, of the
+        # same bound, and its review layer is on it.
+        def tnk(*args, timeout=300):
+            done = user_tnk.run(*args, cwd=project, timeout=timeout)
+            assert done.returncode == 0, (args, done.stderr)
+            return done
+
+        tnk("sandbox", "checkpoint", "kept")
+        assert sh("touch /home/agent/later && rm /home/agent/after").returncode == 0
+        tnk("sandbox", "restore", "kept")
+        assert sh("test -f /home/agent/after && test ! -e /home/agent/later && echo back").stdout == "back\n"
+        tnk("sandbox", "fork", "-n", "1")
+        fork = f"{state.name}.1"
+        assert (state.parent / fork / "disk" / "upper").is_dir()
+        assert sorted(p.name for p in images.iterdir()) == sorted([f"{state.name}.ext4", f"{fork}.ext4"])
+        on_fork = ("--sandbox", fork, "sandbox", "exec", "--", "bash", "-c")
+        assert tnk(*on_fork, "test -f /home/agent/after && echo /workspace/x > /workspace/x && echo yes").stdout == "yes\n"
+        assert (state.parent / fork / "disk" / "review-upper" / "x").exists()
+        assert "/workspace/x" in tnk("--sandbox", fork, "sandbox", "diff", "--patch").stdout
+        crowded = user_tnk.run(*on_fork, "fallocate -l 192M /home/agent/twice", cwd=project)
+        assert crowded.returncode != 0 and FULL in crowded.stderr, crowded
+        tnk("--sandbox", fork, "sandbox", "delete", "--yes")
+        assert [p.name for p in images.iterdir()] == [f"{state.name}.ext4"]
+
+        assert user_tnk.run("sandbox", "delete", "--yes", cwd=project).returncode == 0
+        assert not images.exists() or list(images.iterdir()) == [], "the delete removed the disk's image"
+    finally:
+        for leftover in (user_tnk.home / ".local" / "state" / "tnk" / "sandboxes").glob("*.1"):
+            user_tnk.run("--sandbox", leftover.name, "sandbox", "delete", "--yes", cwd=user_tnk.home)
+        user_tnk.close()
+        subprocess.run(["chmod", "0755", str(staged_bin.parent / "tnk-disk")], check=False)
