@@ -55,13 +55,16 @@ struct Caller {
   std::string name;
 };
 
+// A small file's text (at most 64 KiB: the allowance file, a line of /proc or /sys).
 std::string read_small(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return "";
+  std::string text;
   char buf[4096];
-  ssize_t n = ::read(fd, buf, sizeof(buf));
+  ssize_t n = 0;
+  while (text.size() < (64u << 10) && (n = ::read(fd, buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
   ::close(fd);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  return text;
 }
 
 // Root's effective id, in the host's user namespace (where a set-user-id bit means host root), with
@@ -246,36 +249,50 @@ void make_image(const Caller& caller, const std::string& path, uint64_t bytes) {
   ::unlink(temporary.c_str());
 }
 
-// Opens (making, or growing, when asked) the user's image, locked against a second attach of it until
-// this program ends.
-int open_image(const Caller& caller, const std::string& key, uint64_t bytes, bool fresh) {
-  std::string dir = images_dir(caller.uid);
+// The user's directory of images, made when missing and locked until this program ends: one request of
+// a user at a time, so that two cannot both find room in the allowance, or both mount one image.
+void lock_images(const Caller& caller) {
   std::string top = std::string(kImagesDir).substr(0, std::string(kImagesDir).rfind('/'));
-  if (::mkdir(top.c_str(), 0755) != 0 && errno != EEXIST) quit_errno("making " + top);
-  if (::mkdir(kImagesDir, 0700) != 0 && errno != EEXIST) quit_errno("making " + std::string(kImagesDir));
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) quit_errno("making " + dir);
+  std::string dir = images_dir(caller.uid);
+  for (const auto& [path, mode] : {std::pair{top, 0755}, {std::string(kImagesDir), 0700}, {dir, 0700}}) {
+    if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) != 0 && errno != EEXIST) quit_errno("making " + path);
+  }
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || ::flock(fd, LOCK_EX) != 0) quit_errno("locking " + dir);
+}
+
+// An image still served by a loop device is never removed or mounted again: removed, it would hold its
+// space outside the allowance; mounted twice, two file systems would write the same blocks. A disk just
+// unmounted lazily is given two seconds to let go.
+void refuse_if_in_use(const std::string& image, const std::string& key) {
+  for (int tries = 0; image_in_use(image); ++tries) {
+    if (tries == 20) quit(kRefused, "the disk " + key + " is still mounted: its sandbox must stop first");
+    ::usleep(100 * 1000);
+  }
+}
+
+// Opens the user's image, made when missing (or when `fresh`), grown when asked for more than it has.
+void prepare_image(const Caller& caller, const std::string& key, uint64_t bytes, bool fresh) {
   std::string path = image_path(caller.uid, key);
+  refuse_if_in_use(path, key);
   if (fresh && ::unlink(path.c_str()) != 0 && errno != ENOENT) quit_errno("removing the old " + path);
   if (::access(path.c_str(), F_OK) != 0) make_image(caller, path, bytes);
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) quit_errno("opening " + path);
-  if (::flock(fd, LOCK_EX) != 0) quit_errno("locking " + path);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != 0) quit(kFailed, path + " is not root's file");
-  if (image_in_use(path)) quit(kRefused, "the disk " + key + " is mounted elsewhere still");
-  // Asked for more than it has: grown before it is mounted (growing a mounted ext4 needs CAP_SYS_RESOURCE,
-  // which some hosts' root lacks). It never shrinks: a smaller bound is kept by the watch, as before.
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != 0)
+    quit(kFailed, path + " is not root's file");
+  // Grown before it is mounted (growing a mounted ext4 needs CAP_SYS_RESOURCE, which some hosts' root
+  // lacks). It never shrinks: a smaller bound is kept by the watch, as before.
   if (static_cast<uint64_t>(st.st_size) < bytes) {
-    if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) quit_errno("growing " + path);
+    if (::truncate(path.c_str(), static_cast<off_t>(bytes)) != 0) quit_errno("growing " + path);
     run({program("e2fsck"), "-f", "-p", path});
     run({program("resize2fs"), path});
   }
-  return fd;
 }
 
 int attach(const Caller& caller, const std::string& key, const std::string& path, uint64_t bytes, bool fresh) {
   if (bytes < kMinDiskBytes) quit(kUsage, "a disk has at least " + std::to_string(kMinDiskBytes >> 20) + " MiB");
   uint64_t allowed = allowance(caller);
+  lock_images(caller);
   uint64_t others = images_bytes_except(caller, key);
   if (bytes > allowed || others > allowed - bytes) {
     quit(kRefused, "a disk of " + std::to_string(bytes >> 20) + " MiB would take " + caller.name + "'s disks to " +
@@ -288,9 +305,7 @@ int attach(const Caller& caller, const std::string& key, const std::string& path
   // Mounted there already: as it is (it grows at its next mount, when the host restarted).
   if (!backing.empty() && backing.substr(0, backing.find('\n')) == image) return 0;
   if (!backing.empty()) quit(kRefused, path + " is a mount point already");
-  (void)open_image(caller, key, bytes, fresh);  // its descriptor holds the lock
-  // The loop device keeps the file it is given open as long as it exists, and with it any lock taken
-  // through that open file: it gets a second one, and the lock goes when this program ends.
+  prepare_image(caller, key, bytes, fresh);
   int image_file = ::open(image.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (image_file < 0) quit_errno("opening " + image);
   int loop = loop_device_for(image_file, image);
@@ -313,6 +328,9 @@ int detach(const Caller& caller, const std::string& path) {
 
 int remove(const Caller& caller, const std::string& key) {
   std::string image = image_path(caller.uid, key);
+  if (::access(image.c_str(), F_OK) != 0) return 0;
+  lock_images(caller);
+  refuse_if_in_use(image, key);
   if (::unlink(image.c_str()) != 0 && errno != ENOENT) quit_errno("removing " + image);
   return 0;
 }

@@ -28,6 +28,8 @@ def allowance_restored():
         ALLOWANCE.unlink(missing_ok=True)
     else:
         ALLOWANCE.write_text(before)
+    for staged in Path("/tmp").glob("tnk-e2e-bin-*/tnk-disk"):
+        staged.chmod(0o755)  # set-user-id no longer
 
 
 def host_free(path):
@@ -131,4 +133,43 @@ def test_issue32_ns_disk_bound_writes_past_the_disk_fail_inside_and_the_sandbox_
         for leftover in (user_tnk.home / ".local" / "state" / "tnk" / "sandboxes").glob("*.1"):
             user_tnk.run("--sandbox", leftover.name, "sandbox", "delete", "--yes", cwd=user_tnk.home)
         user_tnk.close()
-        subprocess.run(["chmod", "0755", str(staged_bin.parent / "tnk-disk")], check=False)
+
+
+def test_issue32_tnk_disk_refuses_what_is_not_the_callers(staged_bin, allowance_restored):
+    """tnk-disk, the set-user-id helper, from the outside as an ordinary user: it mounts only on the
+    caller's own directory, only within the allowance, unmounts only the caller's own disks, never removes
+    a disk that is mounted, does nothing for a user without an allowance, and is no one's root inside a
+    user namespace. The pair: the same requests on the caller's own directory and disk succeed."""
+    account = ensure_user(USER, with_range=True)
+    given = subprocess.run([str(staged_bin), "setup", "--user", USER, "--disk-allowance", "64MiB"],
+                           capture_output=True, text=True, timeout=120)
+    assert given.returncode == 0, given.stderr
+    helper = str(staged_bin.parent / "tnk-disk")
+    own = Path(f"/tmp/tnk-e2e-disk-{os.getpid()}")
+    own.mkdir()
+    os.chown(own, account.pw_uid, account.pw_gid)
+
+    def as_user(*args, user=USER):
+        return subprocess.run(["runuser", "-u", user, "--", helper, *args], capture_output=True, text=True, timeout=60)
+
+    def refused(result, why):
+        assert result.returncode == 77 and why in result.stderr, result
+
+    try:
+        refused(as_user("attach", "probe", "/root", str(32 << 20)), "/root is not " + USER + "'s")
+        refused(as_user("attach", "probe", str(own), str(128 << 20)), "over the 64 MiB")
+        refused(as_user("detach", "/proc"), "is not the top of one of " + USER + "'s disks")
+        refused(as_user("attach", "probe", str(own), str(32 << 20), user="nobody"), "nobody has no disk allowance")
+        inside = subprocess.run(["runuser", "-u", USER, "--", "unshare", "--user", "--map-root-user", helper,
+                                 "attach", "probe", str(own), str(32 << 20)], capture_output=True, text=True)
+        refused(inside, "runs only in the host's user namespace")  # root there is not root here
+        # The pair: the caller's own directory, within the allowance.
+        assert as_user("attach", "probe", str(own), str(32 << 20)).returncode == 0
+        assert os.statvfs(own).f_blocks * os.statvfs(own).f_frsize > 16 << 20  # the disk, not /tmp
+        refused(as_user("remove", "probe"), "the disk probe is still mounted")
+        assert as_user("detach", str(own)).returncode == 0
+        assert as_user("remove", "probe").returncode == 0
+        assert not (Path("/var/lib/tnk/disks") / str(account.pw_uid) / "probe.ext4").exists()
+    finally:
+        subprocess.run(["umount", "-l", str(own)], capture_output=True)
+        own.rmdir()

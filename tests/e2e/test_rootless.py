@@ -41,8 +41,10 @@ def staged_bin():
     stage = Path(tempfile.mkdtemp(prefix="tnk-e2e-bin-", dir="/tmp"))
     os.chmod(stage, 0o755)
     shutil.copy2(TNK_BIN, stage / "tnk")
-    shutil.copy2(Path(TNK_BIN).parent / "tnk-agent", stage / "tnk-agent")
-    shutil.copy2(Path(TNK_BIN).parent / "tnk-disk", stage / "tnk-disk")  # setup --disk-allowance makes it set-uid
+    for helper in ("tnk-agent", "tnk-disk"):  # beside tnk in the build tree, in libexec/tnk/ in an install
+        beside = Path(TNK_BIN).parent / helper
+        shutil.copy2(beside if beside.exists() else Path(TNK_BIN).parent.parent / "libexec" / "tnk" / helper,
+                     stage / helper)
     shutil.copytree(REPO / "specs", stage / "share" / "tnk" / "specs")
     shutil.copytree(REPO / "kernel", stage / "share" / "tnk" / "kernel")  # as an install has them, beside it
     subprocess.run(["cc", "-O1", "-o", str(stage / "refuse_userns"), str(REPO / "tests" / "e2e" / "probes" /
