@@ -302,9 +302,19 @@ int attach(const Caller& caller, const std::string& key, const std::string& path
   int dir = open_users_dir(caller, path);
   std::string image = image_path(caller.uid, key);
   std::string backing = mounted_backing(dir);
-  // Mounted there already: as it is (it grows at its next mount, when the host restarted).
-  if (!backing.empty() && backing.substr(0, backing.find('\n')) == image) return 0;
-  if (!backing.empty()) quit(kRefused, path + " is a mount point already");
+  if (!backing.empty() && backing.substr(0, backing.find('\n')) == image) {
+    // Mounted there already. Asked for more: unmounted (only when nothing uses it), grown, mounted again.
+    struct stat st {};
+    if (::stat(image.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) >= bytes) return 0;
+    // Lazily, by descriptor (a descriptor open on a mount would keep a plain unmount from working): the
+    // loop device lets go once nothing uses the disk, which prepare_image waits for.
+    std::string at = "/proc/self/fd/" + std::to_string(dir);
+    if (::syscall(SYS_umount2, at.c_str(), kMntDetach) != 0) quit_errno("unmounting " + path + " to grow it");
+    ::close(dir);
+    dir = open_users_dir(caller, path);  // the directory below the mount, now uncovered
+  } else if (!backing.empty()) {
+    quit(kRefused, path + " is a mount point already");
+  }
   prepare_image(caller, key, bytes, fresh);
   int image_file = ::open(image.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (image_file < 0) quit_errno("opening " + image);

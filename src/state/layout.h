@@ -44,6 +44,7 @@ inline constexpr const char* kOwnDiskUpperDir = "disk/upper";
 inline constexpr const char* kOwnDiskWorkDir = "disk/work";
 inline constexpr const char* kOwnDiskReviewUpperDir = "disk/review-upper";
 inline constexpr const char* kOwnDiskReviewWorkDir = "disk/review-work";
+inline constexpr const char* kOwnDiskBoundFile = "disk/bound";   // the resources.disk it was last mounted for
 inline constexpr const char* kStagingDir = "mnt";                // ns: where the root is assembled before pivot_root
 inline constexpr const char* kRuntimeDir = "run";                // ns: generated /etc/hosts, resolv.conf, hostname
 inline constexpr const char* kProvisionLock = "provision.lock";  // flock held while provisioning runs

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
+
 #include "core/files.h"
 #include "disk/client.h"
 #include "state/layout.h"
@@ -36,9 +38,18 @@ NsLayers ns_layers(const fs::path& state_dir) {
   return {state_dir / kUpperDir, state_dir / kOverlayWorkDir, state_dir / kReviewUpperDir, state_dir / kReviewWorkDir};
 }
 
+// The bound the disk was last mounted for, kept on the disk beside the layers (the sandbox does not see
+// it): a start asks tnk-disk again only when the bound was raised.
+uint64_t mounted_bound(const fs::path& state_dir) {
+  auto text = read_file(state_dir / kOwnDiskBoundFile);
+  return text.ok() ? std::strtoull(text->c_str(), nullptr, 10) : 0;
+}
+
 Status mount_own_disk(const fs::path& state_dir, uint64_t bytes) {
-  if (!has_own_disk(state_dir) || (bytes == 0 && mounted(state_dir))) return ok_status();
-  return disk::attach(key_of(state_dir), state_dir / kOwnDiskDir, bytes, false);
+  if (!has_own_disk(state_dir) || (mounted(state_dir) && mounted_bound(state_dir) >= bytes)) return ok_status();
+  TNK_RETURN_IF_ERROR(disk::attach(key_of(state_dir), state_dir / kOwnDiskDir, bytes, false));
+  if (bytes <= mounted_bound(state_dir)) return ok_status();
+  return write_file_atomic(state_dir / kOwnDiskBoundFile, std::to_string(bytes) + "\n", 0600);
 }
 
 Status make_own_disk(const fs::path& state_dir, uint64_t bytes) {
@@ -47,8 +58,9 @@ Status make_own_disk(const fs::path& state_dir, uint64_t bytes) {
   if (!attached.ok()) {
     std::error_code ec;
     fs::remove(state_dir / kOwnDiskDir, ec);  // the sandbox goes on without one, as before
+    return attached;
   }
-  return attached;
+  return write_file_atomic(state_dir / kOwnDiskBoundFile, std::to_string(bytes) + "\n", 0600);
 }
 
 Status release_own_disk(const fs::path& state_dir) {

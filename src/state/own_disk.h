@@ -22,8 +22,9 @@ bool has_own_disk(const std::filesystem::path& state_dir);
 // Where the sandbox's writable layers are: on its disk when it has one, else in the state directory.
 NsLayers ns_layers(const std::filesystem::path& state_dir);
 
-// Mounts the sandbox's disk when it has one that is not mounted (grown to `bytes` when that is more);
-// nothing for a sandbox without one.
+// Mounts the sandbox's disk when it has one that is not mounted, and grows it to `bytes` when that is more
+// than it was mounted for (unmounted and mounted again: only while the sandbox is stopped); nothing for a
+// sandbox without one.
 Status mount_own_disk(const std::filesystem::path& state_dir, uint64_t bytes = 0);
 
 // Gives a new sandbox (its state directory holds no layers yet) a fresh disk of `bytes`.
