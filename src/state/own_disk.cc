@@ -23,6 +23,17 @@ bool mounted(const fs::path& state_dir) {
          disk.st_dev != parent.st_dev;
 }
 
+// The bound the disk was last mounted for, kept on the disk beside the layers (the sandbox does not see
+// it): a start asks tnk-disk again only when the bound was raised.
+uint64_t mounted_bound(const fs::path& state_dir) {
+  auto text = read_file(state_dir / kOwnDiskBoundFile);
+  return text.ok() ? std::strtoull(text->c_str(), nullptr, 10) : 0;
+}
+
+Status remember_bound(const fs::path& state_dir, uint64_t bytes) {
+  return write_file_atomic(state_dir / kOwnDiskBoundFile, std::to_string(bytes) + "\n", 0600);
+}
+
 }  // namespace
 
 bool has_own_disk(const fs::path& state_dir) {
@@ -38,18 +49,11 @@ NsLayers ns_layers(const fs::path& state_dir) {
   return {state_dir / kUpperDir, state_dir / kOverlayWorkDir, state_dir / kReviewUpperDir, state_dir / kReviewWorkDir};
 }
 
-// The bound the disk was last mounted for, kept on the disk beside the layers (the sandbox does not see
-// it): a start asks tnk-disk again only when the bound was raised.
-uint64_t mounted_bound(const fs::path& state_dir) {
-  auto text = read_file(state_dir / kOwnDiskBoundFile);
-  return text.ok() ? std::strtoull(text->c_str(), nullptr, 10) : 0;
-}
-
 Status mount_own_disk(const fs::path& state_dir, uint64_t bytes) {
   if (!has_own_disk(state_dir) || (mounted(state_dir) && mounted_bound(state_dir) >= bytes)) return ok_status();
   TNK_RETURN_IF_ERROR(disk::attach(key_of(state_dir), state_dir / kOwnDiskDir, bytes, false));
   if (bytes <= mounted_bound(state_dir)) return ok_status();
-  return write_file_atomic(state_dir / kOwnDiskBoundFile, std::to_string(bytes) + "\n", 0600);
+  return remember_bound(state_dir, bytes);
 }
 
 Status make_own_disk(const fs::path& state_dir, uint64_t bytes) {
@@ -60,7 +64,7 @@ Status make_own_disk(const fs::path& state_dir, uint64_t bytes) {
     fs::remove(state_dir / kOwnDiskDir, ec);  // the sandbox goes on without one, as before
     return attached;
   }
-  return write_file_atomic(state_dir / kOwnDiskBoundFile, std::to_string(bytes) + "\n", 0600);
+  return remember_bound(state_dir, bytes);
 }
 
 Status release_own_disk(const fs::path& state_dir) {
