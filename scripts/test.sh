@@ -40,17 +40,20 @@ failures() {  # pytest's "FAILED file::test - why" / "ERROR ..." lines and ctest
 
 logs=$(mktemp -d)
 # Three trees, each with only what it is used for: build/ holds the binaries the end-to-end tests run
-# (tnk and tnk-agent), build-asan/ the unit and integration tests and the fuzz targets under
-# ASan/UBSan (scripts/build-sanitized.sh), build-nolinux/ the stand-in for macOS. The end-to-end tests
+# (tnk, tnk-agent and tnk-disk: the package's tree), build-asan/ the unit and integration tests and the
+# fuzz targets under ASan/UBSan (scripts/build-sanitized.sh), build-nolinux/ the stand-in for macOS. The end-to-end tests
 # spend most of their time waiting (on npm, on a booting guest), so each pass runs beside a build
 # (docs/architecture.md has the figures): its output is printed when it ends.
-step "build tnk and tnk-agent (-O1, no debug info: the end-to-end tests check behaviour, not speed) into build/"
-# In unity batches, as users build it: nothing runs beside this step, and file by file took twice as long
-# (308 s against 147 s here). -DTNK_UNITY_BUILD=OFF is the way to check that each file includes what it uses.
-if ! TNK_BUILD_TARGETS="tnk tnk-agent tnk_generated_docs" bash scripts/build.sh build -DTNK_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Debug \
-     -DCMAKE_CXX_FLAGS_DEBUG=-O1; then
+step "build tnk, tnk-agent and tnk-disk as the Debian package ships them (Release, prefix /usr) into build/"
+# The end-to-end tests run what users install, and test_package.py packs this same tree
+# (TNK_PACKAGE_TREE below): one compile of the product instead of two (a -O1 tree for the tests and
+# scripts/package.sh's Release tree beside them). In unity batches, as users build it: nothing runs beside
+# this step, and file by file took twice as long (308 s against 147 s here). -DTNK_UNITY_BUILD=OFF is the
+# way to check that each file includes what it uses.
+if ! bash scripts/build.sh build -DTNK_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr; then
   echo "tests: 0 passed, 1 failed"; exit 1
 fi
+export TNK_PACKAGE_TREE="$root/build"
 
 step "sandbox image (built once per machine into the cache directory, as a user's would be)"
 export TNK_TEST_CACHE="${TNK_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}}"
@@ -74,12 +77,6 @@ if ! bash scripts/build-sanitized.sh; then
   wait "$e2e_user"; echo "tests: 0 passed, 1 failed"; exit 1
 fi
 
-step "build the Debian package's Release tree (scripts/package.sh, which test_package.py installs), beside the user pass"
-# The user pass outlasts the sanitizer build by minutes; the package's compile fills them instead of
-# lengthening the root pass (test_package.py finds the tree built and only packs it).
-bash scripts/package.sh "${TNK_PACKAGE_TREE:-build-package}" >"$logs/package.log" 2>&1 &
-package_build=$!
-
 step "(the end-to-end tests as an ordinary user, started above)"
 wait "$e2e_user"
 cat "$logs/e2e-user.log"
@@ -97,8 +94,6 @@ host_run=$!
 step "unit, integration and layering tests (ASan/UBSan)"
 (cd build-asan && ctest --output-on-failure -j2) 2>&1 | tee "$logs/unit.log"
 count_ctest "$logs/unit.log"
-
-wait "$package_build" || tail -20 "$logs/package.log"  # test_package.py builds it again, and fails saying why
 
 step "end-to-end tests as root (the rest, the rootless refusals and the tests only root can run), beside the next two steps"
 TNK_BIN="$root/build/tnk" /usr/bin/python3 -m pytest -q -rfEs --durations=25 -m "not rootless_suite or needs_root" tests/e2e \

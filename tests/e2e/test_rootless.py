@@ -45,8 +45,11 @@ def staged_bin():
         beside = Path(TNK_BIN).parent / helper
         shutil.copy2(beside if beside.exists() else Path(TNK_BIN).parent.parent / "libexec" / "tnk" / helper,
                      stage / helper)
-    shutil.copytree(REPO / "specs", stage / "share" / "tnk" / "specs")
-    shutil.copytree(REPO / "kernel", stage / "share" / "tnk" / "kernel")  # as an install has them, beside it
+    # As the build tree has them, beside tnk: from the repository, or from the install TNK_BIN belongs to (a
+    # test host has the installed tnk and only the repository's tests).
+    installed = Path(TNK_BIN).parent.parent / "share" / "tnk"
+    for part in ("specs", "kernel"):
+        shutil.copytree(REPO / part if (REPO / part).is_dir() else installed / part, stage / "share" / "tnk" / part)
     subprocess.run(["cc", "-O1", "-o", str(stage / "refuse_userns"), str(REPO / "tests" / "e2e" / "probes" /
                                                                         "refuse_userns.c")], check=True)
     yield stage / "tnk"
