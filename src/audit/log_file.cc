@@ -26,6 +26,16 @@ std::string damaged_hint(const fs::path& path) {
   return "run `tnk audit verify " + path.string() + "`, keep the file as evidence and choose another --audit-log path";
 }
 
+Error incomplete_end(const fs::path& path) {
+  return failed("cannot continue audit log " + path.string() + ": it ends with an incomplete record",
+                damaged_hint(path));
+}
+
+Error last_line_too_long(const fs::path& path) {
+  return failed("cannot continue audit log " + path.string() + ": its last line is longer than 64 MiB",
+                damaged_hint(path));
+}
+
 Error open_error(int err, const fs::path& path) {
   if (err == ELOOP) {
     return permission_denied("refusing to open audit log " + path.string() + ": it is a symbolic link",
@@ -90,15 +100,23 @@ Result<std::string> read_last_line(int fd, off_t size, const fs::path& path) {
       break;
     }
     total += buf.size();
-    if (total > kMaxRecordBytes) {
-      return failed("cannot continue audit log " + path.string() + ": its last line is longer than 64 MiB",
-                    damaged_hint(path));
-    }
+    if (total > kMaxRecordBytes) return last_line_too_long(path);
     chunks.push_back(std::move(buf));
   }
   std::string line;
   for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) line += *it;
   return line;
+}
+
+// The chain's head is the last line's seq and hash; a last line that is not a record cannot be continued.
+Result<ChainHead> head_of_last_line(std::string_view line, const fs::path& path) {
+  nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json* seq = record.is_object() && record.contains("seq") ? &record["seq"] : nullptr;
+  if (seq == nullptr || !seq->is_number_unsigned() || seq->get<uint64_t>() == 0) {
+    return failed("cannot continue audit log " + path.string() + ": its last line is not an audit record with a seq",
+                  damaged_hint(path));
+  }
+  return ChainHead{seq->get<uint64_t>(), sha256_hex(line)};
 }
 
 }  // namespace
@@ -141,18 +159,20 @@ Result<ChainHead> read_chain_head(int fd, off_t size, const fs::path& path) {
   if (size == 0) return ChainHead{};
   char last = 0;
   TNK_RETURN_IF_ERROR(pread_all(fd, &last, 1, size - 1, path));
-  if (last != '\n') {
-    return failed("cannot continue audit log " + path.string() + ": it ends with an incomplete record",
-                  damaged_hint(path));
-  }
+  if (last != '\n') return incomplete_end(path);
   TNK_ASSIGN_OR_RETURN(std::string line, read_last_line(fd, size, path));
-  nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  const nlohmann::json* seq = record.is_object() && record.contains("seq") ? &record["seq"] : nullptr;
-  if (seq == nullptr || !seq->is_number_unsigned() || seq->get<uint64_t>() == 0) {
-    return failed("cannot continue audit log " + path.string() + ": its last line is not an audit record with a seq",
-                  damaged_hint(path));
-  }
-  return ChainHead{seq->get<uint64_t>(), sha256_hex(line)};
+  return head_of_last_line(line, path);
+}
+
+Result<ChainHead> chain_head_of(std::string_view log, const fs::path& path) {
+  if (log.empty()) return ChainHead{};
+  if (log.back() != '\n') return incomplete_end(path);
+  size_t end = log.size() - 1;  // the final '\n'
+  size_t before = end == 0 ? std::string_view::npos : log.rfind('\n', end - 1);
+  size_t start = before == std::string_view::npos ? 0 : before + 1;
+  std::string_view line = log.substr(start, end - start);
+  if (line.size() > kMaxRecordBytes) return last_line_too_long(path);
+  return head_of_last_line(line, path);
 }
 
 }  // namespace tnk::audit

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "audit/chain.h"
 #include "core/result.h"
@@ -38,5 +39,8 @@ struct ChainHead {
 // Reads only the last line (chunks from the end, never the whole file). Fails when the log does
 // not end with a complete, valid record: appending after it would hide the damage.
 Result<ChainHead> read_chain_head(int fd, off_t size, const std::filesystem::path& path);
+
+// The same for a whole log held in memory (`path` only names it in errors).
+Result<ChainHead> chain_head_of(std::string_view log, const std::filesystem::path& path);
 
 }  // namespace tnk::audit

@@ -134,16 +134,25 @@ class LogWalk {
   std::string problem_;
 };
 
+constexpr size_t kReadBytes = 65536;
+
 Result<VerifyReport> walk_log(const std::filesystem::path& path, const RecordSink* sink) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (!fd.valid()) return sys_error(errno, "cannot read audit log " + path.string(), "check the path of the log");
   LogWalk walk(sink);
-  char buf[65536];
+  char buf[kReadBytes];
   for (;;) {
     ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return sys_error(errno, "cannot read audit log " + path.string());
     if (n == 0 || !walk.feed(std::string_view(buf, static_cast<size_t>(n)))) break;
+  }
+  return walk.finish();
+}
+
+VerifyReport walk_bytes(std::string_view log, const RecordSink* sink) {
+  LogWalk walk(sink);
+  for (size_t at = 0; at < log.size() && walk.feed(log.substr(at, kReadBytes)); at += kReadBytes) {
   }
   return walk.finish();
 }
@@ -155,6 +164,10 @@ Result<VerifyReport> verify_log(const std::filesystem::path& path) { return walk
 Result<VerifyReport> verify_log(const std::filesystem::path& path, const RecordSink& on_record) {
   return walk_log(path, &on_record);
 }
+
+VerifyReport verify_log_bytes(std::string_view log) { return walk_bytes(log, nullptr); }
+
+VerifyReport verify_log_bytes(std::string_view log, const RecordSink& on_record) { return walk_bytes(log, &on_record); }
 
 nlohmann::json to_json(const VerifyReport& report) {
   nlohmann::json j;

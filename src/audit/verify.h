@@ -7,6 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "core/result.h"
 
@@ -31,6 +32,11 @@ Result<VerifyReport> verify_log(const std::filesystem::path& path);
 // report says where the chain stops vouching for them). Lines that do not parse are skipped.
 using RecordSink = std::function<void(const nlohmann::json& record)>;
 Result<VerifyReport> verify_log(const std::filesystem::path& path, const RecordSink& on_record);
+
+// The same checks on a log held in memory, split into the pieces the file's reads would give: the fuzz
+// targets check every reader on every input without a file per input.
+VerifyReport verify_log_bytes(std::string_view log);
+VerifyReport verify_log_bytes(std::string_view log, const RecordSink& on_record);
 
 // {"bad_line": null|N, "last_hash": "...", "ok": bool, "problem": null|"...", "records": N}
 nlohmann::json to_json(const VerifyReport& report);

@@ -70,6 +70,15 @@ Result<std::string> serialize(const nlohmann::json& record, const fs::path& path
 
 }  // namespace
 
+Result<std::string> chained_line(nlohmann::json record, const ChainHead& head, const Clock& now, const fs::path& path) {
+  if (!record.is_object())
+    return failed("cannot append to audit log " + path.string() + ": a record must be a JSON object");
+  record["seq"] = head.seq + 1;
+  record["prev"] = head.hash;
+  if (!record.contains("ts")) record["ts"] = now ? now() : static_cast<int64_t>(::time(nullptr));
+  return serialize(record, path);
+}
+
 AuditWriter::AuditWriter(UniqueFd fd, fs::path path, Clock now, dev_t dev, ino_t ino)
     : fd_(std::move(fd)), path_(std::move(path)), now_(std::move(now)), pid_(::getpid()), dev_(dev), ino_(ino) {}
 
@@ -112,19 +121,13 @@ Status AuditWriter::append(nlohmann::json record) {
 }
 
 Status AuditWriter::append_record(nlohmann::json record) {
-  if (!record.is_object()) {
-    return failed("cannot append to audit log " + path_.string() + ": a record must be a JSON object");
-  }
   TNK_RETURN_IF_ERROR(ensure_own_fd());
   ExclusiveFlock lock(fd_.get());
   TNK_RETURN_IF_ERROR(lock.lock(path_));
   struct stat st {};
   if (::fstat(fd_.get(), &st) != 0) return sys_error(errno, "cannot stat audit log " + path_.string());
   TNK_ASSIGN_OR_RETURN(ChainHead head, read_chain_head(fd_.get(), st.st_size, path_));
-  record["seq"] = head.seq + 1;
-  record["prev"] = head.hash;
-  if (!record.contains("ts")) record["ts"] = now_ ? now_() : static_cast<int64_t>(::time(nullptr));
-  TNK_ASSIGN_OR_RETURN(std::string line, serialize(record, path_));
+  TNK_ASSIGN_OR_RETURN(std::string line, chained_line(std::move(record), head, now_, path_));
   return write_line(fd_.get(), line, st.st_size, path_);
 }
 

@@ -11,7 +11,9 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
+#include "audit/log_file.h"
 #include "core/result.h"
 #include "core/unique_fd.h"
 
@@ -19,6 +21,12 @@ namespace tnk::audit {
 
 // Returns Unix seconds; the default is time(nullptr). Tests inject a fixed clock.
 using Clock = std::function<int64_t()>;
+
+// The line an append writes for `record` after the log's last record `head`: `seq` and `prev` set, `ts`
+// from `now` (time(nullptr) when empty) unless the record has one, keys sorted, ending with '\n'. `path`
+// only names the log in errors. The writer's whole record format, for logs built in memory (fuzz targets).
+Result<std::string> chained_line(nlohmann::json record, const ChainHead& head, const Clock& now,
+                                 const std::filesystem::path& path);
 
 // Not thread-safe: give each thread its own writer (each open() has its own lock).
 // Safe across fork(): a child that appends through an inherited writer re-opens the file first,

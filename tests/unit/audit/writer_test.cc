@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "audit/chain.h"
 #include "audit/events.h"
@@ -285,6 +287,44 @@ TEST(AuditWriterTest, RefusesToContinueLogEndingWithPartialRecord) {
   w = AuditWriter::open(log);
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.error().message.find("not an audit record"), std::string::npos) << w.error().message;
+}
+
+// The in-memory twins the fuzz targets use: chained_line after chain_head_of writes, byte for byte, what
+// the writer appends to a file, and chain_head_of refuses what read_chain_head refuses, with its message.
+TEST(AuditWriterTest, ALogBuiltInMemoryIsTheFileTheWriterWrites) {
+  TempDir tmp;
+  fs::path log = tmp.path() / "audit.ndjson";
+  std::vector<json> records = {sandbox_start("tnk-p", "ns", "base", "/src/p"), sandbox_stop("tnk-p", "user"),
+                               json{{"event", "custom"}, {"ts", 5}}};
+  std::string in_memory;
+  {
+    auto w = AuditWriter::open(log, fixed_clock());
+    ASSERT_TRUE(w.ok());
+    for (const json& record : records) {
+      ASSERT_TRUE(w->append(record).ok());
+      auto head = chain_head_of(in_memory, log);
+      ASSERT_TRUE(head.ok()) << head.error().message;
+      auto line = chained_line(record, *head, fixed_clock(), log);
+      ASSERT_TRUE(line.ok()) << line.error().message;
+      in_memory += *line;
+    }
+  }
+  EXPECT_EQ(in_memory, slurp(log));
+  EXPECT_FALSE(chained_line(json::array(), ChainHead{}, fixed_clock(), log).ok());
+
+  auto head = chain_head_of("", log);
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->seq, 0u);
+  EXPECT_EQ(head->hash, kGenesisPrev);
+  for (const std::string& damaged :
+       {in_memory + in_memory.substr(0, 20), in_memory + "not json\n", std::string("\n")}) {
+    testing::overwrite(log, damaged);
+    auto from_file = AuditWriter::open(log);
+    auto from_memory = chain_head_of(damaged, log);
+    ASSERT_FALSE(from_file.ok());
+    ASSERT_FALSE(from_memory.ok());
+    EXPECT_EQ(from_memory.error().message, from_file.error().message);
+  }
 }
 
 // Each child appends `n` records tagged with `who` through `w`, or through its own writer when
