@@ -39,12 +39,15 @@ if(NOT TNK_SANITIZE)
   add_custom_target(tnk_generated_docs ALL DEPENDS ${generated}/tnk.1)
   install(FILES ${generated}/tnk.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
   install(FILES ${generated}/tnk.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME tnk)
-  # Debian's zsh looks in /usr/share/zsh/vendor-completions and /usr/local/share/zsh/site-functions.
-  if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
-    install(FILES ${generated}/_tnk DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
-  else()
-    install(FILES ${generated}/_tnk DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
-  endif()
+  # Debian's zsh looks in /usr/share/zsh/vendor-completions and /usr/local/share/zsh/site-functions. The
+  # prefix is the one installed to (`cmake --install --prefix`, the package's /usr), not the configured one:
+  # one tree serves the tests' installs and the package (scripts/test.sh).
+  install(CODE "
+    set(tnk_zsh_dir site-functions)
+    if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+      set(tnk_zsh_dir vendor-completions)
+    endif()
+    file(INSTALL \"${generated}/_tnk\" DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/zsh/\${tnk_zsh_dir}\")")
   install(FILES ${generated}/tnk.fish DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
 endif()
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs in the test host as root (from tnk-host-boot), copied into the work share by the runner for each
-# run. Mounts tnk and the host's sandbox image, hands the image to root and to alice, then runs each
+# run. Mounts tnk and the host's sandbox image, one for root and one for alice, then runs each
 # suite twice: as root, and as alice in a real login session (root's passes first). Lines
 # "tnk-host: ..." are the runner's protocol; everything else is shown to the user as it comes.
 set -u
@@ -12,7 +12,7 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 now() { date +%s.%N; }
 took() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
-mkdir -p /opt/tnk /mnt/host-image "$W/results"
+mkdir -p /opt/tnk "$W/results"
 # This unit's TasksMax (15% of pid_max, ~4900) would bound root's fork test instead of tnk: lift it.
 systemctl set-property --runtime tnk-host-test.service TasksMax=infinity
 # cache=loose on the read-only shares: with 9p's default cache=none each tnk command was 1-3 s slower.
@@ -26,7 +26,7 @@ echo "apparmor: $(cat /sys/module/apparmor/parameters/enabled 2>/dev/null || ech
 echo "kvm: $(ls -l /dev/kvm 2>&1)"
 
 # The sandbox image. Its id hashes the apt sources and the local CA files, so the guest gets the build
-# host's (its own sources may name another release); then a copy per user, ids as each would build it.
+# host's (its own sources may name another release); then one per user, ids as each would build it.
 if [ -n "${IMAGE_ID:-}" ]; then
   t=$(now)
   rm -f /etc/apt/sources.list /etc/apt/sources.list.d/*
@@ -34,19 +34,23 @@ if [ -n "${IMAGE_ID:-}" ]; then
   [ -f "$W/host-etc/sources.list" ] && cp "$W/host-etc/sources.list" /etc/apt/sources.list
   mkdir -p /usr/local/share/ca-certificates
   cp "$W"/host-etc/ca/*.crt /usr/local/share/ca-certificates/ 2>/dev/null
-  mount -o ro /dev/vdb /mnt/host-image  # the runner's ext4 copy of its image directory
-  # root: its cache holds the tree as root's own build leaves it (the build host's root built it).
-  install -d -m 0700 /root/.cache /root/.cache/tnk /root/.cache/tnk/images
-  cp -a /mnt/host-image "/root/.cache/tnk/images/$IMAGE_ID"
-  rm -rf "/root/.cache/tnk/images/$IMAGE_ID/lost+found"; chmod 0755 "/root/.cache/tnk/images/$IMAGE_ID"
+  # Each user's image directory is a mount of its own overlay of the runner's ext4 copy (run.py's
+  # image_drives: root's /dev/vdb, alice's /dev/vdc), as a copy would be, without copying its data.
+  # root: the tree as root's own build leaves it (the build host's root built it).
+  own_image() {  # $1: the device, $2: the image directory, $3: its owner
+    install -d -m 0700 -o "$3" -g "$3" "$(dirname "$(dirname "$2")")" "$(dirname "$2")"
+    install -d -m 0755 -o "$3" -g "$3" "$2"
+    mount "$1" "$2" && rmdir "$2/lost+found" && chmod 0755 "$2"
+  }
+  install -d -m 0700 /root/.cache
+  own_image /dev/vdb "/root/.cache/tnk/images/$IMAGE_ID" root
   echo "tnk-host: image hand-in for root took $(took "$t") s ($(du -sm "/root/.cache/tnk/images/$IMAGE_ID" | cut -f1) MB)"
   t=$(now)
-  # alice: a copy from root's, then ids shifted onto her range (shift_ids.py says how and why).
-  install -d -m 0700 -o alice -g alice /home/alice/.cache /home/alice/.cache/tnk /home/alice/.cache/tnk/images
-  cp -a "/root/.cache/tnk/images/$IMAGE_ID" "/home/alice/.cache/tnk/images/$IMAGE_ID"
+  # alice: ids shifted onto her range in her overlay (shift_ids.py says how and why).
+  install -d -m 0700 -o alice -g alice /home/alice/.cache
+  own_image /dev/vdc "/home/alice/.cache/tnk/images/$IMAGE_ID" alice
   python3 "$W/shift_ids.py" "/home/alice/.cache/tnk/images/$IMAGE_ID" alice
   echo "tnk-host: image hand-in for alice took $(took "$t") s"
-  umount /mnt/host-image
 fi
 
 # The repository with its build tree (a suite that needs `repo`), at the path it has on the build
