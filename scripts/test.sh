@@ -41,9 +41,9 @@ failures() {  # pytest's "FAILED file::test - why" / "ERROR ..." lines and ctest
 logs=$(mktemp -d)
 # Three trees, each with only what it is used for: build/ holds the binaries the end-to-end tests run
 # (tnk, tnk-agent and tnk-disk: the package's tree), build-asan/ the unit and integration tests and the
-# fuzz targets under ASan/UBSan (scripts/build-sanitized.sh), build-nolinux/ the stand-in for macOS. The end-to-end tests
-# spend most of their time waiting (on npm, on a booting guest), so each pass runs beside a build
-# (docs/architecture.md has the figures): its output is printed when it ends.
+# fuzz targets under ASan/UBSan (scripts/build-sanitized.sh), build-nolinux/ the stand-in for macOS. The
+# end-to-end tests spend much of their time waiting (on npm, on a booting guest), so each pass runs beside
+# a build (docs/architecture.md has the figures): its output is printed when it ends.
 step "build tnk, tnk-agent and tnk-disk as the Debian package ships them (Release, prefix /usr) into build/"
 # The end-to-end tests run what users install, and test_package.py packs this same tree
 # (TNK_PACKAGE_TREE below): one compile of the product instead of two (a -O1 tree for the tests and

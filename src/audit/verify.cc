@@ -152,7 +152,8 @@ Result<VerifyReport> walk_log(const std::filesystem::path& path, const RecordSin
 
 VerifyReport walk_bytes(std::string_view log, const RecordSink* sink) {
   LogWalk walk(sink);
-  for (size_t at = 0; at < log.size() && walk.feed(log.substr(at, kReadBytes)); at += kReadBytes) {
+  for (size_t at = 0; at < log.size(); at += kReadBytes) {
+    if (!walk.feed(log.substr(at, kReadBytes))) break;
   }
   return walk.finish();
 }

@@ -139,11 +139,10 @@ def image_drives(image_dir, scratch):
     under CI's load."""
     if not image_dir:
         return []
-    drives = []
+    disk, drives = image_disk(image_dir), []
     for user in ("root", "alice"):
         overlay = os.path.join(scratch, f"image-{user}.qcow2")
-        subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-b", image_disk(image_dir), "-F", "raw", overlay],
-                       check=True)
+        subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-b", disk, "-F", "raw", overlay], check=True)
         drives += ["-drive", f"file={overlay},format=qcow2,if=virtio"]
     return drives
 

@@ -42,9 +42,9 @@ fi
 # emulation, and this suite is about ns (TNK_BACKEND=ns). Each test runs once, as the one its markers
 # name, as scripts/test.sh splits them on the build machine: alice the files' tests (rootless_suite), as
 # scripts/e2e-as-user.sh does, and root only their needs_root ones (network namespaces for the test
-# host, a host setting, another user's project, tnk-disk). Both passes ran all of them once: root's
-# repeated alice's 28 for 400 to 1,000 s of the emulated CPU, which CI cannot spare (root's own
-# lifecycle and limits stay in ns-smoke.sh).
+# host, a host setting, another user's project, tnk-disk). Root's pass used to repeat alice's 28 tests,
+# 400 to 1,000 s of the emulated CPU that CI cannot spare (root's own lifecycle and limits stay in
+# ns-smoke.sh).
 # test_provision.py: the two phases of provisioning (the root phase is a root session, here in a systemd
 # scope); not pi's and not the mirror's, which need the internet.
 # test_ns_own_disk.py: tnk-disk's refusals and its mount of a disk on this stock kernel (root's pass); not
