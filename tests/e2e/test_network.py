@@ -114,15 +114,22 @@ network:
 """
 
 
+APT_INDEX_ONLY = ("-o", "Acquire::IndexTargets::deb::Packages::DefaultEnabled=false",  # only InRelease
+                  "-o", "Acquire::Languages=none")
+
+
 def test_allowlist_lets_listed_hosts_through_the_proxy_only(any_tnk, tmp_path, test_host):
     manifest(any_tnk, "allow", ALLOW)
     log = tmp_path / "audit.ndjson"
     box = Sandbox(any_tnk, any_tnk.project("allow"))
     start_with_hosts(box, {"listed.tnk-test.example": test_host, "unlisted.tnk-test.example": test_host,
                            "rebound.tnk-test.example": "127.0.0.1"}, "--profile", "allow", "--audit-log", str(log))
-    # apt reaches the image's mirror through the proxy (@debian).
-    update = box.exec("apt-get", "update", root=True, timeout=300, audit=log)
+    # apt reaches the image's mirror through the proxy (@debian): each suite's signed index (InRelease),
+    # checked against the image's keys. Not the package lists: under emulation (vm here, the test hosts)
+    # fetching and parsing them took most of this test (57 and 141 s in a CI run), which is about the network.
+    update = box.exec("apt-get", "update", *APT_INDEX_ONLY, root=True, timeout=300, audit=log)
     assert update.returncode == 0, update.stdout + update.stderr
+    assert "InRelease" in update.stdout and "Packages" not in update.stdout, update.stdout
     listed = box.exec(*CURL, "http://listed.tnk-test.example/", audit=log)
     assert listed.returncode == 0 and listed.stdout == "TEST-HOST-OK", listed.stderr
     # The same test host under a name that is not listed: a clear answer from the proxy.
