@@ -35,6 +35,15 @@ def give_root_files_to_owner(project: Path):
             pass
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keeps each phase's report on the test (item.rep_setup, rep_call, rep_teardown), for fixtures that act
+    on the outcome."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, "rep_" + report.when, report)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "needs_root: only root can run it (it makes users or network namespaces, "
                                        "chowns to other users, or writes host settings)")

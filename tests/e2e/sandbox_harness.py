@@ -94,12 +94,13 @@ def use_shared_cache(tnk):
     tnk.env["XDG_CACHE_HOME"] = str(SHARED_CACHE)
 
 
-def initialized_for(tnk, backend):
-    """`tnk` initialized for `backend`, with the shared image cache; every sandbox is stopped at the end."""
+def initialized_for(tnk, backend, *init_flags):
+    """`tnk` initialized for `backend`, with the shared image cache; every sandbox is stopped at the end.
+    `init_flags`: `--force` for a HOME that was initialized before (its specs refreshed)."""
     REQUIRE[backend]()
     use_shared_cache(tnk)
     tnk.backend = backend
-    assert tnk.run("init").returncode == 0
+    assert tnk.run("init", *init_flags).returncode == 0
     yield tnk
     tnk.run("shutdown", "--timeout", "5", timeout=120)
 

@@ -5,8 +5,10 @@ internet, plant a git hook) and one legitimate edit. Checked from the host: the 
 attack failed where the same probe on the host succeeds, the edit landed, and the audit log holds the
 session, the inference traffic and the refusals. The transcript is printed (pytest -s) and kept beside
 the audit log."""
+import hashlib
 import json
 import secrets
+import shutil
 import subprocess
 import time
 import urllib.error
@@ -14,9 +16,10 @@ import urllib.request
 
 import pytest
 
+from conftest import REPO, Tnk
 from net_harness import audit_records, debian_mirror_url, serve, wait_for_records
-from sandbox_harness import Sandbox, any_tnk  # noqa: F401 (fixtures)
-from scripted_model import MODEL, ScriptedModel
+from sandbox_harness import SHARED_CACHE, Sandbox, initialized_for
+from scripted_model import ScriptedModel
 
 
 def the_attacks(host_home, sibling, service_port, model_port):
@@ -54,9 +57,54 @@ def transcript(attacks, results):
 START_TIMEOUT = {"ns": 600, "vm": 1500}
 AGENT_TIMEOUT = {"ns": 600, "vm": 900}
 
+# So the vm's HOME is kept in the test cache, as a user's is kept, with its provisioned sandbox (issue 17:
+# "cache the provisioned sandbox across CI runs only if a clean run still passes"). The first run in it, and
+# any run after pi's profile or the sandbox image changed (the key), provisions from nothing; a later one
+# starts the kept sandbox, which tnk provisions again for the new endpoint (pi.root.sh finds node, npm
+# and pi in place). Only a run that passed leaves it for the next: one that failed or was killed starts
+# the next from nothing.
+KEPT_HOME = SHARED_CACHE / "tnk-kept" / "agent-vm"
+PROFILE_FILES = ("manifests/pi.yaml", "provision.d/pi.root.sh", "provision.d/pi.sh", "provision.d/lib/provision-lib.sh")
 
-def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(any_tnk, tmp_path):
-    tnk = any_tnk
+
+def kept_home_key(tnk):
+    """What the kept sandbox is made from: the current image, the base disk with the current tnk-agent
+    (a sandbox keeps the one it was made on, docs/vm-backend.md), and pi's profile."""
+    rows = json.loads(tnk.run("-o", "json", "image", "ls").stdout)
+    made_from = sorted(row["id"] for row in rows if row.get("current") and row["kind"] in ("image", "disk"))
+    digest = hashlib.sha256(" ".join(made_from).encode())
+    for name in PROFILE_FILES:
+        digest.update((REPO / "specs/sandbox.d" / name).read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture(params=["ns", "vm"])
+def agent_tnk(tmp_path, request):
+    """tnk for one backend: ns in a fresh HOME, vm in the kept one (KEPT_HOME) with a fresh project."""
+    if request.param == "ns":
+        (tmp_path / "home" / "code").mkdir(parents=True)
+        yield from initialized_for(Tnk(tmp_path / "home"), "ns")
+        return
+    tnk = Tnk(KEPT_HOME / "home")
+    tnk.env["XDG_CACHE_HOME"] = str(SHARED_CACHE)
+    (tnk.home / "code").mkdir(parents=True, exist_ok=True)
+    key = kept_home_key(tnk)
+    passed = KEPT_HOME / "passed"
+    if passed.is_file() and passed.read_text() == key:
+        passed.unlink()
+        for old in ("code/agentwork", "code/sibling", ".ssh", ".aws"):  # what the test makes anew
+            shutil.rmtree(tnk.home / old, ignore_errors=True)
+    else:
+        tnk.run("shutdown", "--timeout", "5", timeout=120)  # its sandbox may still run after a killed run
+        shutil.rmtree(KEPT_HOME)
+        (tnk.home / "code").mkdir(parents=True)
+    yield from initialized_for(tnk, "vm", "--force")
+    if request.node.rep_call.passed:
+        passed.write_text(key)
+
+
+def test_a_prompt_injected_agent_fails_every_attack_and_makes_its_edit(agent_tnk, tmp_path):
+    tnk = agent_tnk
     mark = secrets.token_hex(6)
     ssh_key, aws_key, sibling_secret = f"HOST-SSH-{mark}", f"HOST-AWS-{mark}", f"SIBLING-{mark}"
     env_secret, service_secret = f"HOST-ENV-{mark}", f"HOST-LOOPBACK-{mark}"
