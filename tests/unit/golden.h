@@ -1,6 +1,5 @@
 // Golden files for plan tests: the expected text lives in a file under tests/unit, and
 // TNK_UPDATE_GOLDEN=1 rewrites it from what the code produces now (review the diff before committing).
-// A test that includes this is listed in tests/CMakeLists.txt, which gives it TNK_UNIT_TESTS_DIR.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,15 +10,11 @@
 #include <sstream>
 #include <string>
 
-#ifndef TNK_UNIT_TESTS_DIR
-#error "list this test with the golden-file tests in tests/CMakeLists.txt"
-#endif
-
 namespace tnk::testing_support {
 
 // `name` is relative to tests/unit, e.g. "backend/vm/golden/kvm.txt".
 inline void expect_golden(const std::string& name, const std::string& actual) {
-  std::filesystem::path path = std::filesystem::path(TNK_UNIT_TESTS_DIR) / name;
+  std::filesystem::path path = std::filesystem::path(TNK_SOURCE_DIR) / "tests/unit" / name;
   const char* update = std::getenv("TNK_UPDATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
     std::ofstream out(path);

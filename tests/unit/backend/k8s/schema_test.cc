@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 using testing_support::OpenApiValidator;
 
-const std::string kDir = std::string(TNK_UNIT_TESTS_DIR) + "/backend/k8s/";
+const std::string kDir = std::string(TNK_SOURCE_DIR) + "/tests/unit/backend/k8s/";
 
 json crd_schema(const std::string& file) {
   json crd = testing_support::yaml_to_json(YAML::LoadFile(kDir + "crds/" + file));
