@@ -57,12 +57,12 @@ def transcript(attacks, results):
 START_TIMEOUT = {"ns": 600, "vm": 1500}
 AGENT_TIMEOUT = {"ns": 600, "vm": 900}
 
-# So the vm's HOME is kept in the test cache, as a user's is kept, with its provisioned sandbox (issue 17:
+# The vm case's HOME is kept in the test cache, as a user's is kept, with its provisioned sandbox (issue 17:
 # "cache the provisioned sandbox across CI runs only if a clean run still passes"). The first run in it, and
-# any run after pi's profile or the sandbox image changed (the key), provisions from nothing; a later one
-# starts the kept sandbox, which tnk provisions again for the new endpoint (pi.root.sh finds node, npm
-# and pi in place). Only a run that passed leaves it for the next: one that failed or was killed starts
-# the next from nothing.
+# any run after the image, the base disk's tnk-agent or pi's profile changed (the key), provisions from
+# nothing; a later one starts the kept sandbox, which tnk provisions again for the new endpoint (pi.root.sh
+# finds node, npm and pi in place). Only a run that passed leaves it for the next: after one that failed or
+# was killed, the next starts from nothing.
 KEPT_HOME = SHARED_CACHE / "tnk-kept" / "agent-vm"
 PROFILE_FILES = ("manifests/pi.yaml", "provision.d/pi.root.sh", "provision.d/pi.sh", "provision.d/lib/provision-lib.sh")
 
@@ -99,7 +99,7 @@ def agent_tnk(tmp_path, request):
         shutil.rmtree(KEPT_HOME)
         (tnk.home / "code").mkdir(parents=True)
     yield from initialized_for(tnk, "vm", "--force")
-    if request.node.rep_call.passed:
+    if getattr(request.node, "rep_call", None) and request.node.rep_call.passed:  # none when setup failed
         passed.write_text(key)
 
 
