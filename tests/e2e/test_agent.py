@@ -79,26 +79,25 @@ def kept_home_key(tnk):
 
 
 @pytest.fixture(params=["ns", "vm"])
-def agent_tnk(tmp_path, request):
-    """tnk for one backend: ns in a fresh HOME, vm in the kept one (KEPT_HOME) with a fresh project."""
+def agent_tnk(tnk, request):
+    """tnk for one backend: ns in the usual fresh HOME, vm in the kept one (KEPT_HOME) with a fresh project."""
     if request.param == "ns":
-        (tmp_path / "home" / "code").mkdir(parents=True)
-        yield from initialized_for(Tnk(tmp_path / "home"), "ns")
+        yield from initialized_for(tnk, "ns")
         return
-    tnk = Tnk(KEPT_HOME / "home")
-    tnk.env["XDG_CACHE_HOME"] = str(SHARED_CACHE)
-    (tnk.home / "code").mkdir(parents=True, exist_ok=True)
-    key = kept_home_key(tnk)
+    kept = Tnk(KEPT_HOME / "home")
+    kept.env["XDG_CACHE_HOME"] = str(SHARED_CACHE)
+    (kept.home / "code").mkdir(parents=True, exist_ok=True)
+    key = kept_home_key(kept)
     passed = KEPT_HOME / "passed"
     if passed.is_file() and passed.read_text() == key:
         passed.unlink()
         for old in ("code/agentwork", "code/sibling", ".ssh", ".aws"):  # what the test makes anew
-            shutil.rmtree(tnk.home / old, ignore_errors=True)
+            shutil.rmtree(kept.home / old, ignore_errors=True)
     else:
-        tnk.run("shutdown", "--timeout", "5", timeout=120)  # its sandbox may still run after a killed run
+        kept.run("shutdown", "--timeout", "5", timeout=120)  # its sandbox may still run after a killed run
         shutil.rmtree(KEPT_HOME)
-        (tnk.home / "code").mkdir(parents=True)
-    yield from initialized_for(tnk, "vm", "--force")
+        (kept.home / "code").mkdir(parents=True)
+    yield from initialized_for(kept, "vm", "--force")
     if getattr(request.node, "rep_call", None) and request.node.rep_call.passed:  # none when setup failed
         passed.write_text(key)
 
