@@ -31,9 +31,12 @@ packages=(
   # fuzzing (scripts/fuzz.sh: clang's libFuzzer with ASan/UBSan)
   clang libclang-rt-14-dev
 )
-if [ "${1:-}" = --list ]; then printf '%s\n' "${packages[@]}" npm; exit 0; fi
+if [ "${1:-}" = --list ]; then printf '%s\n' "${packages[@]}" npm kubernetes-client; exit 0; fi
 # npm resolves `@npm` in provision.allow; a Node.js install that already ships it is kept.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
+# kubectl: the k8s backend reaches a cluster through it (and its tests the stand-in API server); one that
+# another package installed (a cloud SDK's) is kept, as Debian's would conflict with it.
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do

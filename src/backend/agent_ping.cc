@@ -11,7 +11,7 @@ namespace tnk::backend {
 
 Result<AgentPings> agent_pings(Context& ctx, const sandbox::ResolveOptions& options, int count) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, options));
-  TNK_ASSIGN_OR_RETURN(auto opened, open_backend(r.backend));
+  TNK_ASSIGN_OR_RETURN(auto opened, open_backend(ctx, r.backend));
   if (r.state != state::SandboxState::kRunning || !opened->capabilities().agent_ping) {
     return usage_error("sandbox " + r.id + " is not a running vm sandbox", "start it: tnk sandbox start --backend vm");
   }

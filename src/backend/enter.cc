@@ -61,7 +61,7 @@ Result<int> enter(Context& ctx, const EnterRequest& request) {
   sandbox::ResolveOptions options = request.resolve;
   options.keep_started_endpoint = !request.start_verb;
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, options, request.start_verb));
-  TNK_ASSIGN_OR_RETURN(auto backend, open_backend(r.backend));
+  TNK_ASSIGN_OR_RETURN(auto backend, open_backend(ctx, r.backend));
   TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, request.audit_log, r.id, r.project.dir));
   mark_phase("audit log");
   Status ready = start_and_provision(ctx, request, *backend, r, audit);
@@ -95,7 +95,7 @@ Status start_again(Context& ctx, const std::string& audit_log, bool review, cons
 
 Result<sandbox::StartPlan> start_plan(Context& ctx, const sandbox::ResolveOptions& options) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, resolve_to_run(ctx, options, true));
-  TNK_ASSIGN_OR_RETURN(auto backend, open_planner(r.backend));
+  TNK_ASSIGN_OR_RETURN(auto backend, open_backend(ctx, r.backend));
   return backend->start_plan(ctx, r);
 }
 

@@ -16,7 +16,7 @@ constexpr std::chrono::seconds kNetworkOpTimeout{5};
 
 Result<Forwards> forward(Context& ctx, const sandbox::ResolveOptions& options, const ForwardChanges& changes) {
   TNK_ASSIGN_OR_RETURN(sandbox::Resolved r, backend::resolve(ctx, options));
-  TNK_ASSIGN_OR_RETURN(auto opened, open_backend(r.backend));
+  TNK_ASSIGN_OR_RETURN(auto opened, open_backend(ctx, r.backend));
   if (!opened->capabilities().port_forwards) {
     return usage_error(std::string("tnk sandbox forward does not run on the ") + to_string(r.backend) + " backend",
                        "list the port under `ports:` in the profile's manifest; Lima forwards it at start");

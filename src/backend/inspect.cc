@@ -15,7 +15,7 @@ Result<Inspection> inspect(Context& ctx, const sandbox::ResolveOptions& options)
   TNK_ASSIGN_OR_RETURN(seen.resolved, backend::resolve(ctx, options));
   const sandbox::Resolved& r = seen.resolved;
   // Inspecting only reads: a backend this build lacks is a note, not an error.
-  auto opened = open_backend(r.backend);
+  auto opened = open_backend(ctx, r.backend);
   if (!opened) {
     seen.resolved.notes.push_back(opened.error().message);
     return seen;

@@ -26,7 +26,7 @@ Result<std::vector<SandboxRow>> list_sandboxes(Context& ctx) {
     if (!*record) continue;  // a directory without a record: a create that never finished
     const auto& rec = **record;
     auto it = backends.find(rec.backend);
-    if (it == backends.end()) it = backends.emplace(rec.backend, open_backend(rec.backend)).first;
+    if (it == backends.end()) it = backends.emplace(rec.backend, open_backend(ctx, rec.backend)).first;
     // A backend this build lacks: the registry's own message says so.
     sandbox::Observed seen{state::SandboxState::kAbsent,
                            it->second ? std::nullopt : std::optional(it->second.error().message)};

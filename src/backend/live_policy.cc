@@ -33,7 +33,7 @@ Result<sandbox::Resolved> policy_target(Context& ctx, sandbox::ResolveOptions op
   if (!r.record) {
     return not_found("sandbox " + r.id + " does not exist", "start it once with tnk sandbox start, then add rules");
   }
-  TNK_ASSIGN_OR_RETURN(auto opened, open_backend(r.backend));
+  TNK_ASSIGN_OR_RETURN(auto opened, open_backend(ctx, r.backend));
   if (!opened->capabilities().running_network) {
     return usage_error(std::string("the ") + to_string(r.backend) + " backend has no network policy tnk changes",
                        "list the host under network.allow in the profile's manifest");

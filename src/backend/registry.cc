@@ -10,7 +10,7 @@
 
 namespace tnk::backend {
 
-Result<std::unique_ptr<sandbox::Backend>> open_backend(BackendKind kind) {
+Result<std::unique_ptr<sandbox::Backend>> open_backend(Context& ctx, BackendKind kind) {
   switch (kind) {
     case BackendKind::kLima: return lima::make_lima_backend();
     case BackendKind::kNs:
@@ -22,22 +22,20 @@ Result<std::unique_ptr<sandbox::Backend>> open_backend(BackendKind kind) {
                         " backend is not part of this build of tnk (built with TNK_LINUX_BACKENDS=OFF)",
                     "use --backend lima (see `tnk doctor`), or build tnk on Linux with the default options");
 #endif
-    case BackendKind::kK8s: return failed(k8s::kNoRunner, k8s::kNoRunnerHint);
+    case BackendKind::kK8s: {
+      TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+      return k8s::make_k8s_backend(*config, ctx.paths.home);
+    }
     case BackendKind::kAuto: break;
   }
   return failed("the backend 'auto' must be resolved to a backend before it is opened");
-}
-
-Result<std::unique_ptr<sandbox::Backend>> open_planner(BackendKind kind) {
-  if (kind == BackendKind::kK8s) return k8s::make_k8s_backend();
-  return open_backend(kind);
 }
 
 namespace {
 
 // Whether the sandbox runs, as its backend sees it; notes when that cannot be told.
 void observe_state(Context& ctx, sandbox::Resolved& r) {
-  auto backend = open_backend(r.record->backend);
+  auto backend = open_backend(ctx, r.record->backend);
   if (!backend) {
     r.notes.push_back("cannot tell whether " + r.id + " runs: " + backend.error().message);
     return;

@@ -13,11 +13,9 @@
 
 namespace tnk::backend {
 
-// The backend of `kind` (not kAuto: resolve it first). A clear error when this build lacks it, and for
-// k8s, which plans but cannot run a sandbox yet.
-Result<std::unique_ptr<sandbox::Backend>> open_backend(BackendKind kind);
-// The backend whose plan `tnk sandbox start -n` shows: open_backend's, and k8s's too.
-Result<std::unique_ptr<sandbox::Backend>> open_planner(BackendKind kind);
+// The backend of `kind` (not kAuto: resolve it first). A clear error when this build lacks it. k8s reads
+// its cluster from the configuration.
+Result<std::unique_ptr<sandbox::Backend>> open_backend(Context& ctx, BackendKind kind);
 
 // sandbox::resolve, then whether the sandbox runs, asked of its backend (a note says so when the
 // backend could not tell).

@@ -17,7 +17,7 @@ namespace {
 BackendKind kind_of(const Target& t) { return t.record ? t.record->backend : BackendKind::kNs; }
 
 bool is_running(Context& ctx, const Target& t) {
-  auto backend = open_backend(kind_of(t));
+  auto backend = open_backend(ctx, kind_of(t));
   if (!backend) return false;
   sandbox::Observed seen = (*backend)->observe(ctx.paths, t.id);
   if (seen.problem) ctx.log.warn(*seen.problem);
@@ -39,11 +39,6 @@ std::vector<const Target*> running_targets(Context& ctx, const std::vector<Targe
   }
   if (targets.empty()) ctx.log.info("no sandbox to stop");
   return running;
-}
-
-Status stop_one(const Paths& paths, const Target& t, std::chrono::seconds grace, Log& log) {
-  TNK_ASSIGN_OR_RETURN(auto backend, open_backend(kind_of(t)));
-  return backend->stop(paths, t.id, grace, log);
 }
 
 // After a stop: the message, and sandbox_stop in the audit log when `audit = true` (an error when it
@@ -79,11 +74,22 @@ Status stop_targets(Context& ctx, const std::vector<Target>& targets, bool dry_r
                     const std::string& reason) {
   auto running = running_targets(ctx, targets, dry_run, grace);
   std::vector<Status> results(running.size(), ok_status());
+  // Opened here, not in the threads: opening one may read the configuration, which is loaded once.
+  std::vector<std::unique_ptr<sandbox::Backend>> backends(running.size());
+  for (size_t i = 0; i < running.size(); ++i) {
+    auto opened = open_backend(ctx, kind_of(*running[i]));
+    if (opened) {
+      backends[i] = std::move(*opened);
+    } else {
+      results[i] = opened.error();
+    }
+  }
   std::vector<std::thread> threads;
   for (size_t i = 0; i < running.size(); ++i) {
-    threads.emplace_back([&ctx, &results, i, target = running[i], grace] {
+    if (!backends[i]) continue;
+    threads.emplace_back([&ctx, &results, &backends, i, target = running[i], grace] {
       Log log(ctx.log.stream(), ctx.log.verbosity());
-      results[i] = stop_one(ctx.paths, *target, grace, log);
+      results[i] = backends[i]->stop(ctx.paths, target->id, grace, log);
     });
   }
   for (auto& thread : threads) thread.join();
@@ -118,7 +124,7 @@ Status delete_target(Context& ctx, const Target& t, std::chrono::seconds grace) 
   // Opened first: a log that cannot be opened stops the delete before anything is removed.
   TNK_ASSIGN_OR_RETURN(auto audit, sandbox::open_audit(ctx, "", t.id));
   if (t.record) {
-    TNK_ASSIGN_OR_RETURN(auto backend, open_backend(t.record->backend));
+    TNK_ASSIGN_OR_RETURN(auto backend, open_backend(ctx, t.record->backend));
     TNK_RETURN_IF_ERROR(backend->remove_outside_state(t.id, ctx.log));
   }
   TNK_RETURN_IF_ERROR(store.remove(t.id));

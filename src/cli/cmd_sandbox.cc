@@ -119,8 +119,9 @@ sandbox::ResolveOptions SandboxFlags::resolve_options() const {
 void add_sandbox_flags(CLI::App& command, SandboxFlags& flags, bool with_backend) {
   command.add_option("--profile", flags.profile, "Profile to use (default: default_provision_profile in tnk.toml)");
   if (with_backend) {
-    command.add_option("--backend", flags.backend,
-                       "Backend: auto, vm, ns, lima or k8s (k8s: --dry-run only; default: default_backend)");
+    command.add_option(
+        "--backend", flags.backend,
+        "Backend: auto, vm, ns, lima or k8s (k8s: a cluster, no sessions yet; default: default_backend)");
   }
   command
       .add_option_function<std::string>(

@@ -76,8 +76,8 @@ struct Config {
   Setting<uint64_t> inference_answer_limit{kGiB};                 // bytes of an answer it passes, then cuts
   Setting<std::map<std::string, std::string>> inference_aliases;  // [inference.aliases] name = "served model"
 
-  // [k8s]: the cluster the k8s backend plans for (docs/k8s-backend.md). Only a runner would use the first
-  // two; the plan reads the rest.
+  // [k8s]: the cluster of the k8s backend (docs/k8s-backend.md). The runner reaches it with the first two
+  // (through kubectl); the plan reads the rest.
   Setting<std::optional<std::string>> k8s_context;         // a context of the kubeconfig
   Setting<std::optional<std::string>> k8s_kubeconfig;      // raw text as written
   Setting<std::string> k8s_namespace{"default"};           // where every object goes
@@ -85,6 +85,7 @@ struct Config {
   Setting<std::optional<std::string>> k8s_storage_class;   // of the home and working-copy claims
   Setting<std::optional<std::string>> k8s_image_registry;  // where the per-fingerprint images live
   Setting<unsigned> k8s_warm_pool{0};                      // SandboxWarmPool replicas per template; 0: none
+  Setting<bool> k8s_allow_runc{false};                     // run the agent in a plain container anyway
 };
 
 // The configuration with no file and no environment: the defaults, with the paths filled in.

@@ -264,7 +264,7 @@ server at a time per sandbox; model names agents ask for, and the served model e
                      &Config::inference_aliases, Aliases{}));
 }
 
-// [k8s]: the k8s backend's cluster (docs/k8s-backend.md). Not in the template while the backend only plans.
+// [k8s]: the k8s backend's cluster (docs/k8s-backend.md). Not in the template: few users have a cluster.
 void add_k8s_keys(std::vector<Key>& keys) {
   keys.push_back(row({.name = "k8s.context", .expect = "a non-empty string (a context of the kubeconfig)"},
                      &Config::k8s_context, Text{parse_model_name}));
@@ -281,6 +281,8 @@ void add_k8s_keys(std::vector<Key>& keys) {
       &Config::k8s_image_registry, Text{parse_image_registry}));
   keys.push_back(row({.name = "k8s.warm_pool", .expect = "an integer from 0 to 100 (warm sandboxes per profile)"},
                      &Config::k8s_warm_pool, Integer<unsigned>{0, 100}));
+  keys.push_back(row({.name = "k8s.allow_runc", .expect = "true or false (run the agent in a plain container)"},
+                     &Config::k8s_allow_runc, Flag{}));
 }
 
 }  // namespace

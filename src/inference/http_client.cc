@@ -157,4 +157,11 @@ Result<HttpResponse> http_get(const std::string& url, std::chrono::milliseconds 
   return receive(fd.get(), call);
 }
 
+Result<HttpResponse> http_exchange(int fd, const std::string& request, const std::string& what,
+                                   std::chrono::milliseconds timeout) {
+  Call call{what, timeout, Clock::now() + timeout};
+  TNK_RETURN_IF_ERROR(send_all(fd, request, call));
+  return receive(fd, call);
+}
+
 }  // namespace tnk::inference

@@ -21,6 +21,12 @@ namespace tnk::inference {
 Result<HttpResponse> http_get(const std::string& url, std::chrono::milliseconds timeout,
                               const std::string& bearer = "");
 
+// http_get's second half, for a caller that connects its own way (the k8s backend, over a unix socket):
+// sends `request` (a whole HTTP/1.1 request with `Connection: close`) on the connected socket `fd` and reads
+// the answer, within `timeout`. `what` names the request in errors; the errors are http_get's.
+Result<HttpResponse> http_exchange(int fd, const std::string& request, const std::string& what,
+                                   std::chrono::milliseconds timeout);
+
 // True when `error` from http_get means a server answered (badly): it is reachable.
 bool is_bad_answer(const Error& error);
 

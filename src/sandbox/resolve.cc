@@ -267,4 +267,16 @@ nlohmann::json to_json(const Resolved& r) {
   };
 }
 
+state::SandboxRecord new_record(const Resolved& r, std::string image_id) {
+  state::SandboxRecord record;
+  record.id = r.id;
+  record.backend = r.backend;
+  record.project_dir = r.project.dir;
+  record.profile = r.profile;
+  record.mount_point = r.manifest.workspace_mount;
+  record.image_id = std::move(image_id);
+  record.created_at = std::time(nullptr);
+  return record;
+}
+
 }  // namespace tnk::sandbox

@@ -83,4 +83,8 @@ inline constexpr const char* kTokenShown = "<token>";
 
 nlohmann::json to_json(const Resolved& resolved);
 
+// The record a first start writes for the resolved sandbox, made from the image `image_id` (each backend's
+// own name for it: an image id, a Lima template, a cluster's image reference).
+state::SandboxRecord new_record(const Resolved& resolved, std::string image_id);
+
 }  // namespace tnk::sandbox

@@ -14,7 +14,7 @@ SETTING_KEYS = {
     "context_window", "default_network", "allow_unlimited", "sandbox.cpus", "sandbox.memory", "sandbox.disk", "audit", "audit_dir",
     "inference.api_key_env", "inference.api_key_file", "inference.concurrency", "inference.request_limit",
     "inference.answer_limit", "inference.aliases", "k8s.context", "k8s.kubeconfig", "k8s.namespace",
-    "k8s.runtime_class", "k8s.storage_class", "k8s.image_registry", "k8s.warm_pool",
+    "k8s.runtime_class", "k8s.storage_class", "k8s.image_registry", "k8s.warm_pool", "k8s.allow_runc",
 }
 
 

@@ -1,11 +1,12 @@
-// The k8s backend behind sandbox::Backend. It plans and does not run yet: `tnk sandbox start --backend k8s
-// --dry-run` prints the objects (plan.h); every verb that would touch a cluster fails with one message
-// (kNoRunner) and exit 1, rather than pretend.
+// The k8s backend behind sandbox::Backend: `tnk sandbox start --backend k8s --dry-run` prints the objects
+// (plan.h); start, stop, delete and the state come from the cluster (runner.h). Sessions, provisioning and
+// the upload of the working copy are not built yet: they fail with one message (kNoSessions) and exit 1.
 #pragma once
 
 #include <memory>
 
 #include "backend/k8s/plan.h"
+#include "backend/k8s/runner.h"
 #include "context/context.h"
 #include "core/result.h"
 #include "sandbox/backend.h"
@@ -13,17 +14,18 @@
 
 namespace tnk::k8s {
 
-inline constexpr const char* kNoRunner =
-    "the k8s backend only plans so far: tnk cannot create, run or stop sandboxes on a cluster yet";
-inline constexpr const char* kNoRunnerHint =
-    "`tnk sandbox start --backend k8s --dry-run -o yaml` prints the objects, for `kubectl apply -f -` "
-    "(docs/k8s-backend.md)";
+inline constexpr const char* kNoSessions =
+    "sessions on the k8s backend are not built yet: tnk can create, stop and delete a sandbox on a cluster, "
+    "but not run a command in it";
+inline constexpr const char* kNoSessionsHint =
+    "docs/k8s-backend.md says what the runner does so far; use --backend ns or vm to run commands";
 
 // The plan's inputs from the resolved sandbox, tnk.toml and the profile's fingerprint (which reads the
 // profile's files): the impure half of the dry run.
 Result<SandboxSpec> sandbox_spec(Context& ctx, const sandbox::Resolved& resolved);
 ClusterSettings cluster_settings(const Config& config);
+Cluster cluster_of(const Config& config, const std::filesystem::path& home);
 
-std::unique_ptr<sandbox::Backend> make_k8s_backend();
+std::unique_ptr<sandbox::Backend> make_k8s_backend(const Config& config, const std::filesystem::path& home);
 
 }  // namespace tnk::k8s

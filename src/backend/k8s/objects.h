@@ -20,6 +20,7 @@ struct Names {
   std::string agent_policy;
 };
 Names names_of(const SandboxSpec& sandbox);
+Names names_of(const std::string& id);  // all but `templ`, which needs the profile and its fingerprint
 
 // Labels: the template's (profile, fingerprint) on everything; the sandbox's and a role on its own.
 nlohmann::json template_labels(const SandboxSpec& sandbox, const Names& names);

@@ -24,13 +24,18 @@ bool loopback_url(const std::string& url) {
 
 }  // namespace
 
-Names names_of(const SandboxSpec& sandbox) {
+Names names_of(const std::string& id) {
   Names names;
-  names.sandbox = object_name(sandbox.id);
-  names.templ = template_name(sandbox.profile, sandbox.fingerprint);
+  names.sandbox = object_name(id);
   names.supervisor = names.sandbox + "-supervisor";
   names.keys = names.sandbox + "-keys";
   names.agent_policy = names.sandbox + "-agent";
+  return names;
+}
+
+Names names_of(const SandboxSpec& sandbox) {
+  Names names = names_of(sandbox.id);
+  names.templ = template_name(sandbox.profile, sandbox.fingerprint);
   return names;
 }
 
@@ -102,7 +107,7 @@ std::vector<std::string> plan_notes(const SandboxSpec& sandbox, const ClusterSet
   if (cluster.warm_pool > 0) {
     notes.push_back(
         "the warm pool's pods are held by the template's deny-all NetworkPolicy and get no supervisor "
-        "until claimed; claiming them is a runner's job, which tnk does not have yet");
+        "until claimed; claiming them is a runner's job, which tnk's does not do yet");
   }
   return notes;
 }

@@ -41,18 +41,6 @@ Result<state::SandboxState> instance_state(lima::Limactl& limactl, const std::st
   return lima::sandbox_state(lima::find_instance(instances, id));
 }
 
-state::SandboxRecord new_record(const sandbox::Resolved& r, const lima::InstanceSpec& spec) {
-  state::SandboxRecord record;
-  record.id = r.id;
-  record.backend = BackendKind::kLima;
-  record.project_dir = r.project.dir;
-  record.profile = r.profile;
-  record.mount_point = spec.mount_point;
-  record.image_id = spec.image ? spec.image->location : lima::kBaseTemplate;
-  record.created_at = std::time(nullptr);
-  return record;
-}
-
 // Writes the YAML and runs `limactl create`. On failure nothing of it is left.
 Status create_instance(Context& ctx, lima::Limactl& limactl, const sandbox::Resolved& r, const state::Store& store) {
   TNK_ASSIGN_OR_RETURN(auto spec, lima_instance_spec(ctx, r));
@@ -165,7 +153,8 @@ Result<sandbox::StartOutcome> ensure_running_lima(Context& ctx, const sandbox::R
     return booted.error();
   }
   TNK_ASSIGN_OR_RETURN(auto spec, lima_instance_spec(ctx, target));
-  outcome.record = existing ? *existing : new_record(r, spec);
+  outcome.record =
+      existing ? *existing : sandbox::new_record(r, spec.image ? spec.image->location : lima::kBaseTemplate);
   outcome.created = !existing;
   outcome.record.started_at = std::time(nullptr);
   TNK_RETURN_IF_ERROR(store.save(outcome.record));

@@ -71,18 +71,6 @@ Result<image::ImageInfo> image_of(Context& ctx, const state::SandboxRecord& reco
   return found;
 }
 
-state::SandboxRecord new_record(const Resolved& r, const std::string& image_id) {
-  state::SandboxRecord record;
-  record.id = r.id;
-  record.backend = r.backend;
-  record.project_dir = r.project.dir;
-  record.profile = r.profile;
-  record.mount_point = r.manifest.workspace_mount;
-  record.image_id = image_id;
-  record.created_at = std::time(nullptr);
-  return record;
-}
-
 // What the inference gateway adds: tnk.toml's [inference] and the profile's token variables. The key is
 // read here, when the sandbox starts, and goes nowhere but onto the supervisor's config pipe.
 Result<supervisor::InferenceGateway> inference_gateway(Context& ctx, const Resolved& r) {
@@ -298,7 +286,7 @@ Result<StartOutcome> start_supervisor(Context& ctx, const Resolved& r, state::St
   if (in.existing) {
     outcome.record = *in.existing;
   } else {
-    outcome.record = new_record(r, image.id);
+    outcome.record = sandbox::new_record(r, image.id);
     outcome.created = true;
     TNK_RETURN_IF_ERROR(store.save(outcome.record));
   }

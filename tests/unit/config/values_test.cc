@@ -101,7 +101,7 @@ TEST_F(ConfigTest, ShowTextOneLinePerKeyWithSource) {
   EXPECT_NE(text.find("\nsandbox.memory            2GiB            (default)\n"), std::string::npos);
   EXPECT_NE(text.find("\naudit                     false           (default)\n"), std::string::npos);
   EXPECT_NE(text.find("\nallow_unlimited           false           (default)\n"), std::string::npos);
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 31);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 32);
 }
 
 TEST_F(ConfigTest, ShowTextMarksAMissingFile) {
