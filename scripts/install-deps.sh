@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   # build
-  build-essential cmake ninja-build pkg-config git clang-format
+  build-essential cmake ninja-build pkg-config git clang-format ccache
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libyaml-cpp-dev libseccomp-dev
   libgtest-dev libgmock-dev
   # the route gateway's TLS to its upstreams

@@ -104,9 +104,8 @@ step "build without the Linux backends (TNK_LINUX_BACKENDS=OFF: the stand-in for
 # -O0 without debug info: this step proves the configuration builds and its tests pass, quickly. With
 # clang, the compiler macOS has (Apple's): GCC took 520 s of CPU for this tree, clang 244 s.
 grep -qs '^CMAKE_CXX_COMPILER:.*clang' build-nolinux/CMakeCache.txt || rm -rf build-nolinux  # a GCC tree before
-if cmake -S . -B build-nolinux -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DTNK_WERROR=ON -DTNK_LINUX_BACKENDS=OFF \
-     -DTNK_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 >"$logs/nolinux.log" 2>&1 &&
-   cmake --build build-nolinux -j "${TNK_BUILD_JOBS:-2}" >>"$logs/nolinux.log" 2>&1 &&
+if bash scripts/build.sh build-nolinux -DCMAKE_CXX_COMPILER=clang++ -DTNK_LINUX_BACKENDS=OFF -DTNK_BUILD_TESTS=ON \
+     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 >"$logs/nolinux.log" 2>&1 &&
    (cd build-nolinux && ctest --output-on-failure -j2) >>"$logs/nolinux.log" 2>&1; then
   grep -E 'tests passed|tests failed' "$logs/nolinux.log" | tail -1
   passed=$((passed + 1))
