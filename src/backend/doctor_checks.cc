@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "backend/k8s/doctor_check.h"
+#include "backend/k8s/k8s_backend.h"
 #include "backend/lima/doctor_check.h"
 #include "core/strings.h"
 #include "host/linux_backends.h"
@@ -156,6 +158,16 @@ void add_doctor_checks(doctor::Registry& registry, const host::HostFacts& facts,
 #endif
   registry.add({"image", "sandbox image", false, [paths]() -> Outcome { return image_outcome(paths); }});
   lima::add_doctor_check(registry, facts);
+}
+
+Status add_cluster_checks(Context& ctx, doctor::Registry& registry, const std::string& backend) {
+  if (backend != "k8s") {
+    return usage_error("doctor --backend " + backend + ": only k8s has checks of its own (its cluster's)",
+                       "`tnk doctor` checks this host for every other backend");
+  }
+  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
+  k8s::add_k8s_doctor_checks(registry, k8s::cluster_of(*config, ctx.paths.home));
+  return ok_status();
 }
 
 }  // namespace tnk::backend

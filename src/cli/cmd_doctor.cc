@@ -1,5 +1,6 @@
 // tnk doctor: checks with a fix line each; exit 1 when a required one fails.
 #include <filesystem>
+#include <memory>
 
 #include "backend/doctor_checks.h"
 #include "cli/command.h"
@@ -125,14 +126,19 @@ void add_doctor_command(CLI::App& root, CommandTable& table) {
   auto* cmd = root.add_subcommand("doctor", "Check that tnk can work here, with a fix for each problem");
   describe(*cmd,
            "Check the configuration, workspace root, specs, inference endpoint and what each backend needs on "
-           "this host. Exit 1 when a required check fails.",
+           "this host. Exit 1 when a required check fails. With --backend k8s, the cluster too.",
            "tnk doctor -o json");
-  table.add(cmd, [](Context& ctx) -> Result<int> {
+  auto backend = std::make_shared<std::string>();
+  cmd->add_option("--backend", *backend,
+                  "k8s: also check the cluster of [k8s] in tnk.toml (kubectl reaches it, agent-sandbox is installed, "
+                  "the runtime class, and that NetworkPolicy egress holds: two probe pods, deleted again)");
+  table.add(cmd, [backend](Context& ctx) -> Result<int> {
     doctor::Registry registry;
     add_core_checks(ctx, registry);
     add_endpoint_checks(ctx, registry);
     backend::add_doctor_checks(registry, host::gather_host_facts(ctx.env), ctx.paths);
     add_proxy_checks(ctx, registry);
+    if (!backend->empty()) TNK_RETURN_IF_ERROR(backend::add_cluster_checks(ctx, registry, *backend));
     auto results = doctor::run_checks(registry);
     ctx.out.document(doctor::to_json(results),
                      [&](std::ostream& os) { os << doctor::render_text(results, ctx.out.color()); });

@@ -11,12 +11,20 @@ Every request is recorded (method, path, body, answer).
 
 What the cluster's controllers would do is done at once, after each write: agent-sandbox's controller
 makes the claims (`<claim>-<sandbox>`) and the agent's pod (named as the Sandbox) of a Running Sandbox and
-sets its Ready condition; a Suspended one loses its pod and gets Ready False; every pod runs at once.
-Nothing runs: there is no kubelet, no container and no network here. docs/k8s-backend.md says so."""
+sets its Ready condition; a Suspended one loses its pod and gets Ready False; a pod that restarts runs at
+once, and runs nothing.
+
+A pod that runs once (`restartPolicy: Never`: tnk doctor's egress probe) is run for real, as a kubelet
+would: its container's command on this machine, with the Service variables every pod gets pointing at this
+server. With `enforce_network_policy`, a pod that a NetworkPolicy without egress rules selects runs in a
+network namespace of its own (`unshare -rn`), where it reaches nothing, as under a network plugin that
+enforces NetworkPolicy; without it, it reaches what this machine reaches, as under one that does not.
+docs/k8s-backend.md says what this stands in for."""
 import copy
 import functools
 import json
 import re
+import subprocess
 import threading
 import uuid
 from datetime import datetime, timezone
@@ -39,6 +47,9 @@ KINDS = {("api/v1", "secrets"): "Secret", ("api/v1", "services"): "Service", ("a
          ("apis/extensions.agents.x-k8s.io/v1beta1", "sandboxtemplates"): "SandboxTemplate",
          ("apis/extensions.agents.x-k8s.io/v1beta1", "sandboxwarmpools"): "SandboxWarmPool"}
 PATH = re.compile(r"^/(api/v1|apis/[a-z0-9.-]+/v[0-9a-z]+)/namespaces/([a-z0-9-]+)/([a-z]+)(?:/([a-z0-9.-]+))?$")
+DISCOVERY = {"/apis/agents.x-k8s.io/v1beta1": [("sandboxes", "Sandbox")],
+             "/apis/extensions.agents.x-k8s.io/v1beta1": [("sandboxtemplates", "SandboxTemplate"),
+                                                          ("sandboxwarmpools", "SandboxWarmPool")]}
 RUNTIME_CLASS = re.compile(r"^/apis/node\.k8s\.io/v1/runtimeclasses/([a-z0-9.-]+)$")
 
 
@@ -150,6 +161,9 @@ class Cluster:
         self.runtime_classes = {"gvisor": "runsc", "kata": "kata", "runc": "runc"}
         self.requests = []
         self.refuse = {}  # kind -> (code, message): creating one fails, as a quota or an admission webhook would
+        self.agent_sandbox_installed = True  # whether the API serves agent-sandbox's groups (discovery)
+        self.enforce_network_policy = True
+        self.address = ("127.0.0.1", 0)  # this server's, for the pods' Service variables
         self.lock = threading.Lock()
 
     def handle(self, method, path, body):
@@ -159,6 +173,13 @@ class Cluster:
             return code, answer
 
     def _handle(self, method, path, body):
+        if method == "GET" and path == "/version":
+            return 200, {"major": "1", "minor": "30", "gitVersion": "v1.30.0-standin"}
+        if method == "GET" and path in DISCOVERY:
+            if not self.agent_sandbox_installed:
+                return status(404, "NotFound", "the server could not find the requested resource")
+            return 200, {"kind": "APIResourceList", "groupVersion": path[len("/apis/"):],
+                         "resources": [{"name": n, "namespaced": True, "kind": k} for n, k in DISCOVERY[path]]}
         found = RUNTIME_CLASS.match(path)
         if found and method == "GET":
             name = found.group(1)
@@ -217,9 +238,42 @@ class Cluster:
         stored["metadata"].update(uid=str(uuid.uuid4()), creationTimestamp=now(), resourceVersion="1")
         if kind == "Pod":
             stored["status"] = {"phase": "Running"}
+            if obj["spec"].get("restartPolicy") == "Never":
+                stored["status"] = {"phase": "Pending"}
+                threading.Thread(target=self._run_once, args=(key, stored), daemon=True).start()
         self.objects[key] = stored
         self._reconcile()
         return 201, stored
+
+    def _confined(self, pod):
+        """Whether a NetworkPolicy in the pod's namespace selects it and lets no egress through."""
+        labels = pod["metadata"].get("labels", {})
+        for obj in self.objects.values():
+            if obj["kind"] != "NetworkPolicy" or obj["metadata"]["namespace"] != pod["metadata"]["namespace"]:
+                continue
+            wanted = obj["spec"]["podSelector"].get("matchLabels", {})
+            if all(labels.get(k) == v for k, v in wanted.items()) and "Egress" in obj["spec"].get("policyTypes", []) \
+                    and not obj["spec"].get("egress"):
+                return True
+        return False
+
+    def _run_once(self, key, pod):
+        """A kubelet's run of a pod's one container, to its end: the exit code goes into the pod's status."""
+        container = pod["spec"]["containers"][0]
+        argv = container.get("command", []) + container.get("args", [])
+        with self.lock:
+            confined = self.enforce_network_policy and self._confined(pod)
+        env = {"PATH": "/usr/bin:/bin", "KUBERNETES_SERVICE_HOST": self.address[0],
+               "KUBERNETES_SERVICE_PORT": str(self.address[1])}
+        ran = subprocess.run((["unshare", "-rn"] if confined else []) + argv, env=env, capture_output=True,
+                             timeout=120)
+        with self.lock:
+            if key in self.objects:
+                self.objects[key]["status"] = {
+                    "phase": "Succeeded" if ran.returncode == 0 else "Failed",
+                    "containerStatuses": [{"name": container["name"], "ready": False, "restartCount": 0,
+                                           "image": container["image"], "imageID": "", "state": {
+                                               "terminated": {"exitCode": ran.returncode}}}]}
 
     def _reconcile(self):
         """agent-sandbox's controller, at once: claims, the agent's pod and the Ready condition."""
@@ -289,6 +343,7 @@ class StandinApiServer:
         self.thread.start()
         self.kubeconfig = directory / "kubeconfig"
         port = self.httpd.server_address[1]
+        self.cluster.address = ("127.0.0.1", port)
         self.kubeconfig.write_text(yaml.safe_dump({
             "apiVersion": "v1", "kind": "Config", "current-context": "elsewhere",
             "clusters": [{"name": "standin", "cluster": {"server": f"http://127.0.0.1:{port}"}},

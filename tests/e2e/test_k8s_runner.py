@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from conftest import require
-from e2e_util import FAILED, OK, assert_error
+from e2e_util import FAILED, OK, USAGE, assert_error
 from k8s_standin import StandinApiServer
 
 pytestmark = pytest.mark.rootless_suite  # nothing runs on this machine but tnk and kubectl
@@ -203,3 +203,55 @@ def test_sessions_are_refused_with_one_message_until_they_are_built(k8s):
     k8s.started()
     result = k8s.run("sandbox", "exec", "--", "true")
     assert_error(result, FAILED, "sessions on the k8s backend are not built yet", hint=True)
+
+
+def k8s_checks(world):
+    """`tnk doctor --backend k8s`'s own checks, by id (the host's checks are the rest of the report)."""
+    result = world.run("-o", "json", "doctor", "--backend", "k8s", timeout=180)
+    assert result.returncode in (OK, FAILED), result.stderr
+    return {c["id"]: c for c in json.loads(result.stdout)["checks"] if c["id"].startswith("k8s_")}
+
+
+def probe_pods_ran(world):
+    return [r["body"]["metadata"]["name"] for r in world.cluster.requests
+            if r["method"] == "POST" and r["body"]["kind"] == "Pod"]
+
+
+def test_doctor_sees_a_cluster_that_enforces_egress_and_one_that_does_not(k8s):
+    """The pair: the same two probe pods, on a stand-in whose pods under a deny-all NetworkPolicy run in
+    a network namespace of their own (a plugin that enforces it) and on one whose pods all reach this
+    machine (a plugin that does not). Each run's objects are deleted again."""
+    checks = k8s_checks(k8s)
+    assert [c["status"] for c in checks.values()] == ["ok"] * 4, checks
+    assert "v1.30.0-standin" in checks["k8s_cluster"]["summary"] and "context standin" in checks["k8s_cluster"]["summary"]
+    assert "could not reach the API server's Service" in checks["k8s_egress"]["summary"]
+    assert len(probe_pods_ran(k8s)) == 2
+    assert k8s.cluster.names("pods") == [] and k8s.cluster.names("networkpolicies") == []
+
+    k8s.cluster.enforce_network_policy = False
+    checks = k8s_checks(k8s)
+    assert checks["k8s_egress"]["status"] == "fail", checks
+    assert "does not enforce NetworkPolicy" in checks["k8s_egress"]["summary"]
+    assert "Calico" in checks["k8s_egress"]["fix"]
+    assert k8s.cluster.names("pods") == [] and k8s.cluster.names("networkpolicies") == []
+
+
+def test_doctor_names_what_the_cluster_lacks(k8s):
+    k8s.cluster.agent_sandbox_installed = False
+    del k8s.cluster.runtime_classes["gvisor"]
+    checks = k8s_checks(k8s)
+    assert checks["k8s_agent_sandbox"]["status"] == "fail"
+    assert "does not serve sandboxes" in checks["k8s_agent_sandbox"]["summary"]
+    assert checks["k8s_runtime_class"]["status"] == "fail"
+    assert "no RuntimeClass 'gvisor'" in checks["k8s_runtime_class"]["summary"]
+    config = k8s.tnk.config_dir / "tnk.toml"
+    config.write_text(config.read_text().replace('context = "standin"', 'context = "elsewhere"'))
+    checks = k8s_checks(k8s)
+    assert checks["k8s_cluster"]["status"] == "fail" and "127.0.0.1:1" in checks["k8s_cluster"]["summary"]
+    assert all(c["status"] == "fail" and "not reached" in c["summary"]
+               for i, c in checks.items() if i != "k8s_cluster"), checks
+
+
+def test_doctor_backend_other_than_k8s_is_a_usage_error(k8s):
+    result = k8s.run("doctor", "--backend", "vm")
+    assert_error(result, USAGE, "only k8s has checks of its own", hint=True)

@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 
+#include "backend/k8s/egress_probe.h"
 #include "backend/k8s/names.h"
 #include "k8s_cases.h"
 #include "openapi_validator.h"
@@ -100,27 +101,45 @@ std::vector<std::string> check_names(const json& object) {
   return problems;
 }
 
+// One object as the API server would check it: its kind's schema, Kubernetes' name rules, its namespace.
+void expect_valid(const json& object, const std::string& ns) {
+  std::string kind = object.value("kind", "");
+  SCOPED_TRACE(kind + " " + object["metadata"].value("name", ""));
+  ASSERT_TRUE(schemas().kinds.count(kind)) << "no schema for " << kind;
+  EXPECT_EQ(object["apiVersion"], schemas().api_versions.at(kind));
+  EXPECT_EQ(validate(schemas().kinds.at(kind), object), std::vector<std::string>{});
+  EXPECT_EQ(check_names(object), std::vector<std::string>{});
+  EXPECT_EQ(object["metadata"]["namespace"], ns);
+  if (kind == "Pod") {
+    EXPECT_EQ(validate(schemas().pod_spec, object["spec"], ".spec"), std::vector<std::string>{});
+  }
+  if (kind == "NetworkPolicy") {
+    const json& spec = object["spec"];
+    EXPECT_EQ(validate(schemas().policy_ingress, spec.value("ingress", json::array()), ".spec.ingress"),
+              std::vector<std::string>{});
+    EXPECT_EQ(validate(schemas().policy_egress, spec.value("egress", json::array()), ".spec.egress"),
+              std::vector<std::string>{});
+  }
+}
+
 TEST(K8sSchema, EveryPlannedObjectValidates) {
   for (const auto& c : plan_cases()) {
-    for (const auto& object : plan_objects(c.sandbox, c.cluster)) {
-      std::string kind = object.value("kind", "");
-      SCOPED_TRACE(c.name + ": " + kind + " " + object["metadata"].value("name", ""));
-      ASSERT_TRUE(schemas().kinds.count(kind)) << "no schema for " << kind;
-      EXPECT_EQ(object["apiVersion"], schemas().api_versions.at(kind));
-      EXPECT_EQ(validate(schemas().kinds.at(kind), object), std::vector<std::string>{});
-      EXPECT_EQ(check_names(object), std::vector<std::string>{});
-      EXPECT_EQ(object["metadata"]["namespace"], c.cluster.ns);
-      if (kind == "Pod") {
-        EXPECT_EQ(validate(schemas().pod_spec, object["spec"], ".spec"), std::vector<std::string>{});
-      }
-      if (kind == "NetworkPolicy") {
-        const json& spec = object["spec"];
-        EXPECT_EQ(validate(schemas().policy_ingress, spec.value("ingress", json::array()), ".spec.ingress"),
-                  std::vector<std::string>{});
-        EXPECT_EQ(validate(schemas().policy_egress, spec.value("egress", json::array()), ".spec.egress"),
-                  std::vector<std::string>{});
-      }
-    }
+    SCOPED_TRACE(c.name);
+    for (const auto& object : plan_objects(c.sandbox, c.cluster)) expect_valid(object, c.cluster.ns);
+  }
+}
+
+// doctor's egress probe: a deny-all policy that selects the confined pod and not the open one.
+TEST(K8sSchema, TheEgressProbesObjectsValidate) {
+  for (const auto& c : plan_cases()) {
+    SCOPED_TRACE(c.name);
+    EgressProbe probe = egress_probe(c.cluster, "0a1b2c3d");
+    ASSERT_EQ(probe.objects.size(), 3u);
+    for (const auto& object : probe.objects) expect_valid(object, c.cluster.ns);
+    const json& selected = probe.objects[0]["spec"]["podSelector"]["matchLabels"];
+    EXPECT_EQ(probe.objects[1]["metadata"]["labels"]["tnk/probe"], selected["tnk/probe"]);
+    EXPECT_NE(probe.objects[2]["metadata"]["labels"]["tnk/probe"], selected["tnk/probe"]);
+    EXPECT_FALSE(probe.objects[0]["spec"].contains("egress"));
   }
 }
 
