@@ -255,3 +255,23 @@ def test_doctor_names_what_the_cluster_lacks(k8s):
 def test_doctor_backend_other_than_k8s_is_a_usage_error(k8s):
     result = k8s.run("doctor", "--backend", "vm")
     assert_error(result, USAGE, "only k8s has checks of its own", hint=True)
+
+
+def test_the_secret_gets_the_api_key_and_each_routes_credential_and_nothing_prints_them(tnk, tmp_path):
+    routes = ('[[routes]]\nname = "git"\nupstream = "https://git.example"\nheader = "Authorization: Bearer '
+              '{credential}"\nsource = "env:TNK_TEST_ROUTE"\n')
+    world = K8sWorld(tnk, tmp_path)
+    config = tnk.config_dir / "tnk.toml"
+    config.write_text('inference_url = "http://infer.example:8080/v1"\n' + config.read_text() + "\n" + routes +
+                      '[inference]\napi_key_env = "TNK_TEST_KEY"\n')
+    try:
+        result = world.run("sandbox", "start", "--backend", "k8s", "--profile", "base",
+                           env={"TNK_TEST_ROUTE": "route-secret-42", "TNK_TEST_KEY": "key-secret-43"})
+        assert result.returncode == OK, result.stderr
+        data = world.cluster.get(f"/api/v1/namespaces/{NS}/secrets/tnk-demo-keys")["stringData"]
+        assert (data["route-git"], data["inference-api-key"]) == ("route-secret-42", "key-secret-43")
+        pod = world.cluster.get(f"/api/v1/namespaces/{NS}/pods/tnk-demo-supervisor")
+        assert "secret-4" not in json.dumps(pod) and "secret-4" not in json.dumps(world.sandbox())
+        assert "secret-4" not in result.stdout + result.stderr
+    finally:
+        world.server.close()

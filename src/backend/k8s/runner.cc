@@ -4,8 +4,10 @@
 #include <thread>
 
 #include "backend/k8s/k8s_backend.h"
+#include "backend/k8s/names.h"
 #include "backend/k8s/resources.h"
 #include "config/api_key.h"
+#include "config/route_source.h"
 #include "core/random_token.h"
 #include "state/store.h"
 
@@ -55,13 +57,18 @@ bool is_template_object(const json& object) {
          (kind == "NetworkPolicy" && object["metadata"]["name"].get<std::string>().ends_with("-deny"));
 }
 
-// The Secret's values, which the plan leaves empty: a token for this start, and the endpoint's API key.
+// The Secret's values, which the plan leaves empty: a token for this start, the endpoint's API key and
+// each credential route's credential, read now from where tnk.toml says (as the other backends read them).
 Status fill_keys(Context& ctx, json& secret) {
+  TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
   json& data = secret["stringData"];
   TNK_ASSIGN_OR_RETURN(data["token"], random_token());
   if (data.contains("inference-api-key")) {
-    TNK_ASSIGN_OR_RETURN(const Config* config, ctx.config());
     TNK_ASSIGN_OR_RETURN(data["inference-api-key"], read_api_key(*config, ctx.env, ctx.paths.home));
+  }
+  for (const auto& route : config->routes) {
+    TNK_ASSIGN_OR_RETURN(data["route-" + secret_key(route.name)],
+                         resolve_route_credential(*config, route, ctx.env, ctx.paths.home));
   }
   return ok_status();
 }
