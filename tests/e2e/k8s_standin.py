@@ -164,9 +164,12 @@ class Cluster:
         self.agent_sandbox_installed = True  # whether the API serves agent-sandbox's groups (discovery)
         self.enforce_network_policy = True
         self.address = ("127.0.0.1", 0)  # this server's, for the pods' Service variables
+        self.on_request = None  # called with (method, path) before each answer, outside the lock
         self.lock = threading.Lock()
 
     def handle(self, method, path, body):
+        if self.on_request:
+            self.on_request(method, path)
         with self.lock:
             code, answer = self._handle(method, path, body)
             self.requests.append({"method": method, "path": path, "body": body, "code": code})

@@ -4,7 +4,11 @@ and records what was asked (issue 36): start, a second start, stop, start again,
 refusal, a start the cluster refuses half-way, and what is not built yet (sessions).
 No real cluster is involved: docs/k8s-backend.md says what has run where."""
 import json
+import os
 import shutil
+import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -275,3 +279,41 @@ def test_the_secret_gets_the_api_key_and_each_routes_credential_and_nothing_prin
         assert "secret-4" not in result.stdout + result.stderr
     finally:
         world.server.close()
+
+
+def test_kubectl_proxys_socket_is_the_users_alone(k8s, tmp_path):
+    """The proxy speaks for the kubeconfig's user: its socket is in a directory of mode 0700, so another
+    local user cannot connect, while tnk (its owner) does: seen from the stand-in while tnk's request to it
+    is in flight, and after the command, nothing of it is left."""
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    os.chmod(tmpdir, 0o1777)
+    seen = []
+
+    def look(method, path):
+        if method != "GET" or not path.endswith("/sandboxes/tnk-demo") or seen:
+            return
+        (directory,) = tmpdir.glob("tnk-kubectl-*")
+        socket_path = directory / "api.sock"
+        seen.append((stat.S_IMODE(directory.stat().st_mode), socket_path.is_socket(),
+                     connects(socket_path, None), connects(socket_path, "nobody") if os.geteuid() == 0 else None))
+
+    k8s.cluster.on_request = look
+    result = k8s.run("sandbox", "start", "--backend", "k8s", "--profile", "base", env={"TMPDIR": str(tmpdir)})
+    assert result.returncode == OK, result.stderr
+    mode, is_socket, owner_connects, other_connects = seen[0]
+    assert (mode, is_socket, owner_connects) == (0o700, True, "connected")
+    # another user is refused by the directory's mode (checked when the test runs as root, which can be one)
+    assert other_connects in ("PermissionError", None)
+    assert list(tmpdir.iterdir()) == []
+
+
+def connects(path, user):
+    """What `user` (None: this process's) gets connecting to the unix socket at `path`: "connected" or the
+    exception's name."""
+    probe = (f"import socket\ntry:\n socket.socket(socket.AF_UNIX).connect({str(path)!r}); print('connected')\n"
+             "except OSError as e:\n print(type(e).__name__)")
+    argv = [sys.executable, "-c", probe]
+    if user:
+        argv = ["runuser", "-u", user, "--"] + argv
+    return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
