@@ -100,12 +100,13 @@ doctor::Outcome runtime_class_outcome(ClusterSession& session) {
 Result<std::optional<int>> pod_exit(ClusterApi& api, const std::string& path) {
   TNK_ASSIGN_OR_RETURN(auto pod, api.get(path));
   if (!pod) return failed("the probe pod " + path + " went away");
-  const json status = pod->value("status", json::object());
+  const json& status = member(*pod, "status");
   const std::string phase = status.value("phase", "Pending");
   if (phase != "Succeeded" && phase != "Failed") return std::optional<int>();
-  for (const auto& container : status.value("containerStatuses", json::array())) {
-    const json terminated = container.value("state", json::object()).value("terminated", json());
-    if (terminated.is_object()) return std::optional<int>(terminated.value("exitCode", 1));
+  const json containers = status.value("containerStatuses", json::array());
+  for (const auto& container : containers.is_array() ? containers : json::array()) {
+    const json& terminated = member(member(container, "state"), "terminated");
+    if (terminated.contains("exitCode")) return std::optional<int>(terminated.value("exitCode", 1));
   }
   return std::optional<int>(phase == "Succeeded" ? 0 : 1);
 }

@@ -44,6 +44,13 @@ std::string object_path(const json& object) {
   return collection_path(object) + "/" + object.at("metadata").at("name").get<std::string>();
 }
 
+const json& member(const json& object, const char* key) {
+  static const json empty = json::object();
+  if (!object.is_object()) return empty;
+  auto found = object.find(key);
+  return found != object.end() && found->is_object() ? *found : empty;
+}
+
 std::string runtime_class_path(const std::string& name) { return "/apis/node.k8s.io/v1/runtimeclasses/" + name; }
 
 ObjectRef sandbox_ref(const std::string& id) { return {kSandboxApiVersion, kSandboxKind, names_of(id).sandbox}; }

@@ -19,6 +19,10 @@ std::string object_path(const nlohmann::json& object);
 // A RuntimeClass (cluster-scoped).
 std::string runtime_class_path(const std::string& name);
 
+// The object `key` of `object` as the API server sent it, or an empty object when either is not an object
+// or the member is missing or null: what the cluster answers is read without throwing on a surprise.
+const nlohmann::json& member(const nlohmann::json& object, const char* key);
+
 // Sandbox's apiVersion and kind, which the runner reads and patches.
 inline constexpr const char* kSandboxApiVersion = "agents.x-k8s.io/v1beta1";
 inline constexpr const char* kSandboxKind = "Sandbox";

@@ -29,8 +29,10 @@ std::string kubectl_describe(const Cluster& cluster, const std::string& kind, co
 
 // The condition `type` of an object's status, or null.
 json condition(const json& object, const std::string& type) {
-  for (const auto& c : object.value("status", json::object()).value("conditions", json::array())) {
-    if (c.value("type", "") == type) return c;
+  const json& conditions = member(object, "status").value("conditions", json::array());
+  if (!conditions.is_array()) return nullptr;
+  for (const auto& c : conditions) {
+    if (c.is_object() && c.value("type", "") == type) return c;
   }
   return nullptr;
 }
@@ -40,9 +42,7 @@ bool condition_true(const json& object, const std::string& type) {
   return c.is_object() && c.value("status", "") == "True";
 }
 
-std::string operating_mode(const json& sandbox) {
-  return sandbox.value("spec", json::object()).value("operatingMode", "Running");
-}
+std::string operating_mode(const json& sandbox) { return member(sandbox, "spec").value("operatingMode", "Running"); }
 
 // "Ready is False (DependenciesNotReady: the pod is pending)": what the cluster says of readiness.
 std::string readiness(const json& sandbox) {
@@ -51,10 +51,10 @@ std::string readiness(const json& sandbox) {
   return "Ready is " + c.value("status", "?") + " (" + c.value("reason", "") + ": " + c.value("message", "") + ")";
 }
 
+// The SandboxTemplate, its warm pool and its deny-all policy: shared by every sandbox of the fingerprint,
+// they carry no sandbox's label.
 bool is_template_object(const json& object) {
-  const std::string kind = object.value("kind", "");
-  return kind == "SandboxTemplate" || kind == "SandboxWarmPool" ||
-         (kind == "NetworkPolicy" && object["metadata"]["name"].get<std::string>().ends_with("-deny"));
+  return !member(member(object, "metadata"), "labels").contains("tnk/sandbox");
 }
 
 // The Secret's values, which the plan leaves empty: a token for this start, the endpoint's API key and
@@ -131,7 +131,7 @@ Status wait_until_ready(ClusterApi& api, const Cluster& cluster, const std::stri
     TNK_ASSIGN_OR_RETURN(auto sandbox, api.get(sandbox_path));
     if (!sandbox) return failed("the Sandbox " + sandbox_ref(id).name + " went away while it started");
     TNK_ASSIGN_OR_RETURN(auto pod, api.get(supervisor.path(cluster.settings.ns)));
-    std::string phase = pod ? pod->value("status", json::object()).value("phase", "Pending") : "absent";
+    std::string phase = pod ? member(*pod, "status").value("phase", "Pending") : "absent";
     if (condition_true(*sandbox, "Ready") && phase == "Running") return ok_status();
     std::string where = readiness(*sandbox) + "; its supervisor's pod is " + phase;
     if (Clock::now() - began > kReadyTimeout) {
