@@ -69,7 +69,11 @@ def test_issue32_ns_disk_bound_writes_past_the_disk_fail_inside_and_the_sandbox_
         # The pair's other half: no allowance, no disk of its own; twice the bound is allocated inside.
         assert user_tnk.run(*start, cwd=project).returncode == 0
         plain = sh("fallocate -l 192M /home/agent/twice")
-        assert plain.returncode == 0, plain.stderr
+        # Nothing inside refuses it. The disk watch stops the sandbox once it sees the 192 MiB on the host,
+        # and under load it can do so before the exec's status comes back (seen once in CI, stop 49): then
+        # the exec reports the stop, naming what landed on the host.
+        stopped = "(at least 192.0 MiB on the host), and tnk stopped the sandbox"
+        assert plain.returncode == 0 or stopped in plain.stderr, plain.stderr
         assert user_tnk.run("sandbox", "delete", "--yes", cwd=project).returncode == 0
 
         # Setup by the tnk the user runs: it makes the tnk-disk beside it set-user-id root.
