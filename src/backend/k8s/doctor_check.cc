@@ -6,6 +6,7 @@
 #include "backend/k8s/egress_probe.h"
 #include "backend/k8s/resources.h"
 #include "core/random_token.h"
+#include "core/strings.h"
 
 namespace tnk::k8s {
 
@@ -75,9 +76,7 @@ doctor::Outcome agent_sandbox_outcome(ClusterSession& session) {
     if (!*found) missing.push_back(std::string(resource) + " (" + group_version + ")");
   }
   if (!missing.empty()) {
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    return {doctor::Status::kFail, "the cluster does not serve " + list,
+    return {doctor::Status::kFail, "the cluster does not serve " + join(missing),
             "install agent-sandbox v1.0 and its extensions on the cluster (docs/k8s-backend.md)"};
   }
   return {doctor::Status::kOk, "agent-sandbox's Sandbox and SandboxTemplate (v1beta1) are served", ""};
